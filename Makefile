@@ -1,0 +1,90 @@
+# td-course: two commands from a fresh clone.
+#   make        builds and runs the course (venv, notebooks, solutions, release, checks)
+#   make test   passes the tests (sets up what it needs; does not assume `make` ran)
+# `make help` lists every target.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.td-installed
+# Jupyter, IPython and matplotlib state stays inside the project, not in $HOME.
+STATE := $(CURDIR)/.state
+export JUPYTER_CONFIG_DIR := $(STATE)/jupyter/config
+export JUPYTER_DATA_DIR := $(STATE)/jupyter/data
+export JUPYTER_RUNTIME_DIR := $(STATE)/jupyter/runtime
+export IPYTHONDIR := $(STATE)/ipython
+export MPLCONFIGDIR := $(STATE)/matplotlib
+export MPLBACKEND := Agg
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+LAB_PORT ?= 8888
+
+.DEFAULT_GOAL := all
+.PHONY: all course setup notebooks solutions release validate checks autograde-demo lab \
+        test test-fast chromium figures bench lint clean help
+
+all: course ## build and run the course (= make course)
+
+course: setup notebooks solutions release checks ## everything a user runs: notebooks, solutions, release, checks
+	@echo "course built: solutions/ (rendered pages), course/release/ (student notebooks)"
+
+setup: $(STAMP) ## venv with pinned packages (torch==2.13.0 CPU) and td_lib editable; idempotent
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(PY) -c "import tools.env"
+	touch $(STAMP)
+
+notebooks: setup ## Jupytext sources (.py) -> paired .ipynb (refuses to clobber an edited .ipynb)
+	$(PY) -m tools.nbtool lint
+	$(PY) -m tools.nbtool sync
+
+solutions: setup ## execute every notebook with its solutions; HTML with folded solutions in solutions/
+	$(PY) -m tools.render
+
+release: setup ## nbgrader generate_assignment for every assignment (checked for leaks)
+	$(PY) -m tools.pipeline release
+
+validate: setup ## sources pass their tests; releases fail them (inverted)
+	$(PY) -m tools.pipeline validate
+
+checks: setup ## recompute every number the course quotes
+	@for s in checks/*_check.py; do echo "== $$s"; $(PY) $$s; done
+
+autograde-demo: setup ## fake students -> autograde -> feedback -> export; print and assert the grades
+	$(PY) -m tools.pipeline autograde-demo
+
+lab: setup ## JupyterLab on 127.0.0.1 for a person (students: open course/release/...)
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
+	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --notebook-dir=$(CURDIR)
+
+chromium: ## Debian's chromium for the browser test (apt; skipped when present)
+	bash .ci/install_chromium.sh
+
+test: setup chromium ## the whole suite: lint, unit, slow, checks, nbgrader pipeline, browser
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest -p no:cacheprovider
+
+test-fast: setup ## unit tests only (no slow, pipeline or browser tests)
+	$(PY) -m pytest -p no:cacheprovider -m "not slow and not pipeline and not browser"
+
+figures: setup ## full-resolution CNN/LCN figures into build/figures/
+	$(PY) scripts/cnn_lcn_figures.py
+
+bench: setup ## timings: notebooks, escape-time study, ODE engine
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done
+
+lint: setup ## ruff
+	$(VENV)/bin/ruff check .
+
+clean: ## remove everything generated (keeps the venv)
+	rm -rf build solutions/*/ course/release course/submitted course/autograded course/feedback \
+	  course/gradebook.db course/grades.csv .state
+	find course/source -name '*.ipynb' -delete
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+help: ## this list
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 18

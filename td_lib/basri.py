@@ -1,0 +1,198 @@
+"""A two-layer ReLU network in Basri et al.'s setting, trained by full-batch GD (demo 7.3.D).
+
+The network on the circle, with inputs ``xb = (cos theta, sin theta, 1)`` (the third weight
+is the bias, drawn like the others), is
+
+    f(theta) = scale / sqrt(N) * sum_r a_r ReLU(w_r . xb),      a_r = +-1 fixed,
+
+and only the first layer ``W`` (weights and biases) is trained on
+``L = (1/2n) sum_i (f(theta_i) - y_i)^2``. Units come in *twins*: the same initial ``w``
+with opposite readouts, so ``f = 0`` at initialisation and the residual starts at ``-y``.
+
+Its first-layer empirical NTK (divided by n) is
+
+    K/n = scale^2 (xb . xb') (1/N) sum_r 1[w_r.xb > 0] 1[w_r.xb' > 0] / n,
+
+whose infinite-width mean is ``2 K_bias`` of 7.3.C (``xb`` is ``sqrt 2`` times the
+normalised input), so mode ``sin(l theta)`` has population eigenvalue ``a_l`` (the cosine
+coefficient of ``K_bias``). The step is ``eta = 1 / lam_max(K0/n)``; as ``K0`` carries
+``scale^2``, ``eta`` falls as ``1/scale^2`` and the function-space step
+``eta * scale^2`` is the same at every scale, while the weights move ``scale`` times less
+(the lazy limit). The residual of frequency l is then predicted to shrink by
+``1 - eta scale^2 a_l`` per step.
+
+The runs of several scales are trained together (batched over scales) in torch, on one
+thread (small matrices run fastest single-threaded on a shared machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from td_lib import _validate as v
+from td_lib.runtime import progress as _progress
+
+__all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "network_output",
+           "train_basri", "steps_to_level", "predicted_steps"]
+
+
+@contextmanager
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def circle_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` equispaced angles and the inputs ``xb = (cos, sin, 1)``, shape (n, 3)."""
+    n = v.positive_int("n", n, minimum=2)
+    th = 2 * np.pi * np.arange(n) / n
+    return th, np.c_[np.cos(th), np.sin(th), np.ones(n)]
+
+
+def twin_init(pairs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian first layer of ``2 * pairs`` twin units and readouts ``(+1,...,+1,-1,...,-1)``.
+
+    Returns ``W`` (2 pairs, 3) and ``a`` (2 pairs,); unit r and r + pairs share their weights.
+    """
+    pairs = v.positive_int("pairs", pairs)
+    seed = v.positive_int("seed", seed, minimum=0)
+    w = np.random.default_rng(seed).standard_normal((pairs, 3))
+    return np.r_[w, w], np.r_[np.ones(pairs), -np.ones(pairs)]
+
+
+def empirical_ntk(W, Xb, scale: float = 1.0) -> np.ndarray:
+    """First-layer empirical NTK divided by n: ``scale^2 (Xb Xb^T) * (M M^T) / N / n``.
+
+    ``M_ir = 1[w_r . xb_i > 0]``. ``W`` is (N, 3) or a batch (S, N, 3) (then ``scale`` may be
+    an array of S scales); returns (n, n) or (S, n, n).
+    """
+    W = v.array("W", W)
+    Xb = v.array("Xb", Xb, shape=(None, 3))
+    if W.shape[-1] != 3 or W.ndim not in (2, 3):
+        raise ValueError(f"W must have shape (N, 3) or (S, N, 3), got {W.shape}")
+    sc = np.asarray(scale, dtype=float)
+    if not np.all(np.isfinite(sc)) or np.any(sc <= 0):
+        raise ValueError(f"scale must be > 0, got {scale!r}")
+    n, N = Xb.shape[0], W.shape[-2]
+    m = (np.einsum("nd,...md->...nm", Xb, W) > 0).astype(float)
+    K = (Xb @ Xb.T) * (m @ np.swapaxes(m, -1, -2)) / (N * n)
+    return (sc[..., None, None] ** 2) * K if W.ndim == 3 else float(sc) ** 2 * K
+
+
+def network_output(W, a, Xb, scale: float = 1.0) -> np.ndarray:
+    """``f = scale / sqrt(N) * ReLU(Xb W^T) a`` at the inputs (N units), shape (n,)."""
+    W = v.array("W", W, shape=(None, 3))
+    a = v.array("a", a, shape=(W.shape[0],))
+    Xb = v.array("Xb", Xb, shape=(None, 3))
+    scale = v.finite("scale", scale, positive=True)
+    return scale * np.maximum(Xb @ W.T, 0) @ a / np.sqrt(W.shape[0])
+
+
+@dataclass
+class BasriRun:
+    """Result of :func:`train_basri` (leading axis: the scales)."""
+
+    scales: np.ndarray          # (S,)
+    freqs: np.ndarray           # (F,)
+    theta: np.ndarray           # (n,) training angles
+    amps: np.ndarray            # (S, steps + 1, F) residual amplitude per frequency
+    eta: np.ndarray             # (S,) step size 1/lam_max(K0/n)
+    rate_unit: np.ndarray       # (S,) function-space step eta * scale^2
+    ntk_change: np.ndarray      # (S,) ||K_end - K_0||_F / ||K_0||_F
+    rayleigh: np.ndarray        # (S, 2) eta v.(K/n)v / v.v on sin(max(freqs) theta), init / end
+    W_final: np.ndarray         # (S, N, 3)
+
+
+def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (1.0, 10.0),
+                n_train: int = 128, pairs: int = 1000, steps: int = 2000, seed: int = 7,
+                show_progress: bool = True) -> BasriRun:
+    """Full-batch GD of the first layer on the target ``sum_{l in freqs} sin(l theta)`` (7.3.D).
+
+    One run per output scale, all from the same twin initialisation (:func:`twin_init` with
+    ``seed``), each with step ``eta = 1/lam_max(K0/n)`` of its own initial eNTK. Records the
+    residual amplitude of each frequency after every step, the relative Frobenius change of
+    the eNTK, and ``eta`` times its Rayleigh quotient on the slowest mode
+    ``sin(max(freqs) theta)`` at the start and at the end.
+    """
+    fq = np.asarray(freqs)
+    n_train = v.positive_int("n_train", n_train, minimum=4)
+    if (fq.ndim != 1 or fq.size == 0 or not np.issubdtype(fq.dtype, np.integer)
+            or np.any(fq < 1) or np.any(fq >= n_train / 2)):
+        raise ValueError(f"freqs must be integers with 0 < l < n_train/2, got {freqs!r}")
+    sc = v.array("scales", scales, ndim=1)
+    if sc.size == 0 or np.any(sc <= 0):
+        raise ValueError(f"scales must be a non-empty sequence of positive numbers, got {scales!r}")
+    steps = v.positive_int("steps", steps, minimum=0)
+    th, Xb = circle_inputs(n_train)
+    y = np.sum(np.sin(np.outer(th, fq)), axis=1)
+    W0, a = twin_init(pairs, seed)
+    N, S = W0.shape[0], sc.size
+    K0 = empirical_ntk(np.broadcast_to(W0, (S, *W0.shape)), Xb, sc)
+    eta = 1.0 / np.linalg.eigvalsh(K0)[:, -1]
+
+    with _one_thread(), torch.no_grad():
+        X_t, y_t, a_t = (torch.as_tensor(z, dtype=torch.float64) for z in (Xb, y, a))
+        W = torch.as_tensor(np.broadcast_to(W0, (S, *W0.shape)).copy(), dtype=torch.float64)
+        sc_t = torch.as_tensor(sc, dtype=torch.float64)[:, None]
+        coef_t = (sc_t / np.sqrt(N))                                   # (S, 1)
+        eta_t = torch.as_tensor(eta, dtype=torch.float64)[:, None, None]
+        step_t = eta_t * coef_t[:, :, None] / n_train                  # (S, 1, 1)
+        resid = torch.empty((S, steps + 1, n_train), dtype=torch.float64)
+        it = range(steps + 1)
+        for s in (_progress(it, desc="GD steps") if show_progress else it):
+            pre = torch.matmul(X_t, W.transpose(1, 2))                 # (S, n, N)
+            r = coef_t * (pre.clamp(min=0) @ a_t) - y_t                # (S, n)
+            resid[:, s] = r
+            if s == steps:
+                break
+            M = (pre > 0).to(torch.float64) * (a_t * r[:, :, None])    # (S, n, N)
+            W -= step_t * torch.matmul(M.transpose(1, 2), X_t)          # (S, N, 3)
+        W_end = W.numpy().copy()
+        resid = resid.numpy()
+
+    amps = np.abs(np.fft.rfft(resid, axis=-1))[..., fq] * 2 / n_train
+    K1 = empirical_ntk(W_end, Xb, sc)
+    dK = np.linalg.norm(K1 - K0, axis=(1, 2)) / np.linalg.norm(K0, axis=(1, 2))
+    slow = np.sin(fq.max() * th)
+    rq = np.stack([eta * np.einsum("i,sij,j->s", slow, K, slow) / (slow @ slow)
+                   for K in (K0, K1)], axis=1)
+    return BasriRun(scales=sc, freqs=fq, theta=th, amps=amps, eta=eta, rate_unit=eta * sc**2,
+                    ntk_change=dK, rayleigh=rq, W_final=W_end)
+
+
+def steps_to_level(amps, level: float = float(np.exp(-1))) -> np.ndarray:
+    """First step at which each amplitude curve is below ``level`` (NaN if never).
+
+    ``amps`` has shape (..., steps + 1, F); returns shape (..., F).
+    """
+    A = v.array("amps", amps)
+    if A.ndim < 2:
+        raise ValueError(f"amps must be at least 2-dimensional (steps, freqs), got {A.shape}")
+    level = v.finite("level", level, positive=True)
+    below = A < level
+    first = np.argmax(below, axis=-2).astype(float)
+    return np.where(below.any(axis=-2), first, np.nan)
+
+
+def predicted_steps(rate_unit: float, a_l, level: float = float(np.exp(-1))) -> np.ndarray:
+    """Frozen-kernel prediction: first s with ``(1 - rate_unit a_l)^s < level`` (7.3.A.3).
+
+    ``= floor(ln(level) / ln(1 - rate_unit a_l)) + 1`` (the seed's ``ceil`` of the same
+    ratio, except when the ratio is an exact integer); requires ``0 < rate_unit a_l < 1``.
+    """
+    rate_unit = v.finite("rate_unit", rate_unit, positive=True)
+    a = v.array("a_l", a_l, ndim=1)
+    level = v.in_interval("level", level, 0.0, 1.0, closed="neither")
+    q = rate_unit * a
+    if np.any(q <= 0) or np.any(q >= 1):
+        raise ValueError("rate_unit * a_l must lie in (0, 1) for a monotone decay")
+    return np.floor(np.log(level) / np.log1p(-q)) + 1

@@ -1,0 +1,109 @@
+"""Exact online-SGD theory for convolutional (CNN) vs locally connected (LCN) students.
+
+Seed: ``000_dbb05edf75d4bee1`` (teacher-student model with a convolutional teacher of kernel
+size ``k_t`` on ``P`` positions of dimension ``D``; students of kernel size ``k_s`` with or
+without weight sharing; input covariance ``E[x_{p,a} x_{q,b}] = S_{pq} delta_ab``).
+
+Conventions (used everywhere in this subpackage)
+------------------------------------------------
+* ``g(z) = erf(z / sqrt 2)`` for every closed form; the SGD simulators also accept ReLU.
+* CNN state: ``R`` of shape ``(..., k_s, k_t)`` with ``R[l, m] = w_hat_l . w_m / (sqrt(k_s k_t) D)``
+  and ``Q`` of shape ``(..., k_s, k_s)`` with ``Q[l, l'] = w_hat_l . w_hat_l' / (k_s D)``.
+  (The paper's eq. 15 prints ``k_s k_t D`` in the denominator of ``Q``; the appendix, eq. 19
+  and the SGD simulation all require ``k_s D``.)
+* LCN state: ``R`` of shape ``(..., P, k_s, k_t)`` (``R[p] = R^{(p)}``) and ``Q`` of shape
+  ``(..., P, P, k_s, k_s)`` (``Q[p, q] = Q^{(p,q)}``).
+* The teacher has ``w_l . w_l' / D = T delta_ll'`` (eq. 7). ``k_s``, ``k_t`` and ``P`` are read off
+  the shapes of ``Q``, ``R`` and ``S``. Leading ("batch") axes broadcast everywhere: one call
+  integrates a learning-rate sweep, a grid of correlations, or many initial conditions.
+* ``kind`` is ``"cnn"`` or ``"lcn"``.
+
+Public API
+----------
+Integrals (``integrals``):
+    ``I2(C)``, ``J2(C)``, ``I3(C)``, ``I4(C)`` -- Saad-Solla averages (eqs 44-51) for covariance
+    blocks of shape ``(..., n, n)``.
+Model (``model``):
+    ``input_covariance(P, c)`` (eq. 3), ``teacher_overlap(k_s, k_t, T)``,
+    ``effective(M, S)`` (eq. 42), ``preactivation_covariance(kind, R, Q, S, T)`` (eqs 43/72),
+    ``generalisation_error(kind, R, Q, S, T)`` (eq. 81), ``state_shapes(kind, P, k_s, k_t)``.
+ODEs (``odes``):
+    ``ode_terms(kind, R, Q, S, T, sigma)`` -> ``(F_R, F_Q, G_Q)`` (eqs 65-67 / 77-79),
+    ``rhs(kind, R, Q, S, T, eta, sigma)`` -> ``(dR/dalpha, dQ/dalpha)`` (eqs 17/18).
+Initial conditions (``init``):
+    ``random_init(kind, D, P, k_s, k_t, T=1, n=None, seed=None)`` (eqs 19/20 with their
+    O(D^-1/2) fluctuations, exact in law for any D, even 1e12),
+    ``leading_order_init(kind, P, k_s, k_t)``, ``matched_lcn_init(R0, Q0, P)`` (eq. 21),
+    ``zero_error_solution(kind, P, k_s, k_t, T=1, shift=0)`` (eq. 23).
+Integration (``integrate``):
+    ``integrate(kind, R0, Q0, alphas, S, T, eta, sigma, dt=None, dtau=0.05, method="rk4")``
+    -> ``Trajectory``; ``log_checkpoints(alpha_max, n, alpha_min)``;
+    ``dt_convergence(...)``; ``DivergenceError``.
+Observables (``observables``):
+    ``alignment(R, Q, T=1)`` (gamma_s, eq. 24), ``alpha_spec(alpha, gamma, threshold)`` (eq. 25),
+    ``specialisation_time(D, ...)``, ``reflect(R, Q)`` (rho, eq. 26),
+    ``initial_error(kind, P, T, c)`` (eq. 28), ``early_time_coefficients(kind, ...)`` (A, B from
+    the ODE), ``early_time_coefficients_closed_form(kind, ...)`` (eqs 107-115),
+    ``optimal_early_eta(A, B)``, ``c_star_slope(...)`` (c0, eq. 119) and
+    ``c_star_slope_numeric(...)``, ``noise_floor(kind, eta, sigma, P, T, c)`` (eqs 31-32),
+    ``error_covariance(kind, R, Q, S, T)`` and ``error_covariance_prediction(kind, eta, sigma, S)``
+    (eq. 34), ``phase_diagram(...)`` (Figure 6).
+SGD (``sgd``):
+    ``sample_inputs(n, P, D, S, gen)``, ``simulate_sgd(kind, D, P, k_s, k_t, ...)`` ->
+    ``SGDResult``, ``one_step_drift(kind, ...)`` (D E[Delta order parameters] at a fixed state).
+"""
+
+from td_lib.cnn_lcn.init import (
+    leading_order_init,
+    matched_lcn_init,
+    random_init,
+    zero_error_solution,
+)
+from td_lib.cnn_lcn.integrals import I2, I3, I4, J2
+from td_lib.cnn_lcn.integrate import (
+    DivergenceError,
+    Trajectory,
+    dt_convergence,
+    integrate,
+    log_checkpoints,
+)
+from td_lib.cnn_lcn.model import (
+    effective,
+    generalisation_error,
+    input_covariance,
+    preactivation_covariance,
+    state_shapes,
+    teacher_overlap,
+)
+from td_lib.cnn_lcn.observables import (
+    alignment,
+    alpha_spec,
+    c_star_slope,
+    c_star_slope_numeric,
+    early_time_coefficients,
+    early_time_coefficients_closed_form,
+    error_covariance,
+    error_covariance_prediction,
+    initial_error,
+    noise_floor,
+    optimal_early_eta,
+    phase_diagram,
+    reflect,
+    specialisation_time,
+)
+from td_lib.cnn_lcn.odes import ode_terms, rhs
+from td_lib.cnn_lcn.sgd import SGDResult, one_step_drift, sample_inputs, simulate_sgd
+
+__all__ = [
+    "I2", "J2", "I3", "I4",
+    "input_covariance", "teacher_overlap", "effective", "preactivation_covariance",
+    "generalisation_error", "state_shapes",
+    "ode_terms", "rhs",
+    "random_init", "leading_order_init", "matched_lcn_init", "zero_error_solution",
+    "integrate", "Trajectory", "log_checkpoints", "dt_convergence", "DivergenceError",
+    "alignment", "alpha_spec", "specialisation_time", "reflect", "initial_error",
+    "early_time_coefficients", "early_time_coefficients_closed_form", "optimal_early_eta",
+    "c_star_slope", "c_star_slope_numeric", "noise_floor", "error_covariance",
+    "error_covariance_prediction", "phase_diagram",
+    "sample_inputs", "simulate_sgd", "one_step_drift", "SGDResult",
+]

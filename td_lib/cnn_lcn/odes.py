@@ -1,0 +1,218 @@
+"""Right-hand sides of the exact ODEs of Result 3.1 (seed eqs 17-18, Apps A-B), vectorised.
+
+CNN (eq. 17, functions of eqs 65-67)::
+
+    dR/dalpha = eta/k_s F_R,   dQ/dalpha = eta/k_s F_Q + eta^2/k_s^2 G_Q
+
+    [F_R]_{l,m}  = sum_{p} sum_b s_b I3(lh_p, mu^{(m)}_{(p+l)_P}, b)
+    [F_Q]_{l,l'} = sum_{p} sum_b s_b I3(lh_p, nu^{(l')}_{(p+l)_P}, b) + (l <-> l')
+    [G_Q]_{l,l'} = sum_{p,q} S_{(p+l)_P,(q+l')_P} V_{pq}
+    V_{pq}       = sum_{b,b'} s_b s_b' I4(lh_p, lh_q, b, b') + sigma^2 J2(lh_p, lh_q)
+
+where ``b`` runs over the ``2P`` preactivations (teacher ``lambda_q`` with ``s_b = +1``, student
+``lh_q`` with ``s_b = -1``), so ``sum_b s_b I3(., ., b)`` is the paper's
+``sum_q [I3(., ., lambda_q) - I3(., ., lh_q)]`` and the ``I4`` double sum is eq. 63.
+LCN (eq. 18, eqs 77-79): the same with per-position kernels and no sum over ``p`` in F_R::
+
+    [F_R]^{(p)}_{l,m}      = sum_b s_b I3(lh_p, mu^{(m)}_{(p+l)_P}, b)
+    [F_Q]^{(p,q)}_{l,l'}   = sum_b s_b I3(lh_p, nu^{(q,l')}_{(p+l)_P}, b) + (p <-> q, l <-> l')
+    [G_Q]^{(p,q)}_{l,l'}   = S_{(p+l)_P,(q+l')_P} V_{pq}
+
+Implementation: ``I3`` is linear in its middle field, so with
+``K_pb = s_b (2/pi) / ((1+C_pp) sqrt((1+C_pp)(1+C_bb) - C_pb^2))`` and
+``kappa_p = sum_b K_pb C_pb`` one has
+``sum_b s_b I3(lh_p, phi, b) = (1+C_pp) sum_b K_pb <phi b> - <phi lh_p> kappa_p``; the
+cross-covariances ``<phi b>`` of all single-vector fields (eqs 39-40, 70-71) are built with one
+einsum each. The ``I4`` sum is evaluated on the pairs ``p <= q`` and ``b <= b'`` only (``I4`` is
+symmetric in slots 1-2 and 3-4). No Python loop over positions or kernel taps.
+
+Equality with a plain loop-based implementation written straight from eqs 54-67 / 73-78
+(``tests/cnn_lcn_reference.py``) is asserted to 1e-12 in ``tests/test_cnn_lcn_odes.py``,
+and the RHS matches ``D E[Delta order parameters]`` of real SGD steps (one-step Monte Carlo,
+``checks/cnn_lcn_check.py``).
+
+Seed notes: eq. 75 prints ``<(Delta y)^2> g'(lh_p) g'(lh_q)`` with the average closed too early;
+the correct term (eq. 76) averages the whole product, which is what is implemented. Eq. 90
+prints ``nu^{(l')}_{(p+l')_P}`` in its first I3; it should be ``nu^{(l')}_{(p+l)_P}`` (as in eq. 66).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from td_lib import _validate as V
+from td_lib.cnn_lcn.integrals import i4_entries, j2_entries
+from td_lib.cnn_lcn.model import (
+    KINDS,
+    check_S,
+    check_state,
+    preactivation_covariance,
+    shifted_S,
+    signs,
+)
+
+_2PI = 2.0 / np.pi
+
+
+@lru_cache(maxsize=64)
+def _pairs(P: int):
+    p, q = np.triu_indices(P)
+    b, bb = np.triu_indices(2 * P)
+    wbb = np.where(b == bb, 1.0, 2.0) * signs(P)[b] * signs(P)[bb]
+    return p, q, b, bb, wbb
+
+
+def _i3_kernel(C: np.ndarray, P: int):
+    """``a_p = 1 + C_pp``, ``K_pb`` and ``kappa_p`` (see module docstring)."""
+    d = np.diagonal(C, axis1=-2, axis2=-1)  # (..., 2P)
+    a = 1.0 + d[..., :P]  # (..., P)
+    Cpb = C[..., :P, :]  # (..., P, 2P)
+    det = a[..., :, None] * (1.0 + d[..., None, :]) - Cpb**2
+    if np.any(~(det > 0)):
+        raise FloatingPointError("non-positive I3 determinant (state left the PSD cone)")
+    K = _2PI * signs(P) / (a[..., :, None] * np.sqrt(det))
+    kappa = np.einsum("...pb,...pb->...p", K, Cpb)
+    return a, K, kappa
+
+
+def _V(C: np.ndarray, P: int, sigma) -> np.ndarray:
+    """``V_pq = sum_{bb'} s_b s_b' I4(lh_p, lh_q, b, b') + sigma^2 J2(lh_p, lh_q)`` (eqs 61-63)."""
+    p, q, b, bb, wbb = _pairs(P)
+    d = np.diagonal(C, axis1=-2, axis2=-1)
+    cpp = d[..., p][..., :, None]
+    cqq = d[..., q][..., :, None]
+    cpq = C[..., p, q][..., :, None]
+    cbb = d[..., b][..., None, :]
+    cbb2 = d[..., bb][..., None, :]
+    cpb = C[..., p[:, None], b[None, :]]
+    cpb2 = C[..., p[:, None], bb[None, :]]
+    cqb = C[..., q[:, None], b[None, :]]
+    cqb2 = C[..., q[:, None], bb[None, :]]
+    cb12 = C[..., b, bb][..., None, :]
+    I4 = i4_entries(cpp, cqq, cbb, cbb2, cpq, cpb, cpb2, cqb, cqb2, cb12)
+    v = I4 @ wbb  # (..., npairs)
+    sig2 = np.asarray(sigma, dtype=float) ** 2
+    v = v + sig2[..., None] * j2_entries(cpp[..., 0], cqq[..., 0], cpq[..., 0])
+    out = np.empty(v.shape[:-1] + (P, P))
+    out[..., p, q] = v
+    out[..., q, p] = v
+    return out
+
+
+def _terms(kind: str, R: np.ndarray, Q: np.ndarray, S: np.ndarray, T, sigma):
+    """Unvalidated ``(F_R, F_Q, G_Q)``; all inputs already broadcast-compatible arrays."""
+    P = S.shape[-1]
+    k_s, k_t = R.shape[-2], R.shape[-1]
+    C = preactivation_covariance(kind, R, Q, S, T, validate=False)
+    a, K, kappa = _i3_kernel(C, P)
+    Tk = np.asarray(T, dtype=float)[..., None, None, None] / k_t
+    # Sr[..., q, l, r] = S[(q+l)_P, r]
+    qi = (np.arange(P)[:, None] + np.arange(k_s)[None, :]) % P
+    Sr = S[..., qi, :]  # (..., P, k_s, P)
+    Sr_t = Sr[..., :, :k_t, :]  # (..., P, k_t, P)
+    pl = qi  # (p + l)_P, shape (P, k_s)
+    pidx = np.arange(P)
+
+    # mu fields: Xmu[..., r, m, b] = <mu_r^{(m)} b>
+    mu_teacher = Tk * np.einsum("...qmr->...rmq", Sr_t)  # <mu_r^m lambda_q> = (T/k_t) S_{q+m, r}
+    if kind == "cnn":
+        mu_student = np.einsum("...lm,...qlr->...rmq", R, Sr)  # sum_l R_{l m} S_{q+l, r}
+    else:
+        mu_student = np.einsum("...qlm,...qlr->...rmq", R, Sr)  # sum_l R^{(q)}_{l m} S_{q+l, r}
+    Xmu = np.concatenate(np.broadcast_arrays(mu_student, mu_teacher), axis=-1)  # (..., P, k_t, 2P)
+    Gmu = np.einsum("...pb,...rmb->...prm", K, Xmu)  # (..., P, P_r, k_t)
+    G_sel = Gmu[..., pidx[:, None], pl, :]  # (..., P, k_s, k_t): r = (p+l)_P
+    X_sel = np.swapaxes(Xmu, -1, -2)[..., pl, pidx[:, None], :]  # <mu_{(p+l)}^m lh_p>
+    FR_p = a[..., :, None, None] * G_sel - kappa[..., :, None, None] * X_sel
+
+    if kind == "cnn":
+        F_R = FR_p.sum(axis=-3)
+        # nu fields: Xnu[..., r, l', b] = <nu_r^{(l')} b>
+        nu_teacher = np.einsum("...lm,...qmr->...rlq", R, Sr_t)  # sum_m R_{l' m} S_{q+m, r}
+        nu_student = np.einsum("...lk,...qlr->...rkq", Q, Sr)  # sum_l Q_{l l'} S_{q+l, r}
+        Xnu = np.concatenate(np.broadcast_arrays(nu_student, nu_teacher), axis=-1)
+        Gnu = np.einsum("...pb,...rkb->...prk", K, Xnu)
+        F1 = (a[..., :, None, None] * Gnu[..., pidx[:, None], pl, :]
+              - kappa[..., :, None, None] * np.swapaxes(Xnu, -1, -2)[..., pl, pidx[:, None], :]).sum(-3)
+        F_Q = F1 + np.swapaxes(F1, -1, -2)
+        Vpq = _V(C, P, sigma)
+        G_Q = np.einsum("...plqm,...pq->...lm", shifted_S(S, k_s, k_s), Vpq)
+        return F_R, F_Q, G_Q
+
+    F_R = FR_p
+    # LCN nu fields: Xnu[..., q', l', r, b] = <nu_r^{(q', l')} b>
+    nu_teacher = np.einsum("...qlm,...smr->...qlrs", R, Sr_t)  # sum_m R^{(q')}_{l' m} S_{s+m, r}
+    nu_student = np.einsum("...sqkl,...skr->...qlrs", Q, Sr)  # sum_k Q^{(s,q')}_{k l'} S_{s+k, r}
+    Xnu = np.concatenate(np.broadcast_arrays(nu_student, nu_teacher), axis=-1)  # (...,P,k_s,P,2P)
+    Gnu = np.einsum("...pb,...qkrb->...pqkr", K, Xnu)  # (..., p, q', l', r)
+    pI = pidx[:, None, None, None]
+    qI = pidx[None, :, None, None]
+    lpI = np.arange(k_s)[None, None, None, :]
+    rI = pl[:, None, :, None]  # (P, 1, k_s, 1) -> indexes (p, q, l, l')
+    G_sel = Gnu[..., pI, qI, lpI, rI]  # (..., P, P, k_s, k_s)
+    X_sel = Xnu[..., qI, lpI, rI, pI]
+    F1 = a[..., :, None, None, None] * G_sel - kappa[..., :, None, None, None] * X_sel
+    F_Q = F1 + np.swapaxes(np.swapaxes(F1, -1, -2), -3, -4)
+    Vpq = _V(C, P, sigma)
+    Sh = shifted_S(S, k_s, k_s)  # (..., p, l, q, l')
+    G_Q = np.swapaxes(Sh, -2, -3) * Vpq[..., :, :, None, None]
+    return F_R, F_Q, G_Q
+
+
+def _prepare(kind, R, Q, S, T, sigma):
+    S = check_S(S)
+    R, Q, _, _ = check_state(kind, R, Q, S.shape[-1])
+    T = np.asarray(T, dtype=float)
+    if not np.all(np.isfinite(T)) or np.any(T <= 0):
+        raise ValueError(f"T must be finite and > 0, got {T}")
+    sigma = np.asarray(sigma, dtype=float)
+    if not np.all(np.isfinite(sigma)) or np.any(sigma < 0):
+        raise ValueError(f"sigma must be finite and >= 0, got {sigma}")
+    return R, Q, S, T, sigma
+
+
+def ode_terms(kind: str, R, Q, S, T: float = 1.0, sigma: float = 0.0
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The functions ``(F_R, F_Q, G_Q)`` of Result 3.1 (eqs 65-67 CNN, 77-79 LCN).
+
+    Parameters
+    ----------
+    kind : ``"cnn"`` or ``"lcn"``.
+    R, Q : state (see :mod:`td_lib.cnn_lcn`); leading axes are batch axes.
+    S : ``(..., P, P)`` input covariance (any symmetric PSD matrix), broadcast over the batch.
+    T, sigma : teacher norm (eq. 7) and label-noise level (eq. 4); scalars or batch arrays
+        (shape = batch shape).
+
+    Returns
+    -------
+    F_R, F_Q, G_Q with the shapes of ``R``, ``Q``, ``Q`` (broadcast batch shape).
+    """
+    R, Q, S, T, sigma = _prepare(kind, R, Q, S, T, sigma)
+    return _terms(kind, R, Q, S, T, sigma)
+
+
+def rhs(kind: str, R, Q, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0
+        ) -> tuple[np.ndarray, np.ndarray]:
+    """``(dR/dalpha, dQ/dalpha)`` of eq. 17 (CNN) or eq. 18 (LCN).
+
+    ``dR = eta/k_s F_R``, ``dQ = eta/k_s F_Q + eta^2/k_s^2 G_Q``. ``eta``, ``sigma`` and ``T``
+    may be arrays with the batch shape (a learning-rate sweep is one call).
+    """
+    V.choice("kind", kind, KINDS)
+    eta = np.asarray(eta, dtype=float)
+    if not np.all(np.isfinite(eta)) or np.any(eta <= 0):
+        raise ValueError(f"eta must be finite and > 0, got {eta}")
+    R, Q, S, T, sigma = _prepare(kind, R, Q, S, T, sigma)
+    return _rhs(kind, R, Q, S, T, eta, sigma)
+
+
+def _rhs(kind, R, Q, S, T, eta, sigma):
+    F_R, F_Q, G_Q = _terms(kind, R, Q, S, T, sigma)
+    k_s = R.shape[-2]
+    nR = 2 if kind == "cnn" else 3
+    nQ = 2 if kind == "cnn" else 4
+    eR = np.asarray(eta, dtype=float).reshape(np.shape(eta) + (1,) * nR)
+    eQ = np.asarray(eta, dtype=float).reshape(np.shape(eta) + (1,) * nQ)
+    return eR / k_s * F_R, eQ / k_s * F_Q + eQ**2 / k_s**2 * G_Q

@@ -1,0 +1,206 @@
+"""Hermite tools for §7.2: probabilists' Hermite polynomials, Hermite coefficients of an
+activation, expansion and reconstruction, and the information exponent.
+
+Conventions (seed §7.2, "Hermite polynomials"): the probabilists' polynomials
+:math:`He_0=1, He_1=z, He_2=z^2-1, He_3=z^3-3z, \\dots` are orthogonal under
+:math:`Z\\sim\\mathcal N(0,1)` with :math:`\\mathbb E[He_j(Z)He_k(Z)]=k!\\,\\delta_{jk}`; the
+normalised polynomials are :math:`h_k=He_k/\\sqrt{k!}`. A function expands as
+
+.. math:: \\sigma(z)=\\sum_k \\frac{\\sigma_k}{k!}He_k(z),\\qquad
+   \\sigma_k=\\mathbb E[\\sigma(Z)He_k(Z)].
+
+All polynomial work is delegated to :mod:`numpy.polynomial.hermite_e` (no hand-written
+recurrences).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numpy.polynomial import hermite_e as H
+
+from td_lib import _validate as V
+
+__all__ = [
+    "He", "h", "He_deriv", "h_deriv", "gauss_normal_nodes", "gaussian_expectation",
+    "coefficients", "normalised_coefficients", "reconstruct", "relu_coefficients",
+    "information_exponent", "QuadratureWarning",
+]
+
+_SQRT2PI = math.sqrt(2.0 * math.pi)
+_GH_MAX = 320
+
+
+class QuadratureWarning(RuntimeWarning):
+    """Issued when Gauss–Hermite quadrature has not converged to the requested tolerance."""
+
+
+def _unit(k: int) -> np.ndarray:
+    c = np.zeros(k + 1)
+    c[k] = 1.0
+    return c
+
+
+def He(k: int, z) -> np.ndarray:
+    """Probabilists' Hermite polynomial :math:`He_k(z)` (``hermite_e.hermeval``)."""
+    k = V.positive_int("k", k, minimum=0)
+    return H.hermeval(np.asarray(z, dtype=float), _unit(k))
+
+
+def h(k: int, z) -> np.ndarray:
+    """Normalised Hermite polynomial :math:`h_k=He_k/\\sqrt{k!}` (unit norm under N(0,1))."""
+    k = V.positive_int("k", k, minimum=0)
+    return He(k, z) / math.sqrt(math.factorial(k))
+
+
+def He_deriv(k: int, z, m: int = 1) -> np.ndarray:
+    """m-th derivative of :math:`He_k` at ``z`` (``hermite_e.hermeder``); equals
+    :math:`k(k-1)\\cdots(k-m+1)He_{k-m}(z)`."""
+    k = V.positive_int("k", k, minimum=0)
+    m = V.positive_int("m", m, minimum=0)
+    return H.hermeval(np.asarray(z, dtype=float), H.hermeder(_unit(k), m))
+
+
+def h_deriv(k: int, z, m: int = 1) -> np.ndarray:
+    """m-th derivative of the normalised polynomial :math:`h_k`."""
+    k = V.positive_int("k", k, minimum=0)
+    return He_deriv(k, z, m) / math.sqrt(math.factorial(k))
+
+
+def gauss_normal_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Hermite nodes and weights for the standard normal weight
+    (``hermite_e.hermegauss`` with weights divided by :math:`\\sqrt{2\\pi}`, so they sum to 1).
+    Exact for polynomials of degree up to 2n-1."""
+    n = V.positive_int("n", n)
+    x, w = H.hermegauss(n)
+    return x, w / _SQRT2PI
+
+
+def _legendre_pieces(breakpoints: Sequence[float], n: int, cut: float = 14.0):
+    """Gauss–Legendre nodes/weights (times the normal density) on the pieces of [-cut, cut]
+    separated by ``breakpoints`` (for kinked activations)."""
+    edges = np.unique(np.clip(np.concatenate([[-cut], np.asarray(breakpoints, float), [cut]]),
+                              -cut, cut))
+    t, wt = np.polynomial.legendre.leggauss(n)
+    xs, ws = [], []
+    for a, b in zip(edges[:-1], edges[1:]):
+        xs.append(0.5 * (b - a) * t + 0.5 * (b + a))
+        ws.append(0.5 * (b - a) * wt)
+    x, w = np.concatenate(xs), np.concatenate(ws)
+    return x, w * np.exp(-0.5 * x * x) / _SQRT2PI
+
+
+def gaussian_expectation(f: Callable[[np.ndarray], np.ndarray], *, n: int = 64,
+                         n_max: int = 256, tol: float = 1e-10,
+                         breakpoints: Sequence[float] | None = None) -> tuple[np.ndarray, int]:
+    """:math:`\\mathbb E[f(Z)]`, :math:`Z\\sim\\mathcal N(0,1)`, by quadrature with a
+    convergence check.
+
+    ``f`` maps an array of nodes ``(n,)`` to values ``(n,)`` or ``(n, m)``. The number of nodes
+    doubles from ``n`` until two successive estimates agree within ``tol`` (absolute, per
+    entry); a :class:`QuadratureWarning` is issued if ``n_max`` is reached first. Gauss–Hermite
+    is used by default; with ``breakpoints`` (points where ``f`` has a kink, e.g. ``[0.0]`` for
+    ReLU) the integral is split there and done by Gauss–Legendre on each piece of [-14, 14]
+    (the normal tail beyond 14 is below 1e-43), which restores fast convergence. Plain
+    Gauss–Hermite is limited to ``n_max <= 320`` nodes (``hermegauss`` overflows beyond);
+    across a kink it converges only like 1/n, which the check reports.
+
+    Returns ``(value, nodes_used)``.
+    """
+    n = V.positive_int("n", n)
+    n_max = V.positive_int("n_max", n_max, minimum=n)
+    tol = V.finite("tol", tol, positive=True)
+    if breakpoints is None and n_max > _GH_MAX:
+        raise ValueError(f"n_max must be <= {_GH_MAX} for Gauss–Hermite nodes (hermegauss "
+                         f"overflows beyond), got {n_max}; use breakpoints for kinks")
+
+    def est(m):
+        x, w = gauss_normal_nodes(m) if breakpoints is None else _legendre_pieces(breakpoints, m)
+        fx = np.asarray(f(x), dtype=float)
+        if fx.shape[0] != x.shape[0]:
+            raise ValueError(f"f must return one value (or row) per node; got shape {fx.shape}")
+        return np.tensordot(w, fx, axes=(0, 0))
+
+    prev, err = est(n), math.inf
+    while True:
+        if 2 * n > n_max:
+            warnings.warn(f"quadrature not converged: successive estimates differ by {err:.2e} "
+                          f"> tol={tol:.1e} with {n} nodes; pass breakpoints=[...] at kinks of "
+                          "the function or raise n_max", QuadratureWarning, stacklevel=2)
+            return prev, n
+        n *= 2
+        cur = est(n)
+        err = float(np.max(np.abs(cur - prev)))
+        if err <= tol:
+            return cur, n
+        prev = cur
+
+
+def coefficients(sigma: Callable[[np.ndarray], np.ndarray], kmax: int, *, n: int = 64,
+                 n_max: int = 256, tol: float = 1e-10,
+                 breakpoints: Sequence[float] | None = None) -> np.ndarray:
+    """Hermite coefficients :math:`\\sigma_k=\\mathbb E[\\sigma(Z)He_k(Z)]`, ``k = 0..kmax``.
+
+    Seed §7.2 ("Hermite polynomials"). Quadrature as in :func:`gaussian_expectation`, with the
+    convergence check applied to all ``kmax + 1`` coefficients at once. For ReLU pass
+    ``breakpoints=[0.0]`` (plain Gauss–Hermite converges only algebraically across a kink).
+    """
+    kmax = V.positive_int("kmax", kmax, minimum=0)
+    ks = np.arange(kmax + 1)
+    val, _ = gaussian_expectation(
+        lambda x: np.asarray(sigma(x), float)[:, None] * H.hermevander(x, kmax)[:, ks],
+        n=n, n_max=n_max, tol=tol, breakpoints=breakpoints)
+    return val
+
+
+def normalised_coefficients(sigma: Callable[[np.ndarray], np.ndarray], kmax: int,
+                            **kw) -> np.ndarray:
+    """Coefficients in the orthonormal basis :math:`h_k`: :math:`\\mathbb E[\\sigma(Z)h_k(Z)]
+    =\\sigma_k/\\sqrt{k!}` (so that :math:`\\mathbb E[\\sigma^2]=\\sum_k(\\sigma_k^2/k!)`)."""
+    c = coefficients(sigma, kmax, **kw)
+    return c / np.sqrt([math.factorial(k) for k in range(len(c))])
+
+
+def reconstruct(coeffs, z) -> np.ndarray:
+    """Truncated expansion :math:`\\sum_{k\\le K}\\frac{\\sigma_k}{k!}He_k(z)` from
+    ``coeffs = (σ_0, ..., σ_K)`` (``hermite_e.hermeval``)."""
+    c = V.array("coeffs", coeffs, ndim=1)
+    fact = np.array([math.factorial(k) for k in range(len(c))], dtype=float)
+    return H.hermeval(np.asarray(z, dtype=float), c / fact)
+
+
+def relu_coefficients(kmax: int) -> np.ndarray:
+    """Closed-form Hermite coefficients of ReLU (for checks): :math:`\\sigma_0=1/\\sqrt{2\\pi}`,
+    :math:`\\sigma_1=1/2`, and for :math:`k\\ge2`
+    :math:`\\sigma_k=He_{k-2}(0)/\\sqrt{2\\pi}` (integrate
+    :math:`\\int_0^\\infty z\\,He_k(z)\\varphi(z)dz` by parts with
+    :math:`He_k\\varphi=(-1)^k\\varphi^{(k)}`), so :math:`\\sigma_2=1/\\sqrt{2\\pi}`,
+    :math:`\\sigma_4=-1/\\sqrt{2\\pi}`, odd :math:`k\\ge3` vanish."""
+    kmax = V.positive_int("kmax", kmax, minimum=0)
+    out = np.zeros(kmax + 1)
+    out[0] = 1 / _SQRT2PI
+    if kmax >= 1:
+        out[1] = 0.5
+    for k in range(2, kmax + 1):
+        out[k] = float(He(k - 2, 0.0)) / _SQRT2PI
+    return out
+
+
+def information_exponent(target: Callable[[np.ndarray], np.ndarray], kmax: int = 12, *,
+                         rtol: float = 1e-8, **kw) -> int | None:
+    """Information exponent of a single-index target :math:`y=h(v\\cdot x)`, Gaussian x
+    (seed §7.2, "The information exponent"): the lowest degree :math:`k\\ge1` with a nonzero
+    Hermite coefficient of ``target``. A coefficient counts as zero when
+    :math:`|\\sigma_k|/\\sqrt{k!}` is below ``rtol`` times the target's norm
+    :math:`\\sqrt{\\mathbb E h(Z)^2}`. Returns ``None`` if no degree up to ``kmax`` qualifies
+    (e.g. a constant target)."""
+    c = normalised_coefficients(target, kmax, **kw)
+    norm2, _ = gaussian_expectation(lambda x: np.asarray(target(x), float) ** 2, **kw)
+    scale = max(math.sqrt(float(norm2)), 1e-300)
+    for k in range(1, len(c)):
+        if abs(c[k]) > rtol * scale:
+            return k
+    return None

@@ -1,0 +1,236 @@
+"""The mixed cumulant model of Bardone & Goldt (2024, their eq. 1), the course's test bed.
+
+Class ``y = -1`` is ``x = z ~ N(0, I_d)``. Class ``y = +1`` is
+
+.. math::
+
+    x = \\beta_m m + \\sqrt{\\beta_u}\\,\\lambda\\,u + Q(\\sqrt{\\beta_v}\\,\\nu\\,v + z),
+    \\qquad Q = I - \\gamma\\, v v^\\top,\\quad
+    \\gamma = \\frac{\\beta_v}{1 + \\beta_v + \\sqrt{1 + \\beta_v}} = 1 - \\frac{1}{\\sqrt{1+\\beta_v}},
+
+with orthonormal spikes ``m, u, v``, ``lambda ~ N(0, 1)`` and ``nu = ±1`` independent of
+``lambda`` (or ``nu = sign(lambda)`` for *correlated* latents). The classes differ in their
+mean along ``m``, in their variance along ``u`` and, along ``v``, first in the fourth
+cumulant ``kappa_4(v.x) = -2 beta_v^2 / (1 + beta_v)^2`` (Exercise 7.2.A.2). With correlated
+latents the class-+1 covariance gains the cross term ``c (u v^T + v u^T)`` with
+``c = sqrt(2/pi) sqrt(beta_u beta_v / (1 + beta_v))`` (Exercise 7.2.A.3).
+
+The *population Gaussian clone* (``clone=True``) replaces class +1 by the Gaussian with the
+same mean and covariance. Everything is built from rank-one/rank-two updates, so no
+dense ``d x d`` matrix is formed and batches of 10^6 rows are cheap for moderate ``d``.
+
+Random numbers are drawn from a ``torch.Generator`` in the order of the course page's
+``mcm_sample`` (labels, ``z``, the class -1 inputs, ``lambda``, ``nu``), so a seeded call
+reproduces the page's data set exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from td_lib import _validate as V
+
+__all__ = ["orthonormal_spikes", "gamma", "kappa4_v", "cross_term", "sample", "class_mean",
+           "class_cov"]
+
+_DTYPES = (torch.float32, torch.float64)
+
+
+def _dtype(dtype) -> torch.dtype:
+    V.choice("dtype", dtype, _DTYPES)
+    return dtype
+
+
+def orthonormal_spikes(d: int, seed: int = 2, dtype=torch.float64) -> torch.Tensor:
+    """Three orthonormal spike directions ``m, u, v`` in ``R^d`` (the rows of the result).
+
+    The QR decomposition of a seeded ``d x 3`` standard Gaussian matrix, exactly as the
+    course page's ``orthonormal_spikes`` (``torch.Generator().manual_seed(seed)``).
+
+    Parameters
+    ----------
+    d : int
+        Input dimension, at least 3.
+    seed : int
+        Seed of the generator.
+    dtype : torch.float32 or torch.float64
+
+    Returns
+    -------
+    torch.Tensor of shape (3, d)
+        Rows ``m, u, v`` with ``S @ S.T = I_3``.
+    """
+    d = V.positive_int("d", d, minimum=3)
+    seed = V.positive_int("seed", seed, minimum=0)
+    dtype = _dtype(dtype)
+    g = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(d, 3, generator=g, dtype=dtype))
+    return q.T.contiguous()
+
+
+def gamma(beta_v) -> float:
+    """Whitening coefficient ``gamma = beta_v / (1 + beta_v + sqrt(1 + beta_v))``.
+
+    ``Q = I - gamma v v^T`` maps ``v`` to ``v / sqrt(1 + beta_v)`` (Exercise 7.2.A.1), so
+    ``1 - gamma = 1 / sqrt(1 + beta_v)``. Written in the cancellation-free form.
+    """
+    b = V.finite("beta_v", beta_v, nonnegative=True)
+    return b / (1.0 + b + math.sqrt(1.0 + b))
+
+
+def kappa4_v(beta_v) -> float:
+    """Fourth cumulant of ``v . x`` in class +1: ``-2 beta_v^2 / (1 + beta_v)^2`` (7.2.A.2)."""
+    b = V.finite("beta_v", beta_v, nonnegative=True)
+    return -2.0 * b * b / (1.0 + b) ** 2
+
+
+def cross_term(beta_u, beta_v, correlated) -> float:
+    """The ``u``-``v`` covariance cross term ``c`` of class +1 (Exercise 7.2.A.3).
+
+    ``Cov_+ = I + beta_u u u^T + c (u v^T + v u^T)`` with
+    ``c = E[lambda nu] sqrt(beta_u beta_v / (1 + beta_v))``; ``E[lambda nu] = sqrt(2/pi)``
+    for ``nu = sign(lambda)`` and 0 for independent latents.
+    """
+    bu = V.finite("beta_u", beta_u, nonnegative=True)
+    bv = V.finite("beta_v", beta_v, nonnegative=True)
+    if not isinstance(correlated, bool):
+        raise TypeError(f"correlated must be a bool, got {correlated!r}")
+    if not correlated:
+        return 0.0
+    return math.sqrt(2.0 / math.pi) * math.sqrt(bu * bv / (1.0 + bv))
+
+
+def _spikes(spikes, d, dtype) -> torch.Tensor:
+    if spikes is None:
+        if d is None:
+            raise ValueError("d is required when spikes is None")
+        return orthonormal_spikes(d, dtype=dtype)
+    if not isinstance(spikes, torch.Tensor):
+        spikes = torch.as_tensor(spikes)
+    if spikes.ndim != 2 or spikes.shape[0] != 3:
+        raise ValueError(f"spikes must have shape (3, d), got {tuple(spikes.shape)}")
+    if d is not None and V.positive_int("d", d) != spikes.shape[1]:
+        raise ValueError(f"d = {d} does not match spikes of shape {tuple(spikes.shape)}")
+    spikes = spikes.to(dtype)
+    if not torch.isfinite(spikes).all():
+        raise ValueError("spikes contains NaN or infinite entries")
+    err = (spikes @ spikes.T - torch.eye(3, dtype=dtype)).abs().max().item()
+    if err > (1e-5 if dtype == torch.float32 else 1e-10):
+        raise ValueError(f"spikes must have orthonormal rows (max |S S^T - I| = {err:.2e})")
+    return spikes
+
+
+def _betas(beta_m, beta_u, beta_v) -> tuple[float, float, float]:
+    return (V.finite("beta_m", beta_m, nonnegative=True),
+            V.finite("beta_u", beta_u, nonnegative=True),
+            V.finite("beta_v", beta_v, nonnegative=True))
+
+
+def _factor_uv(beta_u: float, c: float) -> list[list[float]]:
+    """``L - I_2`` for the Cholesky factor ``L`` of ``[[1 + beta_u, c], [c, 1]]``."""
+    l11 = math.sqrt(1.0 + beta_u)
+    l21 = c / l11
+    l22 = math.sqrt(1.0 - l21 * l21)
+    return [[l11 - 1.0, 0.0], [l21, l22 - 1.0]]
+
+
+def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
+           beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
+           correlated: bool = False, clone: bool = False,
+           gen: torch.Generator | None = None,
+           dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+    """Draw ``n`` labelled examples from the mixed cumulant model (Bardone & Goldt eq. 1).
+
+    Labels are ``±1`` with probability 1/2 each. Class -1 is ``N(0, I_d)``; class +1 is
+    ``beta_m m + sqrt(beta_u) lambda u + Q (sqrt(beta_v) nu v + z)`` with ``Q`` applied as
+    the rank-one update ``s - gamma (s . v) v``. With ``clone=True`` class +1 is replaced by
+    the Gaussian ``N(beta_m m, I + beta_u u u^T + c (u v^T + v u^T))`` (``c`` from
+    :func:`cross_term`), sampled as ``z + P (L - I) P^T z`` with ``P = [u, v]`` and ``L``
+    the 2x2 Cholesky factor of the covariance restricted to ``span(u, v)``.
+
+    Parameters
+    ----------
+    n : int
+        Number of examples.
+    d : int, optional
+        Input dimension; required if ``spikes`` is None (then
+        ``orthonormal_spikes(d)`` is used), otherwise checked against ``spikes``.
+    spikes : torch.Tensor of shape (3, d), optional
+        Orthonormal rows ``m, u, v``.
+    beta_m, beta_u, beta_v : float
+        Signal strengths (>= 0) in the mean, the variance and the fourth cumulant.
+    correlated : bool
+        ``nu = sign(lambda)`` instead of an independent Rademacher ``nu``.
+    clone : bool
+        Sample the population Gaussian clone of class +1 instead of the data.
+    gen : torch.Generator, optional
+        Source of randomness (the global generator if None).
+    dtype : torch.float32 or torch.float64
+
+    Returns
+    -------
+    X : torch.Tensor of shape (n, d)
+    y : torch.Tensor of shape (n,), entries ±1, dtype ``dtype``
+    """
+    n = V.positive_int("n", n)
+    dtype = _dtype(dtype)
+    bm, bu, bv = _betas(beta_m, beta_u, beta_v)
+    for name, flag in (("correlated", correlated), ("clone", clone)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {flag!r}")
+    if gen is not None and not isinstance(gen, torch.Generator):
+        raise TypeError(f"gen must be a torch.Generator or None, got {type(gen).__name__}")
+    S = _spikes(spikes, d, dtype)
+    d = S.shape[1]
+    m_, u, v = S[0], S[1], S[2]
+
+    # Draw in the order of the page's mcm_sample, so seeded data sets coincide.
+    y = (torch.randint(0, 2, (n,), generator=gen) * 2 - 1).to(dtype)
+    z = torch.randn(n, d, generator=gen, dtype=dtype)
+    X = torch.randn(n, d, generator=gen, dtype=dtype)  # class -1 rows are kept as drawn
+    lam = torch.randn(n, generator=gen, dtype=dtype)
+    if correlated:
+        nu = torch.sign(lam)
+    else:
+        nu = (torch.randint(0, 2, (n,), generator=gen) * 2 - 1).to(dtype)
+
+    pos = y > 0
+    zp = z[pos]
+    if clone:
+        P = torch.stack([u, v], dim=1)  # (d, 2)
+        D = torch.tensor(_factor_uv(bu, cross_term(bu, bv, correlated)), dtype=dtype)
+        xp = zp + (zp @ P) @ D.T @ P.T
+    else:
+        s = zp + math.sqrt(bv) * nu[pos, None] * v
+        s = s - gamma(bv) * (s @ v)[:, None] * v
+        xp = s + math.sqrt(bu) * lam[pos, None] * u
+    X[pos] = xp + bm * m_
+    return X, y
+
+
+def class_mean(spikes: torch.Tensor, beta_m: float, label: int) -> torch.Tensor:
+    """Analytic class mean: ``beta_m m`` for ``label = +1``, ``0`` for ``label = -1``."""
+    S = _spikes(spikes, None, spikes.dtype if isinstance(spikes, torch.Tensor) else torch.float64)
+    bm = V.finite("beta_m", beta_m, nonnegative=True)
+    V.choice("label", label, (-1, 1))
+    return bm * S[0] if label == 1 else torch.zeros_like(S[0])
+
+
+def class_cov(spikes: torch.Tensor, beta_u: float, beta_v: float, correlated: bool,
+              label: int) -> torch.Tensor:
+    """Analytic class covariance (dense ``d x d``; for tests and small ``d``).
+
+    ``I + beta_u u u^T + c (u v^T + v u^T)`` for ``label = +1`` (7.2.A.3; ``c = 0`` for
+    independent latents), ``I`` for ``label = -1``.
+    """
+    S = _spikes(spikes, None, spikes.dtype if isinstance(spikes, torch.Tensor) else torch.float64)
+    bu = V.finite("beta_u", beta_u, nonnegative=True)
+    c = cross_term(bu, beta_v, correlated)
+    V.choice("label", label, (-1, 1))
+    eye = torch.eye(S.shape[1], dtype=S.dtype)
+    if label == -1:
+        return eye
+    u, v = S[1], S[2]
+    return eye + bu * torch.outer(u, u) + c * (torch.outer(u, v) + torch.outer(v, u))

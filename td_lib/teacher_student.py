@@ -1,0 +1,681 @@
+"""Two-layer ReLU teacher–student specialisation (§7.4; Tian 2020, seed ``003``).
+
+A *teacher* ``f*(x) = V*ᵀ relu(W*ᵀ x̃)`` with ``x̃ = (x, 1)`` (biases ride in the last row
+of the augmented weights, Tian's "bias term" convention of §3), ``m`` hidden nodes with
+augmented weights of unit norm and fan-out rows of norm ``‖v*_j‖ ∝ 1/j^p`` (eq. 13, the
+"teacher polarity" ``p``). An over-realised *student* of the same form with ``n = factor·m``
+hidden nodes learns it by SGD on the square loss (eq. 2), either on a finite training set
+or online (a fresh batch every step). Everything is vectorised over independent runs: the
+leading axis ``R`` of every weight array indexes runs (seeds, polarities, ...).
+
+Specialisation is measured per teacher node ``j`` over time by
+
+* the best Pearson correlation over student nodes of the activations ``f*_j(x)`` and
+  ``f_k(x)`` over an evaluation set (the paper's "normalized correlation", §6 and §7);
+* the best cosine between augmented weights ``w*_j`` and ``w_k`` (Definition 3: node ``k``
+  is aligned with ``j`` when ``w_k = γ w*_j`` with ``γ > 0``, i.e. cosine 1).
+
+The module also holds the analytic pieces of §5: Theorem 6's closed-form ReLU expectation
+for spherically symmetric inputs, and the angle dynamics ``θ̇ = −α ψ(θ) sin θ`` (eq. 12)
+with ``ψ(θ) = (π − θ)/(2π)`` from Theorem 6, its integrator, exact escape times by
+quadrature and their ``1/ε`` asymptotics near ``θ = π``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import integrate, special
+
+from td_lib import _validate as V
+from td_lib.runtime import progress
+
+__all__ = [
+    "Net",
+    "History",
+    "THRESHOLDS",
+    "make_teacher",
+    "make_student",
+    "augment",
+    "hidden",
+    "output",
+    "activation_correlation",
+    "weight_cosine",
+    "best_match",
+    "coverage_counts",
+    "first_match_times",
+    "train",
+    "relu_cross_moment",
+    "relu_cross_moment_mc",
+    "psi_gaussian",
+    "angle_velocity",
+    "integrate_angle",
+    "escape_time",
+    "escape_time_asymptotic",
+    "escape_time_constant",
+]
+
+THRESHOLDS: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+
+
+# ----------------------------------------------------------------------------- networks
+
+
+@dataclass
+class Net:
+    """A batch of ``R`` two-layer ReLU networks ``f(x) = Vᵀ relu(Wᵀ x̃)``.
+
+    Attributes
+    ----------
+    W : ndarray, shape (R, d + 1, width)
+        Augmented first-layer weights; column ``k`` is ``w_k = (w̃_k, b_k)``.
+    V : ndarray, shape (R, width, C)
+        Fan-out weights; row ``k`` is ``v_k`` (Tian's ``v_k``, the ``k``-th row of ``W_2``).
+    """
+
+    W: np.ndarray
+    V: np.ndarray
+    info: dict = field(default_factory=dict)
+
+    @property
+    def runs(self) -> int:
+        return self.W.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.W.shape[1] - 1
+
+    @property
+    def width(self) -> int:
+        return self.W.shape[2]
+
+    @property
+    def n_out(self) -> int:
+        return self.V.shape[2]
+
+
+def _check_net(name: str, net: Net) -> Net:
+    if not isinstance(net, Net):
+        raise TypeError(f"{name} must be a teacher_student.Net, got {type(net).__name__}")
+    W = V.array(f"{name}.W", net.W, ndim=3)
+    Vo = V.array(f"{name}.V", net.V, ndim=3)
+    if Vo.shape[:2] != (W.shape[0], W.shape[2]):
+        raise ValueError(f"{name}.V must have shape (runs, width, C) = ({W.shape[0]}, "
+                         f"{W.shape[2]}, C), got {Vo.shape}")
+    return net
+
+
+def _rng(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return np.random.default_rng(seed)
+    raise TypeError(f"seed must be an int, None or a numpy Generator, got {seed!r}")
+
+
+def make_teacher(d: int, m: int, n_out: int, p: float | Sequence[float], *, runs: int = 1,
+                 seed=0, active_range: tuple[float, float] = (0.3, 0.7)) -> Net:
+    """Random teachers with unit-norm augmented weights and fan-out ``‖v*_j‖ = j^{-p}``.
+
+    Parameters
+    ----------
+    d, m, n_out : int
+        Input dimension, number of teacher hidden nodes, output dimension ``C``.
+    p : float or sequence of float
+        Teacher polarity (eq. 13). A sequence gives one value per run (length ``runs``).
+    runs : int
+        Number of independent teachers (leading axis).
+    seed : int, None or Generator
+    active_range : (float, float)
+        For ``x ~ N(0, I_d)`` each teacher node is active on a fraction of inputs drawn
+        uniformly from this range (Tian sets biases so that about half the data activate
+        each node, which keeps every boundary visible, Assumption 1).
+
+    Returns
+    -------
+    Net
+        ``W`` columns ``w*_j = (w̃_j, b_j)/‖(w̃_j, b_j)‖`` (the paper's normalisation
+        ``‖w*_j‖ = 1``, bias included); ``V`` rows of norm ``j^{-p}`` with random
+        directions. ``info["p"]`` holds the per-run polarity.
+    """
+    d = V.positive_int("d", d)
+    m = V.positive_int("m", m)
+    n_out = V.positive_int("n_out", n_out)
+    runs = V.positive_int("runs", runs)
+    p_arr = np.broadcast_to(V.array("p", p), (runs,)).copy() if np.ndim(p) == 0 else \
+        V.array("p", p, ndim=1)
+    if p_arr.shape != (runs,):
+        raise ValueError(f"p must be a scalar or have length runs={runs}, got {p_arr.shape}")
+    if np.any(p_arr < 0):
+        raise ValueError(f"p must be >= 0, got {p_arr}")
+    lo = V.in_interval("active_range[0]", active_range[0], 0.0, 1.0, closed="neither")
+    hi = V.in_interval("active_range[1]", active_range[1], lo, 1.0, closed="right")
+    if hi >= 1.0:
+        raise ValueError(f"active_range[1] must be < 1, got {hi}")
+    rng = _rng(seed)
+    wt = rng.standard_normal((runs, d, m))
+    frac = rng.uniform(lo, hi, size=(runs, m))
+    # P(w̃·x + b > 0) = Φ(b/‖w̃‖) for x ~ N(0, I)
+    b = np.linalg.norm(wt, axis=1) * special.ndtri(frac)
+    W = np.concatenate([wt, b[:, None, :]], axis=1)
+    W /= np.linalg.norm(W, axis=1, keepdims=True)
+    Vd = rng.standard_normal((runs, m, n_out))
+    Vd /= np.linalg.norm(Vd, axis=2, keepdims=True)
+    strength = np.arange(1, m + 1)[None, :] ** (-p_arr[:, None])
+    return Net(W, Vd * strength[:, :, None], info={"p": p_arr, "active_fraction": frac})
+
+
+def make_student(teacher: Net, factor: int | Sequence[int], *, seed=1, w_scale: float = 1.0,
+                 v_scale: float = 0.1) -> Net:
+    """An over-realised student: ``factor × m`` hidden nodes, random initialisation.
+
+    First-layer weights ``w̃_k ~ N(0, w_scale²/d · I)``, biases 0 (pre-activations of order
+    ``w_scale`` for ``x ~ N(0, I_d)``); fan-out ``v_k ~ N(0, v_scale²/(n C) · I)`` (small, so
+    the student output starts near 0).
+
+    ``factor`` may be a sequence with one over-realisation factor per run, so that students
+    of different widths train in one batch: every run gets ``max(factor) × m`` nodes and the
+    surplus nodes of narrower runs are set exactly to zero. A zero node (weights and bias 0)
+    has zero activation and zero gradient under :func:`train`, so it stays zero: the run
+    behaves exactly like a student of width ``factor × m``. ``info["factor"]`` is per run.
+    """
+    _check_net("teacher", teacher)
+    if np.ndim(factor) == 0:
+        factors = np.full(teacher.runs, V.positive_int("factor", factor))
+    else:
+        factors = np.array([V.positive_int("factor", f) for f in factor])
+        if factors.shape != (teacher.runs,):
+            raise ValueError(f"factor must be an int or have length runs={teacher.runs}, "
+                             f"got {len(factors)} values")
+    w_scale = V.finite("w_scale", w_scale, positive=True)
+    v_scale = V.finite("v_scale", v_scale, nonnegative=True)
+    rng = _rng(seed)
+    R, d, m, C = teacher.runs, teacher.d, teacher.width, teacher.n_out
+    n = int(factors.max()) * m
+    W = np.zeros((R, d + 1, n))
+    W[:, :d] = rng.standard_normal((R, d, n)) * w_scale / np.sqrt(d)
+    Vs = rng.standard_normal((R, n, C)) * v_scale / np.sqrt(factors[:, None, None] * m * C)
+    alive = np.arange(n)[None, :] < (factors * m)[:, None]
+    W *= alive[:, None, :]
+    Vs *= alive[:, :, None]
+    return Net(W, Vs, info={"factor": factors, "alive": alive})
+
+
+def augment(X: np.ndarray) -> np.ndarray:
+    """Append the constant-1 input: ``x ↦ x̃ = (x, 1)`` along the last axis."""
+    X = V.array("X", X)
+    if X.ndim < 1:
+        raise ValueError(f"X must have at least 1 dimension, got shape {X.shape}")
+    return np.concatenate([X, np.ones(X.shape[:-1] + (1,))], axis=-1)
+
+
+def _aug_inputs(net: Net, X) -> np.ndarray:
+    X = V.array("X", X)
+    if X.ndim not in (2, 3) or X.shape[-1] != net.d:
+        raise ValueError(f"X must have shape (N, {net.d}) or (runs, N, {net.d}), got {X.shape}")
+    if X.ndim == 3 and X.shape[0] != net.runs:
+        raise ValueError(f"X has {X.shape[0]} runs, the network has {net.runs}")
+    return augment(X)
+
+
+def hidden(net: Net, X) -> np.ndarray:
+    """Hidden activations ``f_k(x) = relu(w_kᵀ x̃)``, shape (R, N, width).
+
+    ``X`` has shape (N, d) (shared by all runs) or (R, N, d).
+    """
+    _check_net("net", net)
+    Xa = _aug_inputs(net, X)
+    H = Xa @ net.W if Xa.ndim == 3 else np.einsum("ni,rik->rnk", Xa, net.W)
+    return np.maximum(H, 0.0)
+
+
+def output(net: Net, X) -> np.ndarray:
+    """Network output ``Vᵀ relu(Wᵀ x̃)``, shape (R, N, C)."""
+    return hidden(net, X) @ net.V
+
+
+# ---------------------------------------------------------------- specialisation measures
+
+
+def activation_correlation(F_teacher, F_student, eps: float = 1e-12) -> np.ndarray:
+    """Pearson correlation between every teacher and student node over evaluation points.
+
+    Parameters
+    ----------
+    F_teacher : array, shape (..., N, m)
+    F_student : array, shape (..., N, n)
+        Activations over the same ``N`` evaluation inputs.
+    eps : float
+        A node whose activation is constant over the set (a dead ReLU) has correlation 0.
+
+    Returns
+    -------
+    ndarray, shape (..., m, n)
+        ``ρ_jk = f̃*_jᵀ f̃_k``, ``f̃`` the centred activation vector normalised to unit length
+        (the paper's normalized correlation, §7).
+    """
+    A = V.array("F_teacher", F_teacher)
+    B = V.array("F_student", F_student)
+    if A.ndim < 2 or B.ndim < 2 or A.shape[:-1] != B.shape[:-1]:
+        raise ValueError(f"F_teacher and F_student must share all axes but the last, got "
+                         f"{A.shape} and {B.shape}")
+    if A.shape[-2] < 2:
+        raise ValueError(f"need at least 2 evaluation points, got {A.shape[-2]}")
+
+    def unit(F):
+        Fc = F - F.mean(axis=-2, keepdims=True)
+        nrm = np.linalg.norm(Fc, axis=-2, keepdims=True)
+        scale = np.maximum(np.abs(F).max(axis=-2, keepdims=True), 1.0)
+        return np.where(nrm > eps * scale, Fc / np.where(nrm > 0, nrm, 1.0), 0.0)
+
+    return np.swapaxes(unit(A), -1, -2) @ unit(B)
+
+
+def weight_cosine(W_teacher, W_student) -> np.ndarray:
+    """Cosines between augmented weights, shape (..., m, n), from (..., d+1, m) and (..., d+1, n)."""
+    A = V.array("W_teacher", W_teacher)
+    B = V.array("W_student", W_student)
+    if A.ndim < 2 or A.shape[:-1] != B.shape[:-1]:
+        raise ValueError(f"W_teacher and W_student must share all axes but the last, got "
+                         f"{A.shape} and {B.shape}")
+    na = np.linalg.norm(A, axis=-2, keepdims=True)
+    nb = np.linalg.norm(B, axis=-2, keepdims=True)
+    if np.any(na == 0):
+        raise ValueError("W_teacher has a zero column")
+    Bn = B / np.where(nb > 0, nb, 1.0)
+    return np.swapaxes(A / na, -1, -2) @ Bn
+
+
+def best_match(M) -> tuple[np.ndarray, np.ndarray]:
+    """Per teacher node, the best value over student nodes and the student achieving it.
+
+    ``M`` has shape (..., m, n); returns ``(best, argbest)`` of shape (..., m).
+    """
+    M = V.array("M", M)
+    if M.ndim < 2:
+        raise ValueError(f"M must be at least 2-dimensional (..., m, n), got {M.shape}")
+    return M.max(axis=-1), M.argmax(axis=-1)
+
+
+def coverage_counts(best, thresholds: Sequence[float] = THRESHOLDS) -> np.ndarray:
+    """Number of teacher nodes whose best match exceeds each threshold.
+
+    ``best`` has shape (..., m); returns shape (..., len(thresholds)) of ints.
+    """
+    best = V.array("best", best)
+    th = V.array("thresholds", thresholds, ndim=1)
+    if th.size == 0 or np.any(np.abs(th) > 1):
+        raise ValueError(f"thresholds must be a non-empty list of values in [-1, 1], got {th}")
+    return (best[..., None, :] > th[:, None]).sum(axis=-1)
+
+
+def first_match_times(times, best_history, threshold: float = 0.95) -> np.ndarray:
+    """First time each teacher node's best match exceeds ``threshold`` (``inf`` if never).
+
+    ``times`` shape (T,), ``best_history`` shape (T, ..., m); returns shape (..., m).
+    """
+    t = V.array("times", times, ndim=1)
+    bh = V.array("best_history", best_history)
+    if bh.ndim < 2 or bh.shape[0] != t.size:
+        raise ValueError(f"best_history must have shape (T={t.size}, ..., m), got {bh.shape}")
+    threshold = V.in_interval("threshold", threshold, -1.0, 1.0, closed="both")
+    hit = bh > threshold
+    first = np.argmax(hit, axis=0)
+    out = t[first].astype(float)
+    out[~hit.any(axis=0)] = np.inf
+    return out
+
+
+# ------------------------------------------------------------------------------ training
+
+
+@dataclass
+class History:
+    """What :func:`train` records at every evaluation time.
+
+    Attributes
+    ----------
+    steps : (T,) SGD steps taken.
+    corr : (T, R, m, n) activation correlations teacher × student (evaluation set).
+    cos : (T, R, m, n) cosines of augmented weights.
+    vnorm : (T, R, n) student fan-out norms ``‖v_k‖``.
+    wnorm : (T, R, n) student first-layer norms ``‖w_k‖``.
+    loss : (T, R) evaluation loss ``½ E‖f* − f‖²``.
+    student : the final student.
+    """
+
+    steps: np.ndarray
+    corr: np.ndarray
+    cos: np.ndarray
+    vnorm: np.ndarray
+    wnorm: np.ndarray
+    loss: np.ndarray
+    student: Net
+
+    @property
+    def best_corr(self) -> np.ndarray:
+        """(T, R, m): best student correlation per teacher node."""
+        return self.corr.max(axis=-1)
+
+    @property
+    def best_cos(self) -> np.ndarray:
+        """(T, R, m): best student weight cosine per teacher node."""
+        return self.cos.max(axis=-1)
+
+
+def _eval_points(T: int, every: int) -> np.ndarray:
+    return np.unique(np.r_[np.arange(0, T + 1, every), T])
+
+
+def train(teacher: Net, student: Net, *, steps: int, lr: float, batch: int = 16,
+          n_train: int | None = None, eval_every: int = 100, n_eval: int = 2000,
+          seed=0, desc: str = "SGD", show_progress: bool = True,
+          log_eval: bool = False) -> History:
+    """Train the student on the teacher's outputs by minibatch SGD (eq. 1–2), all runs at once.
+
+    Parameters
+    ----------
+    teacher, student : Net
+        Same number of runs, input dimension and output dimension.
+    steps : int
+        Number of SGD steps.
+    lr : float
+        Learning rate (SGD on ``½‖f*(x) − f(x)‖²`` averaged over the batch).
+    batch : int
+        Batch size.
+    n_train : int or None
+        ``None``: online SGD, a fresh batch ``x ~ N(0, I_d)`` every step (Tian's "infinite
+        sample" setting). Otherwise every run has its own training set of ``n_train``
+        Gaussian inputs, and batches are drawn from it with replacement.
+    eval_every : int
+        Steps between evaluations (plus step 0 and the last step).
+    n_eval : int
+        Size of the (separate, shared) evaluation set for the correlations.
+    seed : int, None or Generator
+        Seeds the data (inputs, training set, evaluation set, batch draws).
+    log_eval : bool
+        If true, evaluate at about 60 log-spaced steps instead of every ``eval_every``.
+
+    Returns
+    -------
+    History
+
+    Notes
+    -----
+    The gradients are written out by hand (no autograd): with ``H = X̃W``, ``A = relu(H)``,
+    ``E = f* − AV``, the SGD step is ``V += lr·AᵀE/B`` and ``W += lr·X̃ᵀ[(EVᵀ)⊙1{H>0}]/B``
+    (eq. 5: ``g_1 = D_1 V_1ᵀ e_1``).
+    """
+    import torch
+
+    _check_net("teacher", teacher)
+    _check_net("student", student)
+    if (teacher.runs, teacher.d, teacher.n_out) != (student.runs, student.d, student.n_out):
+        raise ValueError(
+            f"student must match the teacher's (runs, d, C) = "
+            f"{(teacher.runs, teacher.d, teacher.n_out)}, got "
+            f"{(student.runs, student.d, student.n_out)}")
+    steps = V.positive_int("steps", steps)
+    lr = V.finite("lr", lr, positive=True)
+    batch = V.positive_int("batch", batch)
+    if n_train is not None:
+        n_train = V.positive_int("n_train", n_train)
+    eval_every = V.positive_int("eval_every", eval_every)
+    n_eval = V.positive_int("n_eval", n_eval, minimum=2)
+    rng = _rng(seed)
+    R, d = teacher.runs, teacher.d
+    gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+    dt = torch.float64
+
+    Ws = torch.tensor(teacher.W, dtype=dt)
+    Vs = torch.tensor(teacher.V, dtype=dt)
+    W = torch.tensor(student.W, dtype=dt).clone()
+    Vo = torch.tensor(student.V, dtype=dt).clone()
+
+    def aug(x):
+        return torch.cat([x, torch.ones(x.shape[:-1] + (1,), dtype=dt)], dim=-1)
+
+    Xe = aug(torch.tensor(rng.standard_normal((n_eval, d)), dtype=dt))
+    Fe_t = torch.relu(Xe @ Ws)  # (R, N, m)
+    Ye_t = Fe_t @ Vs
+    Xtr = Ytr = None
+    if n_train is not None:
+        Xtr = aug(torch.tensor(rng.standard_normal((R, n_train, d)), dtype=dt))
+        Ytr = torch.relu(Xtr @ Ws) @ Vs
+    if log_eval:
+        ev = np.unique(np.r_[0, np.round(np.geomspace(1, steps, 60)).astype(int)])
+    else:
+        ev = _eval_points(steps, eval_every)
+    ev_set = set(ev.tolist())
+    rec: dict[str, list] = {k: [] for k in ("corr", "cos", "vnorm", "wnorm", "loss")}
+    Ft_np = Fe_t.numpy()
+    Wt_np = teacher.W
+
+    def record():
+        Fs = torch.relu(Xe @ W)
+        rec["corr"].append(activation_correlation(Ft_np, Fs.numpy()))
+        rec["cos"].append(weight_cosine(Wt_np, W.numpy()))
+        rec["vnorm"].append(torch.linalg.norm(Vo, dim=2).numpy().copy())
+        rec["wnorm"].append(torch.linalg.norm(W, dim=1).numpy().copy())
+        rec["loss"].append((0.5 * ((Ye_t - Fs @ Vo) ** 2).sum(-1).mean(-1)).numpy())
+
+    ridx = torch.arange(R)[:, None]
+    chunk = 256
+    it = range(0, steps, chunk)
+    bar = progress(it, desc=desc, total=len(it)) if show_progress else it
+    record()
+    with torch.no_grad():
+        for c0 in bar:
+            k = min(chunk, steps - c0)
+            if n_train is None:
+                Xc = aug(torch.randn((k, R, batch, d), generator=gen, dtype=dt))
+                Yc = torch.relu(Xc @ Ws) @ Vs
+            else:
+                idx = torch.randint(n_train, (k, R, batch), generator=gen)
+            for i in range(k):
+                if n_train is None:
+                    X, Y = Xc[i], Yc[i]
+                else:
+                    X, Y = Xtr[ridx, idx[i]], Ytr[ridx, idx[i]]
+                H = X @ W
+                A = torch.relu(H)
+                E = Y - A @ Vo
+                G = (E @ Vo.transpose(1, 2)) * (H > 0)
+                Vo += (lr / batch) * (A.transpose(1, 2) @ E)
+                W += (lr / batch) * (X.transpose(1, 2) @ G)
+                if (c0 + i + 1) in ev_set:
+                    record()
+    if not torch.isfinite(W).all():
+        raise FloatingPointError(f"training diverged: lower lr (got lr={lr})")
+    out = {k: np.asarray(v) for k, v in rec.items()}
+    return History(steps=ev.astype(int), student=Net(W.numpy(), Vo.numpy(), dict(student.info)),
+                   **out)
+
+
+# ------------------------------------------------------------------- Theorem 6 and eq. 12
+
+
+def relu_cross_moment(w_star, w_k, *, dist: str = "gaussian", sigma: float = 1.0,
+                      radius: float = 1.0) -> np.ndarray:
+    """Theorem 6: ``E_x[x · 1{w_kᵀx > 0} · relu(w*ᵀx)]`` for spherically symmetric ``x``.
+
+    With ``θ`` the angle between ``w*`` and ``w_k`` and ``ŵ = w/‖w‖``,
+
+        E[x z_k f*_j] = (E‖x‖²/d) · ‖w*‖/(2π) · [(π − θ) ŵ* + sin θ · ŵ_k],
+
+    where ``E‖x‖²/d = σ²`` for ``x ~ N(0, σ²I_d)`` and ``r²/d`` for ``x`` uniform on the
+    sphere of radius ``r``. This is Tian's Theorem 6 with the constant written out. The
+    expectation is degree-1 homogeneous in ``w*`` and degree-0 in ``w_k`` (``z_k`` is an
+    indicator); the seed prints the prefactor ``‖w*_j‖‖w_k‖/2``, which is right only up to
+    the dropped constant and with unit vectors inside the bracket.
+
+    Parameters
+    ----------
+    w_star, w_k : array, shape (..., d)
+        Broadcast against each other; neither may be zero.
+    dist : {"gaussian", "sphere"}
+    sigma : float
+        Standard deviation per coordinate (Gaussian).
+    radius : float
+        Radius of the sphere (``dist="sphere"``).
+
+    Returns
+    -------
+    ndarray, shape (..., d)
+    """
+    ws = V.array("w_star", w_star)
+    wk = V.array("w_k", w_k)
+    if ws.ndim < 1 or wk.ndim < 1 or ws.shape[-1] != wk.shape[-1]:
+        raise ValueError(f"w_star and w_k must be vectors of the same length, got "
+                         f"{ws.shape} and {wk.shape}")
+    V.choice("dist", dist, ("gaussian", "sphere"))
+    d = ws.shape[-1]
+    if dist == "gaussian":
+        m2 = V.finite("sigma", sigma, positive=True) ** 2
+    else:
+        m2 = V.finite("radius", radius, positive=True) ** 2 / d
+    ns = np.linalg.norm(ws, axis=-1, keepdims=True)
+    nk = np.linalg.norm(wk, axis=-1, keepdims=True)
+    if np.any(ns == 0):
+        raise ValueError("w_star must be non-zero")
+    if np.any(nk == 0):
+        raise ValueError("w_k must be non-zero")
+    us, uk = ws / ns, wk / nk
+    c = np.clip((us * uk).sum(-1, keepdims=True), -1.0, 1.0)
+    th = np.arccos(c)
+    return m2 * ns / (2 * np.pi) * ((np.pi - th) * us + np.sin(th) * uk)
+
+
+def relu_cross_moment_mc(w_star, w_k, n_samples: int, *, seed=0, dist: str = "gaussian",
+                         chunk: int = 200_000) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo estimate of Theorem 6's expectation, with its standard error.
+
+    ``x ~ N(0, I_d)`` (``dist="gaussian"``) or uniform on the unit sphere. Returns the
+    mean and the standard error per coordinate, each of shape (d,).
+    """
+    ws = V.array("w_star", w_star, ndim=1)
+    wk = V.array("w_k", w_k, shape=(ws.size,))
+    n_samples = V.positive_int("n_samples", n_samples, minimum=2)
+    V.choice("dist", dist, ("gaussian", "sphere"))
+    rng = _rng(seed)
+    s1 = np.zeros(ws.size)
+    s2 = np.zeros(ws.size)
+    done = 0
+    while done < n_samples:
+        k = min(chunk, n_samples - done)
+        x = rng.standard_normal((k, ws.size))
+        if dist == "sphere":
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+        v = x * ((x @ wk > 0) * np.maximum(x @ ws, 0.0))[:, None]
+        s1 += v.sum(0)
+        s2 += (v * v).sum(0)
+        done += k
+    mean = s1 / n_samples
+    var = (s2 - n_samples * mean**2) / (n_samples - 1)
+    return mean, np.sqrt(np.maximum(var, 0.0) / n_samples)
+
+
+def psi_gaussian(theta) -> np.ndarray:
+    """``ψ(θ) = (π − θ)/(2π)``: the coefficient of ``w*`` in Theorem 6 (unit vectors, σ = 1).
+
+    Assumption 2's ``ψ`` for Gaussian inputs; ``ψ(π) = 0``.
+    """
+    th = V.array("theta", theta)
+    if np.any((th < 0) | (th > np.pi)):
+        raise ValueError("theta must lie in [0, π]")
+    return (np.pi - th) / (2 * np.pi)
+
+
+def angle_velocity(theta, alpha: float = 1.0) -> np.ndarray:
+    """Right-hand side of eq. 12, ``θ̇ = −α ψ(θ) sin θ`` with ``ψ = psi_gaussian``.
+
+    Near ``θ = π`` it behaves as ``−α (π − θ)²/(2π)``; near 0 as ``−α θ/2``.
+    """
+    alpha = V.finite("alpha", alpha, positive=True)
+    th = V.array("theta", theta)
+    return -alpha * psi_gaussian(th) * np.sin(th)
+
+
+def integrate_angle(theta0, t, alpha: float = 1.0, *, rtol: float = 1e-10,
+                    atol: float = 1e-12) -> np.ndarray:
+    """Integrate eq. 12 from ``theta0`` (scalar or array of starts) to the times ``t``.
+
+    Uses the variable ``u = log(π − θ)``, in which the slow approach away from ``π`` is
+    well conditioned: ``u̇ = α sin(π − θ)/(2π)``. Returns shape ``(len(t),) + theta0.shape``.
+    """
+    alpha = V.finite("alpha", alpha, positive=True)
+    th0 = V.array("theta0", theta0)
+    if np.any((th0 <= 0) | (th0 >= np.pi)):
+        raise ValueError("theta0 must lie in (0, π)")
+    t = V.array("t", t, ndim=1)
+    if t.size == 0 or np.any(np.diff(t) < 0) or t[0] < 0:
+        raise ValueError("t must be a non-empty, non-decreasing array of times >= 0")
+    shape = th0.shape
+    u0 = np.log(np.pi - th0.ravel())
+
+    def rhs(_, u):
+        return alpha * np.sin(np.exp(u)) / (2 * np.pi)
+
+    if t[-1] == 0:
+        return np.broadcast_to(th0, (t.size,) + shape).copy()
+    sol = integrate.solve_ivp(rhs, (0.0, float(t[-1])), u0, t_eval=t, rtol=rtol, atol=atol,
+                              method="DOP853")
+    if not sol.success:  # pragma: no cover
+        raise RuntimeError(sol.message)
+    return (np.pi - np.exp(sol.y.T)).reshape((t.size,) + shape)
+
+
+def escape_time(theta_start, theta_end, alpha: float = 1.0) -> np.ndarray:
+    """Exact time for eq. 12 to go from ``theta_start`` down to ``theta_end`` (quadrature).
+
+    ``t = ∫_{θ_end}^{θ_start} dθ / (α ψ(θ) sin θ) = (2π/α) ∫_{π−θ_start}^{π−θ_end}
+    du / (u sin u)``, evaluated as ``(2π/α)[1/ε − 1/u_1 + ∫ (1/(u sin u) − 1/u²) du]`` with
+    ``ε = π − θ_start``, ``u_1 = π − θ_end`` (the bracketed integrand is smooth). Vectorised
+    over ``theta_start``.
+    """
+    alpha = V.finite("alpha", alpha, positive=True)
+    ts = V.array("theta_start", theta_start)
+    te = V.in_interval("theta_end", theta_end, 0.0, np.pi, closed="neither")
+    if np.any((ts <= 0) | (ts >= np.pi)):
+        raise ValueError("theta_start must lie in (0, π)")
+    if np.any(ts < te):
+        raise ValueError("theta_start must be >= theta_end (θ decreases under eq. 12)")
+    eps = np.pi - ts
+    u1 = np.pi - te
+
+    def reg(u):
+        return 1.0 / (u * np.sin(u)) - 1.0 / u**2 if u > 1e-4 else 1.0 / 6 + 7 * u * u / 360
+
+    rest = np.vectorize(lambda e: integrate.quad(reg, e, u1, epsabs=1e-13, epsrel=1e-12)[0])(eps)
+    return (2 * np.pi / alpha) * (1.0 / eps - 1.0 / u1 + rest)
+
+
+def escape_time_asymptotic(eps, theta_end, alpha: float = 1.0) -> np.ndarray:
+    """The seed's asymptotic escape time with its constant: ``(2π/α)(1/ε − 1/(π − θ_end))``.
+
+    This is the exact time for the quadratic approximation ``θ̇ = −α(π − θ)²/(2π)`` of eq. 12
+    near ``π``; the exact time differs from it by ``O(1)`` as ``ε → 0`` (see
+    :func:`escape_time_constant`).
+    """
+    alpha = V.finite("alpha", alpha, positive=True)
+    e = V.array("eps", eps)
+    if np.any(e <= 0):
+        raise ValueError("eps must be > 0")
+    te = V.in_interval("theta_end", theta_end, 0.0, np.pi, closed="neither")
+    return (2 * np.pi / alpha) * (1.0 / e - 1.0 / (np.pi - te))
+
+
+def escape_time_constant(theta_end: float, alpha: float = 1.0) -> float:
+    """``lim_{ε→0} [escape_time(π − ε) − escape_time_asymptotic(ε)]``
+    ``= (2π/α) ∫_0^{π−θ_end} (1/(u sin u) − 1/u²) du``."""
+    alpha = V.finite("alpha", alpha, positive=True)
+    te = V.in_interval("theta_end", theta_end, 0.0, np.pi, closed="neither")
+    u1 = np.pi - te
+
+    def reg(u):
+        return 1.0 / (u * np.sin(u)) - 1.0 / u**2 if u > 1e-4 else 1.0 / 6 + 7 * u * u / 360
+
+    return float(2 * np.pi / alpha * integrate.quad(reg, 0.0, u1, epsabs=1e-13,
+                                                    epsrel=1e-12)[0])

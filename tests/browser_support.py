@@ -1,0 +1,581 @@
+"""Drive the student path in a real browser: JupyterLab + headless Chromium (Playwright).
+
+Used by ``tests/test_browser.py``. Three pieces:
+
+* :func:`chromium_problem` tells why Debian's ``/usr/bin/chromium`` cannot be used (or
+  ``None``); the fix is ``.ci/install_chromium.sh``. Playwright's own browser download
+  (``playwright install``) is never used.
+* :class:`JupyterLab` starts ``.venv/bin/jupyter lab`` on 127.0.0.1 (free port, random
+  token, ``--no-browser``, ``--allow-root`` only when running as root) with every piece of
+  Jupyter/IPython/matplotlib state under a project-local folder (``build/browser/state``)
+  and ``TD_QUICK=1`` in the environment, waits until ``/api/status`` answers, and stops it
+  through its own API (``POST /api/shutdown``), falling back to signals sent to its PID
+  (the server leads its own process group, so its kernels go with it).
+* :func:`run_notebook` opens a notebook in the browser, runs all cells with JupyterLab's
+  "Run All Cells" command, continues below any cell that stopped the run (JupyterLab
+  aborts the queued cells after an error, as a student would see), waits for the kernel
+  to go idle and returns the executed notebook as JupyterLab holds it, plus what the page
+  rendered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = REPO / ".venv" / "bin"
+BUILD = REPO / "build" / "browser"
+CHROMIUM = Path("/usr/bin/chromium")
+INSTALL_HINT = "run `.ci/install_chromium.sh` (as root; CI runs it) to install Debian's chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1440, "height": 1000}
+
+# JupyterLab user settings for a deterministic, offline session: every cell attached to
+# the DOM (so the page can be inspected cell by cell), no news / update checks.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+}
+
+
+class BrowserTestError(AssertionError):
+    """A step of the browser path failed; the message says which and why."""
+
+
+# ----------------------------------------------------------------------------- chromium
+def chromium_problem(path: Path = CHROMIUM) -> str | None:
+    """Why ``path`` cannot serve as the test browser, or ``None`` if it starts."""
+    if not path.exists():
+        return f"{path} not found: {INSTALL_HINT}"
+    if not os.access(path, os.X_OK):
+        return f"{path} is not executable: {INSTALL_HINT}"
+    try:
+        p = subprocess.run([str(path), "--headless=new", *CHROMIUM_ARGS, "--version"],
+                           capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{path} does not start ({exc}): {INSTALL_HINT}"
+    if p.returncode != 0:
+        return f"`{path} --version` failed ({p.returncode}): {p.stderr.strip()[-500:]}"
+    return None
+
+
+@contextlib.contextmanager
+def chromium_browser(timeout_s: float = 60) -> Iterator[Any]:
+    """A headless Debian Chromium driven by Playwright (closed on exit)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS,
+                                     headless=True, timeout=timeout_s * 1000)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# ----------------------------------------------------------------------------- server
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def jupyter_environment(state: Path, quick: bool = True) -> dict[str, str]:
+    """The server's environment: project-local Jupyter/IPython/matplotlib state, quick demos."""
+    dirs = {
+        "JUPYTER_CONFIG_DIR": state / "jupyter" / "config",
+        "JUPYTER_DATA_DIR": state / "jupyter" / "data",
+        "JUPYTER_RUNTIME_DIR": state / "jupyter" / "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": state / "jupyter" / "config" / "lab" / "user-settings",
+        "JUPYTERLAB_WORKSPACES_DIR": state / "jupyter" / "config" / "lab" / "workspaces",
+        "IPYTHONDIR": state / "ipython",
+        "MPLCONFIGDIR": state / "matplotlib",
+    }
+    env = dict(os.environ)
+    for key, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[key] = str(path)
+    for key in ("NBGRADER_EXECUTION", "JUPYTER_TOKEN", "JUPYTER_PATH", "JUPYTER_CONFIG_PATH"):
+        env.pop(key, None)
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    if quick:
+        env["TD_QUICK"] = "1"
+    else:
+        env.pop("TD_QUICK", None)
+    return env
+
+
+def write_lab_settings(settings_dir: Path) -> None:
+    for rel, value in LAB_SETTINGS.items():
+        path = settings_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(value, indent=2))
+
+
+def _describe(proc: Any) -> str:
+    try:
+        return f"pid {proc.pid} {' '.join(proc.cmdline())[:160]}"
+    except Exception:  # noqa: BLE001 - process vanished while describing it
+        return f"pid {proc.pid}"
+
+
+class JupyterLab:
+    """A JupyterLab server owned by the test (see the module docstring).
+
+    Parameters
+    ----------
+    root : Path
+        Folder served (``--ServerApp.root_dir``) and the server's working directory.
+    state : Path
+        Project-local folder for Jupyter, IPython and matplotlib state.
+    log_path : Path
+        The server's stdout and stderr go here (attached to failure messages).
+    quick : bool
+        Put ``TD_QUICK=1`` in the environment (kernels inherit it).
+    """
+
+    def __init__(self, root: Path, state: Path, log_path: Path, quick: bool = True) -> None:
+        self.root = Path(root)
+        self.state = Path(state)
+        self.log_path = Path(log_path)
+        self.quick = quick
+        self.token = secrets.token_hex(24)
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+        self._log_file: Any = None
+
+    # -- lifecycle
+    def command(self) -> list[str]:
+        cmd = [
+            str(VENV_BIN / "jupyter"), "lab",
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={self.root}",
+            "--ServerApp.terminals_enabled=False",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
+        if os.geteuid() == 0:
+            cmd.append("--allow-root")
+        return cmd
+
+    def start(self, timeout_s: float = 120) -> JupyterLab:
+        """Start the server and wait until ``/api/status`` answers with the token."""
+        if not (VENV_BIN / "jupyter").exists():
+            raise BrowserTestError(f"{VENV_BIN / 'jupyter'} missing: run `make setup` first")
+        self.root.mkdir(parents=True, exist_ok=True)
+        env = jupyter_environment(self.state, self.quick)
+        write_lab_settings(Path(env["JUPYTERLAB_SETTINGS_DIR"]))
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        for _attempt in range(3):  # a port can be taken between free_port() and bind
+            self.port = free_port()
+            self._log_file = self.log_path.open("w")
+            self.proc = subprocess.Popen(self.command(), cwd=self.root, env=env,
+                                         stdout=self._log_file, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            if self._wait_ready(timeout_s):
+                return self
+            if self.proc.poll() is None:
+                self.stop()
+                raise BrowserTestError(
+                    f"JupyterLab did not answer /api/status within {timeout_s:.0f} s\n"
+                    + self.log_tail())
+            self._log_file.close()
+            if "already in use" not in self.log_path.read_text(errors="replace"):
+                break
+        raise BrowserTestError(f"JupyterLab exited with code {self.proc.returncode} "
+                               f"before answering\n" + self.log_tail())
+
+    def _wait_ready(self, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                status, body = self.api("GET", "api/status", timeout_s=5)
+                if status == 200 and isinstance(body, dict) and "started" in body:
+                    return True
+            except (OSError, urllib.error.URLError, ValueError):
+                pass
+            time.sleep(0.5)
+        return False
+
+    def stop(self, timeout_s: float = 30) -> list[str]:
+        """Stop the server: ``POST /api/shutdown``, else SIGTERM/SIGKILL to its PID group.
+
+        Returns the processes (server, kernels) that were still alive and had to be killed
+        by signal, described; an empty list means the API shutdown cleaned up everything.
+        """
+        import psutil
+
+        if self.proc is None:
+            return []
+        leftovers: list[str] = []
+        try:
+            family = [psutil.Process(self.proc.pid)]
+            family += family[0].children(recursive=True)
+        except psutil.NoSuchProcess:
+            family = []
+        if self.proc.poll() is None:
+            try:
+                self.api("POST", "api/shutdown", timeout_s=10)
+            except (OSError, urllib.error.URLError, ValueError):
+                pass  # the fallback below handles a server that does not answer
+            try:
+                self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                leftovers.append(f"server pid {self.proc.pid} ignored POST /api/shutdown")
+                self._signal_group(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self._signal_group(signal.SIGKILL)
+                    self.proc.wait(timeout=10)
+        _gone, alive = psutil.wait_procs(family, timeout=10)
+        for proc in alive:
+            leftovers.append(f"still alive after shutdown: {_describe(proc)}")
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+        psutil.wait_procs(alive, timeout=10)
+        if self._log_file and not self._log_file.closed:
+            self._log_file.close()
+        return leftovers
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        # The server was started with start_new_session=True: its PID is its group id.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def __enter__(self) -> JupyterLab:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- access
+    def url(self, path: str = "lab", **query: str) -> str:
+        q = urllib.parse.urlencode({"token": self.token, **query})
+        return f"http://127.0.0.1:{self.port}/{path.lstrip('/')}?{q}"
+
+    def api(self, method: str, path: str, timeout_s: float = 10) -> tuple[int, Any]:
+        """Call the REST API with the token; returns (status, parsed JSON or text)."""
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}/{path.lstrip('/')}",
+                                     method=method, data=b"" if method != "GET" else None,
+                                     headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            raw = resp.read().decode("utf-8", "replace")
+            try:
+                return resp.status, json.loads(raw) if raw else None
+            except json.JSONDecodeError:
+                return resp.status, raw
+
+    def log_tail(self, lines: int = 120) -> str:
+        if self._log_file and not self._log_file.closed:
+            self._log_file.flush()
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return f"--- (no server log at {self.log_path}) ---"
+        # The token would be useless after the test, but keep it out of reports anyway.
+        body = "\n".join(text[-lines:]).replace(self.token, "<token>")
+        return f"--- last {min(lines, len(text))} lines of {self.log_path} ---\n{body}"
+
+
+# --------------------------------------------------------------------------- notebook
+@dataclass
+class NotebookRun:
+    """What JupyterLab showed after running a notebook in the browser."""
+
+    path: str  # relative to the server root
+    notebook: dict  # nbformat JSON of the notebook as JupyterLab saved it
+    rendered: dict[int, str]  # cell index -> text of its rendered output area (code cells)
+    rounds: list[int]  # index of the cell each run started at (0 = "Run All Cells")
+    seconds: float
+    screenshot: Path | None = None
+    console: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds since open
+
+    @property
+    def cells(self) -> list[dict]:
+        return self.notebook["cells"]
+
+
+def nbgrader_meta(cell: dict) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+
+
+def cell_kind(cell: dict) -> str:
+    """``markdown``/``raw``, ``answer`` (student writes it), ``test`` (autograded), ``code``."""
+    if cell["cell_type"] != "code":
+        return cell["cell_type"]
+    meta = nbgrader_meta(cell)
+    if meta.get("solution"):
+        return "answer"
+    if meta.get("grade"):
+        return "test"
+    return "code"
+
+
+def errors(cell: dict) -> list[tuple[str, str]]:
+    return [(o.get("ename", ""), o.get("evalue", "")) for o in cell.get("outputs", [])
+            if o.get("output_type") == "error"]
+
+
+def first_exercise_test(cells: list[dict]) -> int | None:
+    """Index of the first autograded test cell after the first code answer cell."""
+    answers = [i for i, c in enumerate(cells) if cell_kind(c) == "answer"]
+    if not answers:
+        return None
+    return next((i for i in range(answers[0] + 1, len(cells)) if cell_kind(cells[i]) == "test"),
+                None)
+
+
+# JavaScript run in the page. ``window.jupyterapp`` exists because the server runs with
+# ``--LabApp.expose_app_in_browser=True``.
+_JS_INSTALL = """
+(path) => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell || !app.commands) return 'no-app';
+  const panel = Array.from(app.shell.widgets('main')).find(
+      w => w.context && w.context.path === path && w.content && w.content.model);
+  if (!panel) return 'no-panel';
+  window.__td = window.__td || {};
+  window.__td.panel = panel;
+  return 'ok';
+}
+"""
+_JS_KERNEL = """
+() => {
+  const p = window.__td.panel, sc = p.sessionContext;
+  const k = sc.session && sc.session.kernel;
+  return {ready: !!sc.isReady, kernel: k ? k.status : null,
+          name: k ? k.name : null, busy: sc.kernelDisplayStatus};
+}
+"""
+_JS_RUN = """
+([command, index]) => {
+  const app = window.jupyterapp, p = window.__td.panel;
+  app.shell.activateById(p.id);
+  if (index !== null) { p.content.activeCellIndex = index; p.content.deselectAll(); }
+  window.__td.done = null;
+  app.commands.execute(command).then(
+      r => { window.__td.done = 'ok'; },
+      e => { window.__td.done = 'error: ' + (e && e.message ? e.message : String(e)); });
+  return true;
+}
+"""
+_JS_STATE = """
+() => {
+  const p = window.__td.panel, sc = p.sessionContext;
+  const k = sc.session && sc.session.kernel;
+  const pending = Array.from(document.querySelectorAll(
+      '.jp-Notebook .jp-InputPrompt')).filter(e => e.textContent.includes('*')).length;
+  return {done: window.__td.done, kernel: k ? k.status : null, pending: pending};
+}
+"""
+_JS_MODEL = "() => window.__td.panel.content.model.toJSON()"
+_JS_RENDERED = """
+() => window.__td.panel.content.widgets.map(w => {
+  const o = w.node.querySelector('.jp-OutputArea');
+  return o ? o.textContent : null;
+})
+"""
+_JS_SCROLL = """
+(index) => {
+  const p = window.__td.panel;
+  p.content.activeCellIndex = index;
+  const w = p.content.widgets[index];
+  if (w && w.node) w.node.scrollIntoView({block: 'center'});
+  return true;
+}
+"""
+_JS_SAVE = """
+() => {
+  const app = window.jupyterapp, p = window.__td.panel;
+  app.shell.activateById(p.id);
+  window.__td.saved = null;
+  app.commands.execute('docmanager:save').then(
+      r => { window.__td.saved = p.context.model.dirty ? 'still dirty' : 'ok'; },
+      e => { window.__td.saved = 'error: ' + (e && e.message ? e.message : String(e)); });
+  return true;
+}
+"""
+_JS_SHUTDOWN = "async () => { await window.__td.panel.sessionContext.shutdown(); return true; }"
+
+
+def _poll(page: Any, check: Callable[[], Any], timeout_s: float, what: str,
+          interval_s: float = 0.5) -> Any:
+    """Call ``check`` until it returns a truthy value; accept any dialog JupyterLab raises
+    meanwhile (e.g. a kernel chooser). Raise BrowserTestError naming ``what`` on timeout."""
+    deadline = time.monotonic() + timeout_s
+    last: Any = None
+    while True:
+        dialog = page.locator(".jp-Dialog .jp-mod-accept")
+        if dialog.count():
+            with contextlib.suppress(Exception):
+                dialog.first.click(timeout=2000)
+        last = check()
+        if last and not (isinstance(last, str) and last.startswith("no-")):
+            return last
+        if time.monotonic() > deadline:
+            raise BrowserTestError(f"timed out after {timeout_s:.0f} s waiting for {what} "
+                                   f"(last state: {last!r})")
+        page.wait_for_timeout(interval_s * 1000)
+
+
+def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path | None = None,
+                 open_timeout_s: float = 120, run_timeout_s: float = 600,
+                 executed_copy: Path | None = None) -> NotebookRun:
+    """Open ``path`` (relative to the server root) in JupyterLab and run all its cells.
+
+    Sequence: load ``/lab/tree/<path>``; wait for the notebook panel and an idle kernel;
+    execute JupyterLab's ``notebook:run-all-cells`` command (what *Run ▸ Run All Cells*
+    does); when that run stops at an error (JupyterLab aborts the queued cells), select
+    the first cell that did not run and execute ``notebook:run-all-below`` from there,
+    until every code cell has run or a round makes no progress. After each round wait for
+    the command to settle, the kernel to be idle and no ``[*]`` prompt to remain. Then save
+    the notebook (``docmanager:save``) and read it back through ``/api/contents``.
+
+    The screenshot (if asked) is taken with the first exercise's test cell in view. The
+    kernel is shut down before returning. ``executed_copy`` receives the notebook JSON.
+    """
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    console: list[str] = []
+    page.on("console", lambda m: console.append(f"{m.type}: {m.text}")
+            if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
+    t0 = time.monotonic()
+    timings: dict[str, float] = {}
+
+    def mark(phase: str) -> None:
+        timings[phase] = round(time.monotonic() - t0, 2)
+
+    try:
+        page.goto(lab.url("lab/tree/" + urllib.parse.quote(path)), timeout=open_timeout_s * 1000,
+                  wait_until="domcontentloaded")
+        _poll(page, lambda: page.evaluate(_JS_INSTALL, path), open_timeout_s,
+              f"JupyterLab to open {path} (window.jupyterapp and the notebook panel)")
+        mark("panel")
+        _poll(page, lambda: (lambda s: s["ready"] and s["kernel"] == "idle")(
+            page.evaluate(_JS_KERNEL)), open_timeout_s, f"the kernel of {path} to be idle")
+        # Let the notebook attach every cell to the DOM before running.
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=open_timeout_s * 1000)
+        mark("kernel idle")
+
+        rounds: list[int] = []
+        start: int | None = None
+        deadline = time.monotonic() + run_timeout_s
+        while True:
+            command = "notebook:run-all-cells" if start is None else "notebook:run-all-below"
+            rounds.append(start or 0)
+            page.evaluate(_JS_RUN, [command, start])
+            page.wait_for_timeout(300)
+            _poll(page, lambda: (lambda s: s["done"] is not None and s["kernel"] == "idle"
+                                 and s["pending"] == 0)(page.evaluate(_JS_STATE)),
+                  max(5.0, deadline - time.monotonic()),
+                  f"{command} on {path} to finish (kernel idle, no [*] prompt)")
+            state = page.evaluate(_JS_STATE)
+            if state["done"] != "ok":
+                raise BrowserTestError(f"{command} failed in the page: {state['done']}")
+            cells = page.evaluate(_JS_MODEL)["cells"]
+            not_run = [i for i, c in enumerate(cells)
+                       if c["cell_type"] == "code" and c.get("execution_count") is None
+                       and c["source"].strip()]
+            ran = [i for i, c in enumerate(cells)
+                   if c["cell_type"] == "code" and c.get("execution_count") is not None]
+            last_ran = max(ran, default=-1)
+            nxt = next((i for i in not_run if i > last_ran), None)
+            if nxt is None or (start is not None and nxt <= start):
+                break
+            start = nxt
+        seconds = time.monotonic() - t0
+        mark("cells run")
+
+        # Save as a student would (File > Save) and read the file back through the server.
+        page.evaluate(_JS_SAVE)
+        saved = _poll(page, lambda: page.evaluate("() => window.__td.saved"), open_timeout_s,
+                      f"JupyterLab to save {path}")
+        if saved != "ok":
+            raise BrowserTestError(f"saving {path} from JupyterLab failed: {saved}")
+        status, model = lab.api("GET", "api/contents/" + urllib.parse.quote(path)
+                                + "?content=1&type=notebook", timeout_s=30)
+        if status != 200 or not isinstance(model, dict) or not model.get("content"):
+            raise BrowserTestError(f"GET /api/contents/{path} returned {status}: {model!r:.300}")
+        nb_json = model["content"]
+        mark("saved")
+        dom = page.evaluate(_JS_RENDERED)
+        rendered = {i: dom[i] for i in range(min(len(dom), len(nb_json["cells"])))
+                    if dom[i] is not None}
+        if len(dom) != len(nb_json["cells"]):
+            console.append(f"note: page shows {len(dom)} cells, model has "
+                           f"{len(nb_json['cells'])}")
+        if executed_copy is not None:
+            executed_copy.parent.mkdir(parents=True, exist_ok=True)
+            executed_copy.write_text(json.dumps(nb_json, indent=1))
+        if screenshot is not None:
+            focus = first_exercise_test(nb_json["cells"])
+            if focus is not None:
+                page.evaluate(_JS_SCROLL, focus)
+                page.wait_for_timeout(500)
+            screenshot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(screenshot))
+        mark("screenshot")
+        with contextlib.suppress(Exception):
+            page.evaluate(_JS_SHUTDOWN)
+        mark("kernel shut down")
+        return NotebookRun(path, nb_json, rendered, rounds, seconds, screenshot, console,
+                           timings)
+    except Exception as exc:
+        if screenshot is not None:
+            with contextlib.suppress(Exception):
+                fail_shot = screenshot.with_name(screenshot.stem + ".failure.png")
+                page.screenshot(path=str(fail_shot))
+                console.append(f"failure screenshot: {fail_shot}")
+        raise BrowserTestError(
+            f"{exc}\n(phases reached, seconds since opening: {timings})"
+            f"\n--- browser console (errors/warnings) ---\n" + "\n".join(console[-40:])
+            + "\n" + lab.log_tail()) from exc
+    finally:
+        context.close()
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """Replace ``dst`` by a copy of ``src`` (what a student downloads)."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst)
+    return dst

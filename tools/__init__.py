@@ -1,0 +1,1 @@
+"""Build tooling for the course: notebook sync/execution, nbgrader pipeline, fake students."""

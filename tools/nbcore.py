@@ -1,0 +1,171 @@
+"""Notebook primitives shared by the build tools and the tests.
+
+Sources are Jupytext percent files under ``course/source/<assignment>/<notebook>.py``;
+nbgrader metadata rides on the ``# %%`` lines (see docs/AUTHORING.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbclient import NotebookClient
+from nbformat import NotebookNode
+
+from tools import env
+
+BEGIN_SOL, END_SOL = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE"
+CELL_TIMEOUT = 300  # seconds per cell when we execute notebooks ourselves
+
+
+def sources(assignment: str | None = None) -> list[Path]:
+    """All notebook sources (``course/source/<assignment>/*.py``), sorted."""
+    pattern = f"{assignment}/*.py" if assignment else "*/*.py"
+    return sorted(p for p in env.SOURCE.glob(pattern) if not p.name.startswith("_"))
+
+
+def assignments() -> list[str]:
+    return sorted({p.parent.name for p in sources()})
+
+
+def read_source(path: str | Path) -> NotebookNode:
+    nb = jupytext.read(str(path))
+    nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3",
+                                          "language": "python"})
+    return nb
+
+
+def nbmeta(cell: NotebookNode) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def is_answer(cell) -> bool:
+    return bool(nbmeta(cell).get("solution"))
+
+
+def is_test(cell) -> bool:
+    m = nbmeta(cell)
+    return bool(m.get("grade")) and not m.get("solution") and cell.cell_type == "code"
+
+
+def grade_id(cell) -> str | None:
+    return nbmeta(cell).get("grade_id")
+
+
+def strip_markers(src: str, begin: str, end: str, keep: bool) -> str:
+    """Remove marker lines; keep (``keep=True``) or drop the region between them."""
+    out, inside = [], False
+    for line in src.split("\n"):
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif keep or not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def stub_region(src: str, stub: str) -> str:
+    """Replace each solution region by ``stub`` at the BEGIN line's indentation (as nbgrader)."""
+    out, inside = [], False
+    for line in src.split("\n"):
+        if BEGIN_SOL in line:
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.extend(indent + s for s in stub.split("\n"))
+        elif END_SOL in line:
+            inside = False
+        elif not inside:
+            out.append(line)
+    return "\n".join(out)
+
+
+def solution_notebook(nb: NotebookNode) -> NotebookNode:
+    """The source with solution/hidden-test markers removed (what a perfect student runs)."""
+    nb = copy.deepcopy(nb)
+    for c in nb.cells:
+        c.source = strip_markers(c.source, BEGIN_SOL, END_SOL, keep=True)
+        c.source = strip_markers(c.source, BEGIN_HIDDEN, END_HIDDEN, keep=True)
+    return nb
+
+
+def stub_notebook(nb: NotebookNode) -> NotebookNode:
+    """Solutions replaced by stubs, hidden tests kept (an inverted validation in-process)."""
+    nb = copy.deepcopy(nb)
+    for c in nb.cells:
+        if is_answer(c):
+            if BEGIN_SOL in c.source:
+                c.source = stub_region(c.source, CODE_STUB if c.cell_type == "code" else TEXT_STUB)
+            elif c.cell_type == "markdown":
+                c.source = TEXT_STUB
+        c.source = strip_markers(c.source, BEGIN_HIDDEN, END_HIDDEN, keep=True)
+    return nb
+
+
+@contextmanager
+def environ(**kw: str | None) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in kw}
+    try:
+        for k, v in kw.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False,
+            timeout: int = CELL_TIMEOUT, allow_errors: bool = True) -> tuple[NotebookNode, float]:
+    """Execute ``nb`` in a fresh python3 kernel with working directory ``cwd``.
+
+    ``quick`` sets ``NBGRADER_EXECUTION=validate`` in the kernel, exactly as nbgrader does
+    while validating/autograding, so demos shrink. Returns the executed notebook and the
+    wall time.
+    """
+    nb = copy.deepcopy(nb)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
+                            interrupt_on_timeout=True,
+                            resources={"metadata": {"path": str(cwd)}})
+    t0 = time.perf_counter()
+    with environ(NBGRADER_EXECUTION="validate" if quick else None):
+        client.execute()
+    return nb, time.perf_counter() - t0
+
+
+def error_cells(nb: NotebookNode) -> list[NotebookNode]:
+    return [c for c in nb.cells if c.cell_type == "code"
+            and any(o.get("output_type") == "error" for o in c.get("outputs", []))]
+
+
+def error_text(cell: NotebookNode) -> str:
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "error":
+            return f"{o.get('ename')}: {o.get('evalue')}"
+    return ""
+
+
+def failed_tests(nb: NotebookNode) -> dict[str, str]:
+    """grade_id -> error of every autograded test cell that raised."""
+    return {grade_id(c): error_text(c) for c in error_cells(nb) if is_test(c)}
+
+
+def write(nb: NotebookNode, path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path

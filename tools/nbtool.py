@@ -1,0 +1,127 @@
+"""Notebook commands: sync sources to paired notebooks, execute, lint nbgrader metadata.
+
+    python -m tools.nbtool sync [PATH...]      # .py -> paired .ipynb (jupytext --update)
+    python -m tools.nbtool run [--quick] PATH  # execute a source; report time and errors
+    python -m tools.nbtool lint [PATH...]      # nbgrader metadata lint
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+
+from tools import env, nbcore
+
+
+class SyncError(RuntimeError):
+    pass
+
+
+def sync(path: Path) -> Path:
+    """Write the paired ``.ipynb`` of a source with ``jupytext --to ipynb --update``.
+
+    The ``.py`` is the single source of truth. If the ``.ipynb`` is newer *and* its cells
+    differ from what the ``.py`` says (someone edited the notebook in JupyterLab), refuse
+    instead of silently overwriting either side: the author must run ``jupytext --sync``
+    (or delete the ``.ipynb``) deliberately.
+    """
+    path = Path(path)
+    ipynb = path.with_suffix(".ipynb")
+    if ipynb.exists() and ipynb.stat().st_mtime > path.stat().st_mtime:
+        from_py = [(c.cell_type, c.source) for c in jupytext.read(str(path)).cells]
+        from_nb = [(c.cell_type, c.source) for c in jupytext.read(str(ipynb)).cells]
+        if from_py != from_nb:
+            raise SyncError(
+                f"{ipynb} is newer than {path.name} and differs from it: it was edited as a "
+                f"notebook. Run `jupytext --sync {ipynb}` to pull the edits into the .py, or "
+                f"delete the .ipynb to discard them.")
+    subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--update",
+                    str(path)], check=True)
+    return ipynb
+
+
+def lint(path: Path) -> list[str]:
+    """Problems in a source's nbgrader metadata (empty list if none)."""
+    nb = nbcore.read_source(path)
+    problems, seen = [], set()
+    for i, c in enumerate(nb.cells):
+        m = nbcore.nbmeta(c)
+        src = c.source
+        where = f"{path.name} cell {i}"
+        for b, e in [(nbcore.BEGIN_SOL, nbcore.END_SOL), (nbcore.BEGIN_HIDDEN, nbcore.END_HIDDEN)]:
+            if src.count(b) != src.count(e):
+                problems.append(f"{where}: unpaired {b!r}/{e!r}")
+        if not m:
+            if nbcore.BEGIN_SOL in src or nbcore.BEGIN_HIDDEN in src:
+                problems.append(f"{where}: solution/hidden markers in a cell without nbgrader metadata")
+            continue
+        gid = m.get("grade_id")
+        if not gid:
+            problems.append(f"{where}: nbgrader cell without grade_id")
+        elif gid in seen:
+            problems.append(f"{where}: duplicate grade_id {gid!r}")
+        seen.add(gid)
+        if m.get("grade") and not m.get("points"):
+            problems.append(f"{where} ({gid}): graded cell without points")
+        if m.get("schema_version") != 3:
+            problems.append(f"{where} ({gid}): schema_version must be 3")
+        if nbcore.is_test(c) and not m.get("locked"):
+            problems.append(f"{where} ({gid}): test cell must be locked")
+        if c.cell_type == "code" and m.get("solution") and nbcore.BEGIN_SOL not in src:
+            problems.append(f"{where} ({gid}): code answer cell without a BEGIN SOLUTION region")
+        if nbcore.BEGIN_HIDDEN in src and not nbcore.is_test(c):
+            problems.append(f"{where} ({gid}): hidden tests outside a test cell")
+    if not any(nbcore.is_test(c) for c in nb.cells):
+        problems.append(f"{path.name}: no autograded test cell")
+    return problems
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(env.REPO))
+    except ValueError:
+        return str(path)
+
+
+def run(path: Path, quick: bool, out: Path | None = None) -> int:
+    nb = nbcore.read_source(path)
+    executed, secs = nbcore.execute(nb, path.parent, quick=quick)
+    out = out or env.BUILD / "executed" / path.parent.name / (path.stem + (".quick" if quick else "") + ".ipynb")
+    nbcore.write(executed, out)
+    errs = nbcore.error_cells(executed)
+    print(f"{_rel(path)}: "
+          f"{'quick' if quick else 'full'} run {secs:.1f} s, {len(errs)} cell(s) with errors -> {out}")
+    for c in errs:
+        print(f"  [{nbcore.grade_id(c) or 'cell'}] {nbcore.error_text(c)}")
+    return 1 if errs else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("sync")
+    s.add_argument("paths", nargs="*", type=Path)
+    r = sub.add_parser("run")
+    r.add_argument("--quick", action="store_true", help="set NBGRADER_EXECUTION as nbgrader does")
+    r.add_argument("path", type=Path)
+    r.add_argument("-o", "--out", type=Path)
+    lt = sub.add_parser("lint")
+    lt.add_argument("paths", nargs="*", type=Path)
+    a = p.parse_args(argv)
+    if a.cmd == "sync":
+        for path in a.paths or nbcore.sources():
+            print("synced", _rel(sync(path)))
+        return 0
+    if a.cmd == "run":
+        return run(a.path.resolve(), a.quick, a.out)
+    problems = [msg for path in (a.paths or nbcore.sources()) for msg in lint(path)]
+    print("\n".join(problems) or "metadata ok")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""The instructor path with nbgrader, scripted (nbgrader's own docs-CI style).
+
+    python -m tools.pipeline release [ASSIGNMENT...]     # sync + generate_assignment + leak check
+    python -m tools.pipeline validate [ASSIGNMENT...]    # sources pass, releases fail (inverted)
+    python -m tools.pipeline autograde-demo [ASSIGNMENT...]
+        # fake students -> autograde -> feedback -> export -> grade table, asserted
+
+Every function takes a course root, so tests can run the same pipeline in a scratch copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from tools import env, fake_students, nbcore, nbtool
+
+STUDENTS = ("solutions", "blank", "partial", "raises", "loop", "tampered")
+
+
+def config(course: Path = env.COURSE) -> Config:
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    cfg.CourseDirectory.root = str(course)
+    return cfg
+
+
+def nbgrader(*args: str, course: Path = env.COURSE, check: bool = True) -> subprocess.CompletedProcess:
+    """Run the nbgrader CLI in the course root with the project-local environment."""
+    cmd = [sys.executable, "-m", "nbgrader", *args, f"--CourseDirectory.root={course}"]
+    p = subprocess.run(cmd, cwd=course, capture_output=True, text=True, env=os.environ.copy())
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def source_paths(assignment: str, course: Path = env.COURSE) -> list[Path]:
+    return sorted(p for p in (course / "source" / assignment).glob("*.py") if not p.name.startswith("_"))
+
+
+def assignments(course: Path = env.COURSE) -> list[str]:
+    return sorted({p.parent.name for p in (course / "source").glob("*/*.py")})
+
+
+# --------------------------------------------------------------------------- release
+def sync(assignment: str, course: Path = env.COURSE) -> list[Path]:
+    return [nbtool.sync(p) for p in source_paths(assignment, course)]
+
+
+def leaks(release_dir: Path) -> list[str]:
+    """Solution text, hidden tests or sources found in a release folder."""
+    problems = [f"source file released: {p.name}" for p in release_dir.rglob("*.py")]
+    problems += [f"jupytext config released: {p}" for p in release_dir.rglob("jupytext.toml")]
+    for nbfile in release_dir.rglob("*.ipynb"):
+        text = nbfile.read_text()
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+            if marker in text:
+                problems.append(f"{nbfile.name}: contains {marker!r}")
+    return problems
+
+
+def release(assignment: str, course: Path = env.COURSE) -> Path:
+    """Sync the sources, ``nbgrader generate_assignment``, and refuse a leaking release."""
+    sync(assignment, course)
+    nbgrader("generate_assignment", assignment, "--force", course=course)
+    out = course / "release" / assignment
+    problems = leaks(out)
+    if problems:
+        raise RuntimeError("release leaks answers:\n" + "\n".join(problems))
+    return out
+
+
+def ensure_release(assignment: str, course: Path = env.COURSE) -> Path:
+    """The release folder of ``assignment``, generated if missing or older than a source."""
+    out = course / "release" / assignment
+    srcs = source_paths(assignment, course)
+    if not out.exists() or any(
+        not (out / (s.stem + ".ipynb")).exists()
+        or (out / (s.stem + ".ipynb")).stat().st_mtime < s.stat().st_mtime for s in srcs
+    ):
+        return release(assignment, course)
+    return out
+
+
+# -------------------------------------------------------------------------- validate
+def validate(notebook: Path, invert: bool = False, course: Path = env.COURSE) -> dict:
+    """nbgrader's Validator, read properly (the CLI exits 0 even when tests fail)."""
+    from nbgrader.validator import Validator
+
+    v = Validator(config=config(course), invert=invert)
+    return v.validate(str(notebook))
+
+
+# ------------------------------------------------------------------ fake students
+def test_points(source: Path) -> dict[str, float]:
+    nb = nbcore.read_source(source)
+    return {nbcore.grade_id(c): float(nbcore.nbmeta(c).get("points", 0)) for c in nb.cells
+            if nbcore.is_test(c)}
+
+
+@dataclass
+class Plan:
+    """What each fake student submits, and the score it must get."""
+
+    notebooks: dict[str, dict[str, nbformat.NotebookNode]]  # student -> notebook stem -> nb
+    expected: dict[str, float]  # student -> total autograded score
+    max_score: float
+
+
+def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
+    rel = ensure_release(assignment, course)
+    subs: dict[str, dict[str, nbformat.NotebookNode]] = {s: {} for s in STUDENTS}
+    expected = dict.fromkeys(STUDENTS, 0.0)
+    total = 0.0
+    loop_done = False
+    for src in source_paths(assignment, course):
+        pts = test_points(src)
+        total += sum(pts.values())
+        source_nb = nbcore.read_source(src)
+        release_nb = nbformat.read(str(rel / (src.stem + ".ipynb")), as_version=4)
+        mk = fake_students.student_notebook
+        subs["solutions"][src.stem] = mk(release_nb, source_nb, "solution")
+        subs["blank"][src.stem] = mk(release_nb, source_nb, "blank")
+        expected["solutions"] += sum(pts.values())
+        p_ans, p_fails = fake_students.variant_answers(src, "partial")
+        subs["partial"][src.stem] = mk(release_nb, source_nb, "solution", p_ans)
+        expected["partial"] += sum(pts.values()) - sum(pts[g] for g in set(p_fails))
+        r_ans, r_fails = fake_students.variant_answers(src, "raises")
+        subs["raises"][src.stem] = mk(release_nb, source_nb, "solution", r_ans)
+        expected["raises"] += sum(pts.values()) - sum(pts[g] for g in set(r_fails))
+        # One infinite loop per assignment (each costs a full cell timeout).
+        if not loop_done and r_ans:
+            l_ans, l_fails = fake_students.variant_answers(src, "loop")
+            first = next(iter(l_ans))
+            subs["loop"][src.stem] = mk(release_nb, source_nb, "solution", {first: l_ans[first]})
+            expected["loop"] += sum(pts.values()) - sum(pts[g] for g in set(r_fails))
+            loop_done = True
+        else:
+            subs["loop"][src.stem] = mk(release_nb, source_nb, "solution")
+            expected["loop"] += sum(pts.values())
+        # Tampered: the partial student who also overwrote the tests it fails.
+        subs["tampered"][src.stem] = mk(release_nb, source_nb, "solution", p_ans, tamper=p_fails)
+        expected["tampered"] += sum(pts.values()) - sum(pts[g] for g in set(p_fails))
+    return Plan(subs, expected, total)
+
+
+def submit(plan: Plan, assignment: str, course: Path = env.COURSE) -> None:
+    for student, nbs in plan.notebooks.items():
+        d = course / "submitted" / student / assignment
+        if d.exists():
+            shutil.rmtree(d)
+        for stem, nb in nbs.items():
+            nbcore.write(nb, d / f"{stem}.ipynb")
+        (d / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")
+
+
+def autograde(assignment: str, student: str | None = None, course: Path = env.COURSE) -> float:
+    args = ["autograde", assignment, "--force", "--create"]
+    if student:
+        args.append(f"--student={student}")
+    t0 = time.perf_counter()
+    nbgrader(*args, course=course)
+    return time.perf_counter() - t0
+
+
+def export(course: Path = env.COURSE) -> dict[tuple[str, str], dict]:
+    out = course / "grades.csv"
+    nbgrader("export", f"--to={out}", course=course)
+    with out.open() as f:
+        return {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
+
+
+def feedback_leaks(assignment: str, plan: Plan, course: Path = env.COURSE) -> list[str]:
+    """Hidden-test source lines visible in generated feedback (must be empty)."""
+    problems = []
+    hidden_lines = set()
+    for src in source_paths(assignment, course):
+        text = src.read_text()
+        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, re.S):
+            hidden_lines |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
+    for html in (course / "feedback").glob(f"*/{assignment}/*.html"):
+        body = html.read_text()
+        import html as html_mod
+
+        plain = html_mod.unescape(re.sub(r"<[^>]+>", "", body))
+        for ln in hidden_lines:
+            if ln in plain:
+                problems.append(f"{html.relative_to(course)}: shows hidden line {ln[:60]!r}")
+    return problems
+
+
+def autograde_demo(assignment: str, course: Path = env.COURSE) -> tuple[Plan, dict]:
+    """Fake students -> autograde -> feedback -> export. Returns the plan and the scores."""
+    plan = plan_students(assignment, course)
+    submit(plan, assignment, course)
+    autograde(assignment, course=course)
+    nbgrader("generate_feedback", assignment, "--force", course=course)
+    rows = export(course)
+    scores = {s: float(rows[(assignment, s)]["score"]) for s in STUDENTS}
+    return plan, scores
+
+
+def grade_table(assignment: str, plan: Plan, scores: dict) -> str:
+    lines = [f"{assignment}: autograded points available {plan.max_score:g}",
+             f"{'student':10s} {'expected':>9s} {'score':>7s}  verdict"]
+    for s in STUDENTS:
+        ok = abs(scores[s] - plan.expected[s]) < 1e-9
+        lines.append(f"{s:10s} {plan.expected[s]:9g} {scores[s]:7g}  {'ok' if ok else 'MISMATCH'}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cmd", choices=["release", "validate", "autograde-demo"])
+    p.add_argument("assignments", nargs="*")
+    a = p.parse_args(argv)
+    names = a.assignments or assignments()
+    status = 0
+    for name in names:
+        if a.cmd == "release":
+            out = release(name)
+            print(f"released {name}: {sorted(q.name for q in out.glob('*.ipynb'))}")
+        elif a.cmd == "validate":
+            sync(name)
+            for src in source_paths(name):
+                res = validate(src.with_suffix(".ipynb"))
+                rel = ensure_release(name) / (src.stem + ".ipynb")
+                inv = validate(rel, invert=True)
+                bad = bool(res) or bool(inv)
+                status |= bad
+                print(f"{name}/{src.stem}: source {'FAIL ' + json.dumps(res)[:400] if res else 'ok'}; "
+                      f"release inverted {'FAIL ' + json.dumps(inv)[:400] if inv else 'ok'}")
+        else:
+            plan, scores = autograde_demo(name)
+            print(grade_table(name, plan, scores))
+            status |= any(abs(scores[s] - plan.expected[s]) > 1e-9 for s in STUDENTS)
+            for msg in feedback_leaks(name, plan):
+                print("LEAK:", msg)
+                status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
