@@ -73,6 +73,9 @@ def lint(path: Path) -> list[str]:
             problems.append(f"{where} ({gid}): test cell must be locked")
         if c.cell_type == "code" and m.get("solution") and nbcore.BEGIN_SOL not in src:
             problems.append(f"{where} ({gid}): code answer cell without a BEGIN SOLUTION region")
+        quick_words = ("QUICK", "pick(", "NBGRADER_EXECUTION")
+        if (nbcore.is_test(c) or nbcore.is_answer(c)) and any(k in src for k in quick_words):
+            problems.append(f"{where} ({gid}): graded cells must not depend on quick mode")
         if nbcore.BEGIN_HIDDEN in src and not nbcore.is_test(c):
             problems.append(f"{where} ({gid}): hidden tests outside a test cell")
     if not any(nbcore.is_test(c) for c in nb.cells):

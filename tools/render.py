@@ -11,7 +11,10 @@ a "Solution" ``<details>`` (template ``tools/templates/solutions``).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from nbconvert import HTMLExporter
@@ -45,16 +48,30 @@ def render(source: Path, quick: bool = False) -> tuple[Path, float, int]:
     return out.with_suffix(".html"), secs, len(nbcore.error_cells(executed))
 
 
+def _render_one(args: tuple[Path, bool]) -> tuple[Path, float, int]:
+    return render(*args)
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                   help="notebooks executed in parallel (default: number of cores)")
     p.add_argument("paths", nargs="*", type=Path)
     a = p.parse_args(argv)
+    srcs = [s.resolve() for s in (a.paths or nbcore.sources())]
+    jobs = max(1, min(a.jobs, len(srcs)))
+    # Share the cores between parallel kernels instead of oversubscribing them.
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // jobs)))
     status = 0
-    for src in a.paths or nbcore.sources():
-        html, secs, nerr = render(src.resolve(), a.quick)
-        print(f"{html.relative_to(env.REPO)}: executed in {secs:.1f} s, {nerr} error cell(s)")
-        status |= nerr > 0
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(jobs) as pool:
+        for html, secs, nerr in pool.map(_render_one, [(s, a.quick) for s in srcs]):
+            print(f"{html.relative_to(env.REPO)}: executed in {secs:.1f} s, {nerr} error cell(s)",
+                  flush=True)
+            status |= nerr > 0
+    print(f"solutions built in {time.perf_counter() - t0:.1f} s with {jobs} parallel kernel(s)")
     return status
 
 

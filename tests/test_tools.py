@@ -1,0 +1,104 @@
+"""Unit tests of the build tooling (no kernels): markers, stubs, sync guard, lint."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import jupytext
+import nbformat
+import pytest
+from nbgrader.preprocessors import ClearSolutions
+
+from tools import nbcore, nbtool
+
+SRC = '''# %% [markdown]
+# Intro
+
+# %% nbgrader={"grade": false, "grade_id": "ans", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def f(x):
+    """Double x."""
+    ### BEGIN SOLUTION
+    y = 2 * x
+    return y
+    ### END SOLUTION
+
+# %% nbgrader={"grade": true, "grade_id": "test_ans", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+assert f(1) == 2, "f(1) should be 2"
+### BEGIN HIDDEN TESTS
+assert f(5) == 10
+### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "md", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
+# Because.
+'''
+
+
+@pytest.fixture
+def src(tmp_path):
+    p = tmp_path / "nb.py"
+    p.write_text(SRC)
+    (tmp_path / "jupytext.toml").write_text(
+        'formats = "ipynb,py:percent"\ncell_metadata_filter = "nbgrader,tags,-all"\n'
+        'notebook_metadata_filter = "-all"\n')
+    return p
+
+
+def test_solution_notebook_strips_markers_and_keeps_code(src):
+    nb = nbcore.solution_notebook(nbcore.read_source(src))
+    text = "\n".join(c.source for c in nb.cells)
+    assert "BEGIN" not in text and "END" not in text
+    assert "y = 2 * x" in text and "assert f(5) == 10" in text
+
+
+def test_our_stubs_equal_nbgraders(src):
+    ours = nbcore.stub_notebook(nbcore.read_source(src))
+    theirs = nbcore.read_source(src)
+    nb, _ = ClearSolutions(code_stub={"python": nbcore.CODE_STUB}, text_stub=nbcore.TEXT_STUB).preprocess(
+        theirs, {})
+    for a, b in zip(ours.cells, nb.cells):
+        if nbcore.is_answer(a):
+            assert a.source == b.source
+    ans = ours.cells[1].source
+    assert ans.splitlines()[-1] == "    raise NotImplementedError()" and '"""Double x."""' in ans
+
+
+def test_failed_tests_reads_error_outputs(src):
+    nb = nbcore.read_source(src)
+    nb.cells[2].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="f(1) should be 2",
+                                                  traceback=[])]
+    assert nbcore.failed_tests(nb) == {"test_ans": "AssertionError: f(1) should be 2"}
+
+
+def test_sync_writes_pair_and_refuses_to_clobber_an_edited_notebook(src):
+    ipynb = nbtool.sync(src)
+    assert ipynb.exists()
+    nb = jupytext.read(str(ipynb))
+    nb.cells[0].source = "# Intro, edited in JupyterLab"
+    jupytext.write(nb, str(ipynb))
+    later = time.time() + 5
+    os.utime(ipynb, (later, later))
+    with pytest.raises(nbtool.SyncError, match="edited as a notebook"):
+        nbtool.sync(src)
+    ipynb.unlink()
+    assert nbtool.sync(src).exists()
+
+
+def test_lint_accepts_a_good_source_and_names_each_problem(src, tmp_path):
+    assert nbtool.lint(src) == []
+    bad = SRC.replace('"grade_id": "md"', '"grade_id": "ans"').replace('"points": 1, "schema_version": 3, "solution": false',
+                                                                      '"schema_version": 3, "solution": false')
+    bad = bad.replace("    ### END SOLUTION\n", "") + "\n# %%\nx = 1  ### BEGIN HIDDEN TESTS\n"
+    p = tmp_path / "bad.py"
+    p.write_text(bad)
+    problems = "\n".join(nbtool.lint(p))
+    assert "duplicate grade_id 'ans'" in problems
+    assert "graded cell without points" in problems
+    assert "unpaired '### BEGIN SOLUTION'" in problems
+    assert "markers in a cell without nbgrader metadata" in problems
+
+
+def test_lint_rejects_quick_mode_in_graded_cells(tmp_path):
+    p = tmp_path / "q.py"
+    p.write_text(SRC.replace("assert f(1) == 2", "n = pick(10, 2)\nassert f(1) == 2"))
+    assert any("quick mode" in m for m in nbtool.lint(p))
