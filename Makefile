@@ -16,7 +16,6 @@ export JUPYTER_DATA_DIR := $(STATE)/jupyter/data
 export JUPYTER_RUNTIME_DIR := $(STATE)/jupyter/runtime
 export IPYTHONDIR := $(STATE)/ipython
 export MPLCONFIGDIR := $(STATE)/matplotlib
-export MPLBACKEND := Agg
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 LAB_PORT ?= 8888
 

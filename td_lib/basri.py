@@ -139,25 +139,25 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
     K0 = empirical_ntk(np.broadcast_to(W0, (S, *W0.shape)), Xb, sc)
     eta = 1.0 / np.linalg.eigvalsh(K0)[:, -1]
 
+    dt = torch.float32  # as in the course page; the analyses below are in float64
     with _one_thread(), torch.no_grad():
-        X_t, y_t, a_t = (torch.as_tensor(z, dtype=torch.float64) for z in (Xb, y, a))
-        W = torch.as_tensor(np.broadcast_to(W0, (S, *W0.shape)).copy(), dtype=torch.float64)
-        sc_t = torch.as_tensor(sc, dtype=torch.float64)[:, None]
-        coef_t = (sc_t / np.sqrt(N))                                   # (S, 1)
-        eta_t = torch.as_tensor(eta, dtype=torch.float64)[:, None, None]
-        step_t = eta_t * coef_t[:, :, None] / n_train                  # (S, 1, 1)
-        resid = torch.empty((S, steps + 1, n_train), dtype=torch.float64)
+        X_t, y_t, a_t = (torch.as_tensor(z, dtype=dt) for z in (Xb, y, a))
+        W = torch.as_tensor(np.broadcast_to(W0, (S, *W0.shape)).copy(), dtype=dt)
+        coef_t = torch.as_tensor(sc / np.sqrt(N), dtype=dt)[:, None]           # (S, 1)
+        step_t = torch.as_tensor(eta * sc / np.sqrt(N) / n_train, dtype=dt)[:, None, None]
+        resid = torch.empty((S, steps + 1, n_train), dtype=dt)
         it = range(steps + 1)
         for s in (_progress(it, desc="GD steps") if show_progress else it):
             pre = torch.matmul(X_t, W.transpose(1, 2))                 # (S, n, N)
-            r = coef_t * (pre.clamp(min=0) @ a_t) - y_t                # (S, n)
+            mask = (pre > 0).to(dt)
+            r = coef_t * ((mask * pre) @ a_t) - y_t                    # (S, n) residual
             resid[:, s] = r
             if s == steps:
                 break
-            M = (pre > 0).to(torch.float64) * (a_t * r[:, :, None])    # (S, n, N)
-            W -= step_t * torch.matmul(M.transpose(1, 2), X_t)          # (S, N, 3)
-        W_end = W.numpy().copy()
-        resid = resid.numpy()
+            # dL/dw_m = coef a_m sum_i 1[pre_im > 0] r_i xb_i / n
+            W -= step_t * a_t[:, None] * torch.matmul(mask.transpose(1, 2), r[:, :, None] * X_t)
+        W_end = W.numpy().astype(float)
+        resid = resid.numpy().astype(float)
 
     amps = np.abs(np.fft.rfft(resid, axis=-1))[..., fq] * 2 / n_train
     K1 = empirical_ntk(W_end, Xb, sc)

@@ -96,6 +96,18 @@ def _rng(seed, rng) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
+def _deltas(delta, runs: int) -> np.ndarray:
+    """``delta`` as a positive array of shape ``(runs,)`` (a scalar is broadcast)."""
+    a = np.asarray(delta, dtype=float)
+    if a.ndim == 0:
+        V.finite("delta", float(a), positive=True)
+        return np.full(runs, float(a))
+    a = V.array("delta", a, shape=(runs,))
+    if np.any(a <= 0):
+        raise ValueError("delta must be > 0 (every entry)")
+    return a.copy()
+
+
 def random_start(d: int, runs: int, rng: np.random.Generator, *,
                  direction: np.ndarray | None = None) -> np.ndarray:
     """Uniform random unit vectors ``(runs, d)`` conditioned on a non-negative overlap with
@@ -130,7 +142,8 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
     w0 : (runs, d)
         Initial weights (normalised here).
     delta, t_max
-        Step parameter (step size :math:`\\delta/d`) and the cap on the number of steps.
+        Step parameter (step size :math:`\\delta/d`; a scalar, or one value per run to sweep
+        step sizes in one vectorised call) and the cap on the number of steps.
     directions : (p, d)
         Unit directions whose overlaps are tracked; ``directions[target]`` defines escape.
     threshold, signed
@@ -162,13 +175,12 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
     target = V.positive_int("target", target, minimum=0)
     if target >= D.shape[0]:
         raise ValueError(f"target must index a row of directions (< {D.shape[0]}), got {target}")
-    delta = V.finite("delta", delta, positive=True)
+    eta = _deltas(delta, runs) / d
     t_max = V.positive_int("t_max", t_max)
     threshold = V.finite("threshold", threshold)
     chunk = V.positive_int("chunk", chunk)
     record_every = V.positive_int("record_every", record_every, minimum=0)
     rng = _rng(seed, rng)
-    eta = delta / d
     w /= np.linalg.norm(w, axis=1, keepdims=True)
     times = np.full(runs, np.inf)
     alpha_end = np.zeros((runs, D.shape[0]))
@@ -215,7 +227,7 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
         if compact:
             keep = np.isinf(done)
             alpha_end[active[~keep]] = w[~keep] @ D.T
-            active, w = active[keep], w[keep]
+            active, w, eta = active[keep], w[keep], eta[keep]
     alpha_end[active] = w @ D.T
     if bar is not None:
         bar.close()
@@ -268,8 +280,8 @@ def gaussian_single_index_sampler(k: int) -> Sampler:
 def single_index_escape_times(k: int, d: int, delta: float, runs: int = 48,
                               t_max: int = 10**6, *, threshold: float = 0.5,
                               seed: int | None = None, rng: np.random.Generator | None = None,
-                              chunk: int = 256, project: bool = True, renormalise: bool = True,
-                              desc: str | None = None) -> np.ndarray:
+                              chunk: int = 128, project: bool = True, renormalise: bool = True,
+                              signed: bool | None = None, desc: str | None = None) -> np.ndarray:
     """Escape times of online spherical SGD in the 7.2.C setting (full d-dimensional simulation).
 
     Inputs :math:`x\\sim\\mathcal N(0,I_d)`, labels :math:`y=h_k(x_0)`, student
@@ -277,7 +289,10 @@ def single_index_escape_times(k: int, d: int, delta: float, runs: int = 48,
     :math:`1-\\alpha^k`, information exponent k), step :math:`\\delta/d`, random start with
     :math:`\\alpha_0=w_0\\ge0`. Returns the first step with :math:`\\alpha>` ``threshold``
     (odd k) or :math:`|\\alpha|>` ``threshold`` (even k), ``np.inf`` if not reached within
-    ``t_max`` steps; a float array of shape ``(runs,)``.
+    ``t_max`` steps; a float array of shape ``(runs,)``. ``delta`` may be one value per run
+    (a step-size sweep in one vectorised call). ``signed`` overrides the parity
+    rule (for demonstrations of the wrong convention); ``project``/``renormalise`` as in
+    :func:`spherical_sgd`.
     """
     k = V.positive_int("k", k)
     d = V.positive_int("d", d, minimum=2)
@@ -286,7 +301,8 @@ def single_index_escape_times(k: int, d: int, delta: float, runs: int = 48,
     base = gaussian_single_index_sampler(k)
     w0 = random_start(d, runs, rng)
     res = spherical_sgd(lambda r, n, m: base(r, n, m, d), dh, w0, delta, t_max,
-                        directions=np.eye(d)[:1], threshold=threshold, signed=bool(k % 2),
+                        directions=np.eye(d)[:1], threshold=threshold,
+                        signed=bool(k % 2) if signed is None else bool(signed),
                         rng=rng, chunk=chunk, project=project, renormalise=renormalise,
                         desc=desc)
     return res.times
@@ -295,7 +311,7 @@ def single_index_escape_times(k: int, d: int, delta: float, runs: int = 48,
 def reduced_escape_times(k: int, d: int, delta: float, runs: int = 48, t_max: int = 10**6, *,
                          threshold: float = 0.5, seed: int | None = None,
                          rng: np.random.Generator | None = None, chunk: int = 1024,
-                         desc: str | None = None) -> np.ndarray:
+                         signed: bool | None = None, desc: str | None = None) -> np.ndarray:
     """Exactly the law of :func:`single_index_escape_times`, simulated through the overlap alone.
 
     Write :math:`w=\\alpha v+\\sqrt{1-\\alpha^2}\\,e` with :math:`e\\perp v` and split a fresh
@@ -310,21 +326,20 @@ def reduced_escape_times(k: int, d: int, delta: float, runs: int = 48, t_max: in
 
     So :math:`\\alpha_t` is a Markov chain and costs three random numbers per step, for any d.
     The start is :math:`\\alpha_0=|g_0|/\\|g\\|` for a standard Gaussian ``g`` in
-    :math:`\\mathbb R^d` (uniform on the sphere, upper half).
+    :math:`\\mathbb R^d` (uniform on the sphere, upper half). ``delta`` may be one value per run.
     """
     k = V.positive_int("k", k)
     d = V.positive_int("d", d, minimum=3)
-    delta = V.finite("delta", delta, positive=True)
     runs = V.positive_int("runs", runs)
+    eta_all = _deltas(delta, runs) / d
     t_max = V.positive_int("t_max", t_max)
     threshold = V.finite("threshold", threshold)
     rng = _rng(seed, rng)
     hk, dh = single_index_teacher(k)
-    eta = delta / d
     g0 = np.abs(rng.standard_normal(runs))
     a = g0 / np.sqrt(g0**2 + rng.chisquare(d - 1, runs))
     times = np.full(runs, np.inf)
-    signed = bool(k % 2)
+    signed = bool(k % 2) if signed is None else bool(signed)
     active = np.arange(runs)
     t = 0
     bar = progress(range(t_max), desc=desc, total=t_max) if desc else None
@@ -339,6 +354,7 @@ def reduced_escape_times(k: int, d: int, delta: float, runs: int = 48, t_max: in
         YV = hk(XV)
         XE2 = XV * XV + XE * XE + R2  # |x|^2
         aa = a[active]
+        eta = eta_all[active]
         A = np.empty((n, m))
         for i in range(n):
             xv = XV[i]

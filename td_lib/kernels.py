@@ -246,13 +246,20 @@ def finite_width_coefficients(weights, ells, *, bias: bool = False,
         raise ValueError(f"n_grid must exceed 2 * max(ells) = {2 * ell.max()}, got {n_grid}")
     ang = 2 * np.pi * np.arange(n_grid) / n_grid
     x = _unit_inputs(ang, bias)
-    act = x @ w.T > 0                                   # (n_grid, N)
-    per_unit = (x @ x[0])[:, None] * (act & act[0])     # (n_grid, N) rows per unit
-    c = np.fft.rfft(per_unit, axis=0).real[ell] / n_grid  # (len(ells), N)
-    c = np.where((ell == 0)[:, None], c, 2 * c)
     n_units = w.shape[0]
-    se = c.std(axis=1, ddof=1) / np.sqrt(n_units) if n_units > 1 else np.full(ell.size, np.inf)
-    return c.mean(axis=1), se
+    s1, s2 = np.zeros(ell.size), np.zeros(ell.size)
+    for lo in range(0, n_units, 20000):                       # chunks bound the memory
+        act = x @ w[lo:lo + 20000].T > 0                      # (n_grid, chunk)
+        per_unit = (x @ x[0])[:, None] * (act & act[0])       # kernel row of each unit
+        c = np.fft.rfft(per_unit, axis=0).real[ell] / n_grid  # (len(ells), chunk)
+        c = np.where((ell == 0)[:, None], c, 2 * c)
+        s1 += c.sum(axis=1)
+        s2 += (c**2).sum(axis=1)
+    mean = s1 / n_units
+    if n_units < 2:
+        return mean, np.full(ell.size, np.inf)
+    var = np.maximum(s2 - n_units * mean**2, 0.0) / (n_units - 1)
+    return mean, np.sqrt(var / n_units)
 
 
 def fit_power_law(ells, a) -> float:

@@ -46,6 +46,14 @@ __all__ = [
     "best_match",
     "coverage_counts",
     "first_match_times",
+    "focus_shifts",
+    "Experiment",
+    "run_experiment",
+    "DEMO_SIZE",
+    "staircase_demo",
+    "focus_demo",
+    "staircase_summary",
+    "focus_summary",
     "train",
     "relu_cross_moment",
     "relu_cross_moment_mc",
@@ -172,8 +180,10 @@ def make_student(teacher: Net, factor: int | Sequence[int], *, seed=1, w_scale: 
     """An over-realised student: ``factor × m`` hidden nodes, random initialisation.
 
     First-layer weights ``w̃_k ~ N(0, w_scale²/d · I)``, biases 0 (pre-activations of order
-    ``w_scale`` for ``x ~ N(0, I_d)``); fan-out ``v_k ~ N(0, v_scale²/(n C) · I)`` (small, so
-    the student output starts near 0).
+    ``w_scale`` for ``x ~ N(0, I_d)``); fan-out ``v_k ~ N(0, v_scale²/(m C) · I)`` (small, so
+    the student output starts near 0). The fan-out scale per node does not depend on the
+    student's width, so every node of a wide student starts as fast as a node of a narrow
+    one (otherwise over-realisation would also slow every node down).
 
     ``factor`` may be a sequence with one over-realisation factor per run, so that students
     of different widths train in one batch: every run gets ``max(factor) × m`` nodes and the
@@ -196,7 +206,7 @@ def make_student(teacher: Net, factor: int | Sequence[int], *, seed=1, w_scale: 
     n = int(factors.max()) * m
     W = np.zeros((R, d + 1, n))
     W[:, :d] = rng.standard_normal((R, d, n)) * w_scale / np.sqrt(d)
-    Vs = rng.standard_normal((R, n, C)) * v_scale / np.sqrt(factors[:, None, None] * m * C)
+    Vs = rng.standard_normal((R, n, C)) * v_scale / np.sqrt(m * C)
     alive = np.arange(n)[None, :] < (factors * m)[:, None]
     W *= alive[:, None, :]
     Vs *= alive[:, :, None]
@@ -328,6 +338,50 @@ def first_match_times(times, best_history, threshold: float = 0.95) -> np.ndarra
     return out
 
 
+def focus_shifts(corr, *, peak: float = 0.6, drop: float = 0.25, final: float = 0.9) -> list[dict]:
+    """Student nodes that chase one teacher node, then shift to another (Tian §5.3, Fig. 6b).
+
+    Parameters
+    ----------
+    corr : array, shape (T, R, m, n)
+        Correlation history (``History.corr``).
+    peak : float
+        The node's correlation with its first teacher ``j1`` must reach at least ``peak``...
+    drop : float
+        ...then fall by at least ``drop`` below that peak by the end, while...
+    final : float
+        ...its final correlation with another teacher ``j2`` is at least ``final``.
+
+    Returns
+    -------
+    list of dict
+        One record per event with keys ``run``, ``node``, ``j1``, ``j2``, ``t_peak`` (index
+        into the time axis of the peak with ``j1``), ``peak``, ``end_j1``, ``end_j2``;
+        sorted by decreasing ``peak − end_j1`` (the clearest shift first).
+    """
+    C = V.array("corr", corr, ndim=4)
+    peak = V.in_interval("peak", peak, -1.0, 1.0, closed="both")
+    drop = V.finite("drop", drop, positive=True)
+    final = V.in_interval("final", final, -1.0, 1.0, closed="both")
+    _, R, m, n = C.shape
+    out = []
+    for r in range(R):
+        for k in range(n):
+            ck = C[:, r, :, k]  # (T, m)
+            j2 = int(np.argmax(ck[-1]))
+            if ck[-1, j2] < final:
+                continue
+            others = [j for j in range(m) if j != j2]
+            pk = ck[:, others].max(axis=0)
+            i = int(np.argmax(pk))
+            j1 = others[i]
+            if pk[i] >= peak and pk[i] - ck[-1, j1] >= drop:
+                t_pk = int(np.argmax(ck[:, j1]))
+                out.append(dict(run=r, node=k, j1=j1, j2=j2, t_peak=t_pk, peak=float(pk[i]),
+                                end_j1=float(ck[-1, j1]), end_j2=float(ck[-1, j2])))
+    return sorted(out, key=lambda e: e["end_j1"] - e["peak"])
+
+
 # ------------------------------------------------------------------------------ training
 
 
@@ -372,7 +426,7 @@ def _eval_points(T: int, every: int) -> np.ndarray:
 def train(teacher: Net, student: Net, *, steps: int, lr: float, batch: int = 16,
           n_train: int | None = None, eval_every: int = 100, n_eval: int = 2000,
           seed=0, desc: str = "SGD", show_progress: bool = True,
-          log_eval: bool = False) -> History:
+          log_eval: bool = False, threads: int = 1) -> History:
     """Train the student on the teacher's outputs by minibatch SGD (eq. 1–2), all runs at once.
 
     Parameters
@@ -397,6 +451,9 @@ def train(teacher: Net, student: Net, *, steps: int, lr: float, batch: int = 16,
         Seeds the data (inputs, training set, evaluation set, batch draws).
     log_eval : bool
         If true, evaluate at about 60 log-spaced steps instead of every ``eval_every``.
+    threads : int
+        Torch threads while training (restored afterwards). The matrices are small, so one
+        thread is fastest and leaves the other cores alone.
 
     Returns
     -------
@@ -424,7 +481,18 @@ def train(teacher: Net, student: Net, *, steps: int, lr: float, batch: int = 16,
         n_train = V.positive_int("n_train", n_train)
     eval_every = V.positive_int("eval_every", eval_every)
     n_eval = V.positive_int("n_eval", n_eval, minimum=2)
-    rng = _rng(seed)
+    threads = V.positive_int("threads", threads)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _train(torch, teacher, student, steps, lr, batch, n_train, eval_every, n_eval,
+                      _rng(seed), desc, show_progress, log_eval)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _train(torch, teacher, student, steps, lr, batch, n_train, eval_every, n_eval, rng, desc,
+           show_progress, log_eval) -> History:
     R, d = teacher.runs, teacher.d
     gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
     dt = torch.float64
@@ -450,15 +518,23 @@ def train(teacher: Net, student: Net, *, steps: int, lr: float, batch: int = 16,
         ev = _eval_points(steps, eval_every)
     ev_set = set(ev.tolist())
     rec: dict[str, list] = {k: [] for k in ("corr", "cos", "vnorm", "wnorm", "loss")}
-    Ft_np = Fe_t.numpy()
-    Wt_np = teacher.W
 
-    def record():
+    def unit_cols(F):  # centre over the evaluation axis, normalise (dead node -> 0)
+        Fc = F - F.mean(dim=-2, keepdim=True)
+        nrm = torch.linalg.norm(Fc, dim=-2, keepdim=True)
+        return torch.where(nrm > 1e-12, Fc / torch.clamp(nrm, min=1e-300), 0.0)
+
+    Ut = unit_cols(Fe_t).transpose(1, 2)  # (R, m, N)
+    Wt_unit = (Ws / torch.linalg.norm(Ws, dim=1, keepdim=True)).transpose(1, 2)
+
+    def record():  # same numbers as activation_correlation / weight_cosine, in torch
         Fs = torch.relu(Xe @ W)
-        rec["corr"].append(activation_correlation(Ft_np, Fs.numpy()))
-        rec["cos"].append(weight_cosine(Wt_np, W.numpy()))
+        rec["corr"].append((Ut @ unit_cols(Fs)).numpy())
+        nw = torch.linalg.norm(W, dim=1, keepdim=True)
+        rec["cos"].append((Wt_unit @ torch.where(nw > 0, W / torch.clamp(nw, min=1e-300),
+                                                 0.0)).numpy())
         rec["vnorm"].append(torch.linalg.norm(Vo, dim=2).numpy().copy())
-        rec["wnorm"].append(torch.linalg.norm(W, dim=1).numpy().copy())
+        rec["wnorm"].append(nw[:, 0, :].numpy().copy())
         rec["loss"].append((0.5 * ((Ye_t - Fs @ Vo) ** 2).sum(-1).mean(-1)).numpy())
 
     ridx = torch.arange(R)[:, None]
@@ -679,3 +755,189 @@ def escape_time_constant(theta_end: float, alpha: float = 1.0) -> float:
 
     return float(2 * np.pi / alpha * integrate.quad(reg, 0.0, u1, epsabs=1e-13,
                                                     epsrel=1e-12)[0])
+
+
+# ------------------------------------------------------------------------- experiments
+
+
+@dataclass
+class Experiment:
+    """A batch of teacher–student runs and what :func:`run_experiment` recorded.
+
+    ``p``, ``factor`` and ``index`` have one entry per run: the teacher polarity, the
+    over-realisation factor and the teacher/student index. Runs with the same ``index``
+    share the teacher's directions (weights, biases, fan-out directions; only the strengths
+    ``j^{-p}`` differ with ``p``) and the student's initialisation (a ×1 student is the first
+    ``m`` nodes of the ×5 student with the same index), so polarities and widths are
+    compared on the same draws.
+    """
+
+    teacher: Net
+    history: History
+    p: np.ndarray
+    factor: np.ndarray
+    index: np.ndarray
+
+    def select(self, *, p: float | None = None, factor: int | None = None) -> np.ndarray:
+        """Indices of the runs with the given polarity and/or factor."""
+        ok = np.ones(self.p.size, bool)
+        if p is not None:
+            ok &= np.isclose(self.p, p)
+        if factor is not None:
+            ok &= self.factor == factor
+        return np.flatnonzero(ok)
+
+
+def run_experiment(configs: Sequence[tuple[float, int, int]], *, d: int = 20, m: int = 10,
+                   n_out: int = 10, steps: int = 12000, lr: float = 0.2, batch: int = 16,
+                   n_train: int | None = None, eval_every: int = 100, n_eval: int = 2000,
+                   seed: int = 0, desc: str = "SGD", show_progress: bool = True) -> Experiment:
+    """Build teachers and students for ``configs`` and train them all in one batch.
+
+    Parameters
+    ----------
+    configs : sequence of (p, factor, index)
+        One run per entry: polarity ``p`` (eq. 13), over-realisation ``factor``, and an
+        index selecting the random draws (see :class:`Experiment`).
+    d, m, n_out, steps, lr, batch, n_train, eval_every, n_eval
+        As in :func:`make_teacher` and :func:`train`.
+    seed : int
+        Master seed: teacher ``i`` uses ``seed·1000 + i``, student ``i`` uses
+        ``seed·1000 + 500 + i``, the data stream ``seed·1000 + 999``.
+    """
+    if len(configs) == 0:
+        raise ValueError("configs must list at least one (p, factor, index) run")
+    for c in configs:
+        if len(c) != 3:
+            raise ValueError(f"configs entries must be (p, factor, index), got {c!r}")
+    seed = V.positive_int("seed", seed, minimum=0)
+    ps = np.array([V.finite("p", c[0], nonnegative=True) for c in configs])
+    fs = np.array([V.positive_int("factor", c[1]) for c in configs])
+    ix = np.array([V.positive_int("index", c[2], minimum=0) for c in configs])
+    nmax = int(fs.max()) * V.positive_int("m", m)
+    Wt, Vt, Ws, Vs = [], [], [], []
+    for p_, f_, i_ in zip(ps, fs, ix):
+        t = make_teacher(d, m, n_out, p_, seed=seed * 1000 + int(i_))
+        s = make_student(t, int(fs.max()), seed=seed * 1000 + 500 + int(i_))
+        alive = np.arange(nmax) < f_ * m
+        Wt.append(t.W[0])
+        Vt.append(t.V[0])
+        Ws.append(s.W[0] * alive)
+        Vs.append(s.V[0] * alive[:, None])
+    teacher = Net(np.stack(Wt), np.stack(Vt), info={"p": ps})
+    student = Net(np.stack(Ws), np.stack(Vs), info={"factor": fs})
+    hist = train(teacher, student, steps=steps, lr=lr, batch=batch, n_train=n_train,
+                 eval_every=eval_every, n_eval=n_eval, seed=seed * 1000 + 999, desc=desc,
+                 show_progress=show_progress)
+    return Experiment(teacher, hist, ps, fs, ix)
+
+
+# ------------------------------------------------------------- the notebook's demo runs
+
+#: Problem size of the §7.4 demos (the paper uses d = 100, C = 50, 10–20 teacher nodes).
+DEMO_SIZE = dict(d=20, m=10, n_out=10, lr=0.2, batch=16, n_eval=1000)
+
+
+def staircase_demo(quick: bool = False, show_progress: bool = True) -> Experiment:
+    """The notebook's online-SGD batch: polarities ``p ∈ {0, 1, 2}`` and widths ×1, ×2, ×5.
+
+    Full size: ``p = 1`` with 6 teacher/student draws at each of ×1, ×2, ×5 (the
+    over-realisation comparison, same draws across widths) and ``p = 0, 2`` with 3 draws at
+    ×5; 12000 online SGD steps, evaluated every 200 steps. ``quick`` shrinks it to a smoke
+    test (one draw each, 800 steps). Seeded: the check script recomputes the quoted numbers.
+    """
+    k1, k02, steps, every = (1, 1, 800, 100) if quick else (6, 3, 12000, 200)
+    cfg = [(1.0, f, i) for f in (1, 2, 5) for i in range(k1)]
+    cfg += [(p, 5, i) for p in (0.0, 2.0) for i in range(k02)]
+    return run_experiment(cfg, steps=steps, eval_every=every, seed=0,
+                          desc="online SGD, 3 polarities x 3 widths",
+                          show_progress=show_progress, **DEMO_SIZE)
+
+
+def focus_demo(quick: bool = False, show_progress: bool = True) -> Experiment:
+    """The notebook's focus-shifting batch: ``p = 1``, ×5, two draws, SGD on a finite
+    training set of 5000 inputs (the paper's setting: a fixed training set, many epochs);
+    8000 steps (``quick``: 800), evaluated every 100 steps."""
+    steps = 800 if quick else 8000
+    return run_experiment([(1.0, 5, i) for i in range(2)], steps=steps, n_train=5000,
+                          eval_every=100, seed=2, desc="SGD on 5000 samples",
+                          show_progress=show_progress, **DEMO_SIZE)
+
+
+def staircase_summary(ex: Experiment, threshold: float = 0.95) -> dict:
+    """Numbers the notebook quotes from :func:`staircase_demo`.
+
+    Returns a dict with, per polarity ``p`` (×5 students): ``first[p]`` the first-match
+    times (draws × teacher nodes), ``median_first[p]`` their median per teacher node
+    (``inf`` when most draws never matched it), ``matched[p]`` the mean number of teacher
+    nodes matched at the end, ``spearman[p]`` the rank correlation between teacher index and
+    first-match time (never-matched counted as latest), ``slope[p]`` the log–log slope of
+    median first-match time against ``1/‖v*_j‖`` over the nodes matched in most draws; and,
+    for ``p = 1``: ``coverage[f]`` the mean number of matched teacher nodes at the end for
+    width ×f, ``coverage_curve[f]`` its mean over time, ``thresholds[f]`` mean coverage
+    counts at :data:`THRESHOLDS`, ``paired_wins`` / ``paired_losses`` the number of draws in
+    which both the ×2 and the ×5 student match more / either matches fewer teacher nodes
+    than the ×1 student at the end, and ``vnorm_special`` / ``vnorm_unspecial`` the median
+    fan-out norm of ×5 student nodes whose best teacher correlation is ≥ 0.95 / < 0.5.
+    """
+    from scipy import stats
+
+    h = ex.history
+    bc = h.best_corr
+    out: dict = {k: {} for k in ("first", "median_first", "matched", "spearman", "slope",
+                                 "coverage", "coverage_curve", "thresholds")}
+    m = bc.shape[-1]
+    j = np.arange(1, m + 1)
+    for p in sorted(set(ex.p.tolist())):
+        sel = ex.select(p=p, factor=5)
+        fm = first_match_times(h.steps, bc[:, sel], threshold)
+        out["first"][p] = fm
+        out["median_first"][p] = np.median(fm, axis=0)
+        out["matched"][p] = float(np.isfinite(fm).sum(axis=1).mean())
+        late = np.where(np.isfinite(fm), fm, 2.0 * h.steps[-1])
+        rho = stats.spearmanr(np.tile(j, fm.shape[0]), late.ravel()).statistic
+        out["spearman"][p] = float(rho) if np.isfinite(rho) else float("nan")
+        med = out["median_first"][p]
+        ok = np.isfinite(med)
+        if p > 0 and ok.sum() >= 2:
+            out["slope"][p] = float(np.polyfit(p * np.log(j[ok]), np.log(med[ok]), 1)[0])
+    for f in sorted(set(ex.factor.tolist())):
+        sel = ex.select(p=1.0, factor=f)
+        if sel.size == 0:
+            continue
+        cov = (bc[:, sel] > threshold).sum(axis=-1)
+        out["coverage"][f] = float(cov[-1].mean())
+        out["coverage_curve"][f] = cov.mean(axis=1)
+        out["thresholds"][f] = coverage_counts(bc[-1, sel]).mean(axis=0)
+    widths = [ex.select(p=1.0, factor=f) for f in (1, 2, 5)]
+    if all(w.size for w in widths) and len({w.size for w in widths}) == 1:
+        c1, c2, c5 = ((bc[-1, w] > threshold).sum(axis=-1) for w in widths)
+        out["paired_wins"] = int(((c2 > c1) & (c5 > c1)).sum())
+        out["paired_losses"] = int(((c2 < c1) | (c5 < c1)).sum())
+        out["paired_draws"] = int(c1.size)
+    sel = ex.select(p=1.0, factor=5)
+    spec = h.corr[-1, sel].max(axis=1)  # (runs, n): best teacher per student node
+    vn = h.vnorm[-1, sel]
+    out["vnorm_special"] = float(np.median(vn[spec >= 0.95])) if np.any(spec >= 0.95) else \
+        float("nan")
+    out["vnorm_unspecial"] = float(np.median(vn[spec < 0.5])) if np.any(spec < 0.5) else \
+        float("nan")
+    out["n_unspecial"] = int((spec < 0.5).sum())
+    out["n_nodes"] = int(spec.size)
+    return out
+
+
+def focus_summary(ex: Experiment) -> dict:
+    """The clearest focus shift in :func:`focus_demo` (see :func:`focus_shifts`), with the
+    step of its peak and the step at which its correlation with the new teacher first
+    exceeds 0.95; empty if there is none."""
+    ev = focus_shifts(ex.history.corr)
+    if not ev:
+        return {}
+    e = dict(ev[0])
+    steps = ex.history.steps
+    e["step_peak"] = int(steps[e["t_peak"]])
+    c2 = ex.history.corr[:, e["run"], e["j2"], e["node"]]
+    e["step_match"] = float(first_match_times(steps, c2[:, None], 0.95)[0])
+    e["matched_end"] = (ex.history.best_corr[-1] > 0.95).sum(axis=-1)
+    return e

@@ -12,15 +12,17 @@ Used by ``tests/test_browser.py``. Three pieces:
   through its own API (``POST /api/shutdown``), falling back to signals sent to its PID
   (the server leads its own process group, so its kernels go with it).
 * :func:`run_notebook` opens a notebook in the browser, runs all cells with JupyterLab's
-  "Run All Cells" command, continues below any cell that stopped the run (JupyterLab
+  "Run All Cells" command, continues below any cell that stopped the run (the kernel
   aborts the queued cells after an error, as a student would see), waits for the kernel
-  to go idle and returns the executed notebook as JupyterLab holds it, plus what the page
-  rendered.
+  to go idle, saves the notebook from the page (File > Save) and returns it as saved, plus
+  the text the page rendered under each cell, the dialogs it had to answer and the files
+  the session created.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import secrets
@@ -69,8 +71,10 @@ class BrowserTestError(AssertionError):
 
 
 # ----------------------------------------------------------------------------- chromium
-def chromium_problem(path: Path = CHROMIUM) -> str | None:
-    """Why ``path`` cannot serve as the test browser, or ``None`` if it starts."""
+def chromium_problem(path: Path | None = None) -> str | None:
+    """Why ``path`` (default :data:`CHROMIUM`) cannot serve as the test browser, or ``None``
+    if it starts."""
+    path = CHROMIUM if path is None else path
     if not path.exists():
         return f"{path} not found: {INSTALL_HINT}"
     if not os.access(path, os.X_OK):
@@ -134,9 +138,18 @@ def jupyter_environment(state: Path, quick: bool = True) -> dict[str, str]:
     return env
 
 
-def write_lab_settings(settings_dir: Path) -> None:
-    for rel, value in LAB_SETTINGS.items():
-        path = settings_dir / rel
+# Files written into the project-local JUPYTER_CONFIG_DIR: no JupyterLab build check on
+# page load (the prebuilt application is used as is).
+CONFIG_FILES = {
+    "labconfig/page_config.json": {"buildCheck": False, "buildAvailable": False},
+}
+
+
+def write_lab_settings(env: dict[str, str]) -> None:
+    """Write :data:`LAB_SETTINGS` and :data:`CONFIG_FILES` into the server's state dirs."""
+    files = {Path(env["JUPYTERLAB_SETTINGS_DIR"]) / rel: v for rel, v in LAB_SETTINGS.items()}
+    files |= {Path(env["JUPYTER_CONFIG_DIR"]) / rel: v for rel, v in CONFIG_FILES.items()}
+    for path, value in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value, indent=2))
 
@@ -171,6 +184,7 @@ class JupyterLab:
         self.token = secrets.token_hex(24)
         self.port = 0
         self.proc: subprocess.Popen | None = None
+        self.stopped_by = ""  # "api", "SIGTERM" or "SIGKILL" once stopped
         self._log_file: Any = None
 
     # -- lifecycle
@@ -198,7 +212,7 @@ class JupyterLab:
             raise BrowserTestError(f"{VENV_BIN / 'jupyter'} missing: run `make setup` first")
         self.root.mkdir(parents=True, exist_ok=True)
         env = jupyter_environment(self.state, self.quick)
-        write_lab_settings(Path(env["JUPYTERLAB_SETTINGS_DIR"]))
+        write_lab_settings(env)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         for _attempt in range(3):  # a port can be taken between free_port() and bind
             self.port = free_port()
@@ -236,14 +250,16 @@ class JupyterLab:
     def stop(self, timeout_s: float = 30) -> list[str]:
         """Stop the server: ``POST /api/shutdown``, else SIGTERM/SIGKILL to its PID group.
 
-        Returns the processes (server, kernels) that were still alive and had to be killed
-        by signal, described; an empty list means the API shutdown cleaned up everything.
+        Returns the stray processes (the server's descendants, e.g. kernels) still alive
+        once the server had exited, described; they are killed. An empty list means a clean
+        stop. :attr:`stopped_by` records how the server itself went: ``"api"``, ``"SIGTERM"``
+        or ``"SIGKILL"``.
         """
         import psutil
 
         if self.proc is None:
             return []
-        leftovers: list[str] = []
+        strays: list[str] = []
         try:
             family = [psutil.Process(self.proc.pid)]
             family += family[0].children(recursive=True)
@@ -254,25 +270,27 @@ class JupyterLab:
                 self.api("POST", "api/shutdown", timeout_s=10)
             except (OSError, urllib.error.URLError, ValueError):
                 pass  # the fallback below handles a server that does not answer
+            self.stopped_by = "api"
             try:
                 self.proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                leftovers.append(f"server pid {self.proc.pid} ignored POST /api/shutdown")
+                self.stopped_by = "SIGTERM"
                 self._signal_group(signal.SIGTERM)
                 try:
                     self.proc.wait(timeout=10)
                 except subprocess.TimeoutExpired:
+                    self.stopped_by = "SIGKILL"
                     self._signal_group(signal.SIGKILL)
                     self.proc.wait(timeout=10)
         _gone, alive = psutil.wait_procs(family, timeout=10)
         for proc in alive:
-            leftovers.append(f"still alive after shutdown: {_describe(proc)}")
+            strays.append(f"still alive after the server stopped: {_describe(proc)}")
             with contextlib.suppress(psutil.NoSuchProcess):
                 proc.kill()
         psutil.wait_procs(alive, timeout=10)
         if self._log_file and not self._log_file.closed:
             self._log_file.close()
-        return leftovers
+        return strays
 
     def _signal_group(self, sig: signal.Signals) -> None:
         # The server was started with start_new_session=True: its PID is its group id.
@@ -327,6 +345,8 @@ class NotebookRun:
     screenshot: Path | None = None
     console: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds since open
+    new_files: list[str] = field(default_factory=list)  # files the session created beside it
+    dialogs: list[str] = field(default_factory=list)  # text of dialogs accepted on the way
 
     @property
     def cells(self) -> list[dict]:
@@ -437,15 +457,19 @@ _JS_SHUTDOWN = "async () => { await window.__td.panel.sessionContext.shutdown();
 
 
 def _poll(page: Any, check: Callable[[], Any], timeout_s: float, what: str,
-          interval_s: float = 0.5) -> Any:
+          interval_s: float = 0.5, dialogs: list[str] | None = None) -> Any:
     """Call ``check`` until it returns a truthy value; accept any dialog JupyterLab raises
-    meanwhile (e.g. a kernel chooser). Raise BrowserTestError naming ``what`` on timeout."""
+    meanwhile (e.g. a kernel chooser), noting its text in ``dialogs``. Raise
+    BrowserTestError naming ``what`` on timeout."""
     deadline = time.monotonic() + timeout_s
     last: Any = None
     while True:
         dialog = page.locator(".jp-Dialog .jp-mod-accept")
         if dialog.count():
             with contextlib.suppress(Exception):
+                text = page.locator(".jp-Dialog-content").first.inner_text(timeout=2000)
+                if dialogs is not None:
+                    dialogs.append(" ".join(text.split())[:200])
                 dialog.first.click(timeout=2000)
         last = check()
         if last and not (isinstance(last, str) and last.startswith("no-")):
@@ -456,6 +480,12 @@ def _poll(page: Any, check: Callable[[], Any], timeout_s: float, what: str,
         page.wait_for_timeout(interval_s * 1000)
 
 
+def _listing(folder: Path) -> set[str]:
+    """Files under ``folder`` (relative), ignoring JupyterLab's checkpoints."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if p.is_file() and ".ipynb_checkpoints" not in p.parts}
+
+
 def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path | None = None,
                  open_timeout_s: float = 120, run_timeout_s: float = 600,
                  executed_copy: Path | None = None) -> NotebookRun:
@@ -463,9 +493,10 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
 
     Sequence: load ``/lab/tree/<path>``; wait for the notebook panel and an idle kernel;
     execute JupyterLab's ``notebook:run-all-cells`` command (what *Run ▸ Run All Cells*
-    does); when that run stops at an error (JupyterLab aborts the queued cells), select
-    the first cell that did not run and execute ``notebook:run-all-below`` from there,
-    until every code cell has run or a round makes no progress. After each round wait for
+    does); when that run stops at an error (the kernel aborts the queued cells), select
+    the first cell below the run's start that did not run and execute
+    ``notebook:run-all-below`` from there, until every code cell has run (each round
+    starts further down, so this ends). After each round wait for
     the command to settle, the kernel to be idle and no ``[*]`` prompt to remain. Then save
     the notebook (``docmanager:save``) and read it back through ``/api/contents``.
 
@@ -480,17 +511,24 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
     page.on("pageerror", lambda e: console.append(f"pageerror: {e}"))
     t0 = time.monotonic()
     timings: dict[str, float] = {}
+    dialogs: list[str] = []
+    poll = functools.partial(_poll, dialogs=dialogs)
+    folder = (lab.root / path).parent
+    before = _listing(folder)
 
     def mark(phase: str) -> None:
         timings[phase] = round(time.monotonic() - t0, 2)
 
     try:
-        page.goto(lab.url("lab/tree/" + urllib.parse.quote(path)), timeout=open_timeout_s * 1000,
-                  wait_until="domcontentloaded")
-        _poll(page, lambda: page.evaluate(_JS_INSTALL, path), open_timeout_s,
+        # A workspace of its own, reset: nothing restored from an earlier page (a tab left
+        # open would start a second kernel).
+        workspace = "td-" + "".join(ch if ch.isalnum() else "-" for ch in path)
+        url = lab.url(f"lab/workspaces/{workspace}/tree/" + urllib.parse.quote(path), reset="")
+        page.goto(url, timeout=open_timeout_s * 1000, wait_until="domcontentloaded")
+        poll(page, lambda: page.evaluate(_JS_INSTALL, path), open_timeout_s,
               f"JupyterLab to open {path} (window.jupyterapp and the notebook panel)")
         mark("panel")
-        _poll(page, lambda: (lambda s: s["ready"] and s["kernel"] == "idle")(
+        poll(page, lambda: (lambda s: s["ready"] and s["kernel"] == "idle")(
             page.evaluate(_JS_KERNEL)), open_timeout_s, f"the kernel of {path} to be idle")
         # Let the notebook attach every cell to the DOM before running.
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=open_timeout_s * 1000)
@@ -504,7 +542,7 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
             rounds.append(start or 0)
             page.evaluate(_JS_RUN, [command, start])
             page.wait_for_timeout(300)
-            _poll(page, lambda: (lambda s: s["done"] is not None and s["kernel"] == "idle"
+            poll(page, lambda: (lambda s: s["done"] is not None and s["kernel"] == "idle"
                                  and s["pending"] == 0)(page.evaluate(_JS_STATE)),
                   max(5.0, deadline - time.monotonic()),
                   f"{command} on {path} to finish (kernel idle, no [*] prompt)")
@@ -512,14 +550,13 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
             if state["done"] != "ok":
                 raise BrowserTestError(f"{command} failed in the page: {state['done']}")
             cells = page.evaluate(_JS_MODEL)["cells"]
-            not_run = [i for i, c in enumerate(cells)
-                       if c["cell_type"] == "code" and c.get("execution_count") is None
-                       and c["source"].strip()]
-            ran = [i for i, c in enumerate(cells)
-                   if c["cell_type"] == "code" and c.get("execution_count") is not None]
-            last_ran = max(ran, default=-1)
-            nxt = next((i for i in not_run if i > last_ran), None)
-            if nxt is None or (start is not None and nxt <= start):
+            # After an error the kernel aborts the requests queued at that moment; requests
+            # arriving later still run, so any subset of the cells below may be missing.
+            # Resume at the first cell below this round's start that has not run.
+            nxt = next((i for i, c in enumerate(cells)
+                        if i > (-1 if start is None else start) and c["cell_type"] == "code"
+                        and c.get("execution_count") is None and c["source"].strip()), None)
+            if nxt is None:
                 break
             start = nxt
         seconds = time.monotonic() - t0
@@ -527,7 +564,7 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
 
         # Save as a student would (File > Save) and read the file back through the server.
         page.evaluate(_JS_SAVE)
-        saved = _poll(page, lambda: page.evaluate("() => window.__td.saved"), open_timeout_s,
+        saved = poll(page, lambda: page.evaluate("() => window.__td.saved"), open_timeout_s,
                       f"JupyterLab to save {path}")
         if saved != "ok":
             raise BrowserTestError(f"saving {path} from JupyterLab failed: {saved}")
@@ -537,6 +574,7 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
             raise BrowserTestError(f"GET /api/contents/{path} returned {status}: {model!r:.300}")
         nb_json = model["content"]
         mark("saved")
+        new_files = sorted(_listing(folder) - before)
         dom = page.evaluate(_JS_RENDERED)
         rendered = {i: dom[i] for i in range(min(len(dom), len(nb_json["cells"])))
                     if dom[i] is not None}
@@ -558,7 +596,7 @@ def run_notebook(browser: Any, lab: JupyterLab, path: str, *, screenshot: Path |
             page.evaluate(_JS_SHUTDOWN)
         mark("kernel shut down")
         return NotebookRun(path, nb_json, rendered, rounds, seconds, screenshot, console,
-                           timings)
+                           timings, new_files, dialogs)
     except Exception as exc:
         if screenshot is not None:
             with contextlib.suppress(Exception):

@@ -10,8 +10,10 @@ checks what a student sees:
 * every code cell ran (has an execution count);
 * ordinary (non-exercise) cells ran without error; after the first exercise the only error
   they may show is the ``NotImplementedError`` of a function the student has not written;
-* the first exercise's autograded test cell shows ``NotImplementedError``, in the notebook
-  model and on the page.
+* the first exercise's autograded test cell shows ``NotImplementedError``, in the saved
+  notebook and on the page;
+* opening it asks nothing (no kernel chooser), and saving it (File > Save) writes nothing
+  but the notebook (no paired script).
 
 A screenshot goes to ``build/browser/<notebook>.png`` and the executed notebook to
 ``build/browser/<notebook>.executed.ipynb``. The server is stopped through
@@ -24,6 +26,7 @@ with that instruction — they never skip silently. ``playwright install`` is ne
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -84,9 +87,13 @@ def lab(chromium: Path):
     try:
         yield server
     finally:
-        leftovers = server.stop()
-    assert not leftovers, ("JupyterLab did not stop cleanly through POST /api/shutdown:\n"
-                           + "\n".join(leftovers) + "\n" + server.log_tail())
+        strays = server.stop()
+    if server.stopped_by != "api":
+        warnings.warn(f"JupyterLab ignored POST /api/shutdown; stopped by {server.stopped_by} "
+                      f"to its PID {server.proc.pid}", stacklevel=1)
+    assert not strays, ("processes survived the JupyterLab server (stopped by "
+                        f"{server.stopped_by}):\n" + "\n".join(strays) + "\n"
+                        + server.log_tail())
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +148,18 @@ def student_view_problems(run: bs.NotebookRun) -> list[str]:
             if other:
                 problems.append(f"{where} raised {other} (only an unwritten exercise's "
                                 f"NotImplementedError is acceptable)")
+    if run.dialogs:
+        kernelspec = run.notebook.get("metadata", {}).get("kernelspec")
+        problems.append(f"JupyterLab asked the student something on the way: {run.dialogs}"
+                        + ("" if kernelspec else " (the notebook has no metadata.kernelspec, "
+                           "so JupyterLab asks which kernel to start: keep the kernelspec in "
+                           "released notebooks)"))
+    if run.new_files:
+        pairing = run.notebook.get("metadata", {}).get("jupytext", {}).get("formats")
+        problems.append(f"saving the notebook created {run.new_files} beside it"
+                        + (f" (the notebook's metadata.jupytext.formats = {pairing!r} pairs it "
+                           f"with a script: strip metadata.jupytext from released notebooks)"
+                           if pairing else ""))
     if target is not None:
         cell = cells[target]
         gid = bs.nbgrader_meta(cell).get("grade_id", "")

@@ -42,7 +42,6 @@ def setup() -> dict[str, str]:
     bindir = str(Path(sys.executable).parent)
     if os.environ.get("PATH", "").split(os.pathsep)[0] != bindir:
         os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
-    os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     profile = Path(os.environ["IPYTHONDIR"]) / "profile_default"
     profile.mkdir(parents=True, exist_ok=True)

@@ -3,13 +3,16 @@
     python -m tools.nbtool sync [PATH...]      # .py -> paired .ipynb (jupytext --update)
     python -m tools.nbtool run [--quick] PATH  # execute a source; report time and errors
     python -m tools.nbtool lint [PATH...]      # nbgrader metadata lint
+    python -m tools.nbtool fmt [PATH...]       # canonical Jupytext form (round-trip fixed point)
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import jupytext
@@ -42,6 +45,24 @@ def sync(path: Path) -> Path:
     subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--update",
                     str(path)], check=True)
     return ipynb
+
+
+def round_trip(path: Path) -> str:
+    """The text of ``path`` after ``.py -> .ipynb -> .py`` with the Jupytext CLI and config.
+
+    A canonical source is a fixed point (``tests/test_pipeline.py`` asserts it); ``fmt``
+    writes the canonical form back.
+    """
+    path = Path(path)
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        shutil.copy(path, t / path.name)
+        shutil.copy(path.parent / "jupytext.toml", t / "jupytext.toml")
+        jt = [sys.executable, "-m", "jupytext", "--quiet"]
+        subprocess.run([*jt, "--to", "ipynb", str(t / path.name)], check=True)
+        subprocess.run([*jt, "--to", "py:percent", "-o", str(t / "back.py"),
+                        str((t / path.name).with_suffix(".ipynb"))], check=True)
+        return (t / "back.py").read_text()
 
 
 def lint(path: Path) -> list[str]:
@@ -112,12 +133,21 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--quick", action="store_true", help="set NBGRADER_EXECUTION as nbgrader does")
     r.add_argument("path", type=Path)
     r.add_argument("-o", "--out", type=Path)
+    f = sub.add_parser("fmt", help="rewrite sources in canonical Jupytext form")
+    f.add_argument("paths", nargs="*", type=Path)
     lt = sub.add_parser("lint")
     lt.add_argument("paths", nargs="*", type=Path)
     a = p.parse_args(argv)
     if a.cmd == "sync":
         for path in a.paths or nbcore.sources():
             print("synced", _rel(sync(path)))
+        return 0
+    if a.cmd == "fmt":
+        for path in a.paths or nbcore.sources():
+            text = round_trip(path)
+            if text != path.read_text():
+                path.write_text(text)
+                print("reformatted", _rel(path))
         return 0
     if a.cmd == "run":
         return run(a.path.resolve(), a.quick, a.out)

@@ -49,8 +49,10 @@ Observables (``observables``):
     ``error_covariance(kind, R, Q, S, T)`` and ``error_covariance_prediction(kind, eta, sigma, S)``
     (eq. 34), ``phase_diagram(...)`` (Figure 6).
 SGD (``sgd``):
-    ``sample_inputs(n, P, D, S, gen)``, ``simulate_sgd(kind, D, P, k_s, k_t, ...)`` ->
-    ``SGDResult``, ``one_step_drift(kind, ...)`` (D E[Delta order parameters] at a fixed state).
+    ``sample_inputs(n, P, D, S, gen)``, ``simulate_sgd(kind, D, P, k_s, k_t, ..., init=)`` ->
+    ``SGDResult``, ``one_step_drift(kind, ...)`` (D E[Delta order parameters] at a fixed state),
+    ``sgd_step(kind, w_hat, w_teacher, x, eta, sigma, xi, activation)`` (one step on given
+    inputs, numpy) and ``preactivations(kind, w_hat, w_teacher, x)`` -- the simulator's code path.
 """
 
 from td_lib.cnn_lcn.init import (
@@ -92,7 +94,14 @@ from td_lib.cnn_lcn.observables import (
     specialisation_time,
 )
 from td_lib.cnn_lcn.odes import ode_terms, rhs
-from td_lib.cnn_lcn.sgd import SGDResult, one_step_drift, sample_inputs, simulate_sgd
+from td_lib.cnn_lcn.sgd import (
+    SGDResult,
+    one_step_drift,
+    preactivations,
+    sample_inputs,
+    sgd_step,
+    simulate_sgd,
+)
 
 __all__ = [
     "I2", "J2", "I3", "I4",
@@ -105,5 +114,5 @@ __all__ = [
     "early_time_coefficients", "early_time_coefficients_closed_form", "optimal_early_eta",
     "c_star_slope", "c_star_slope_numeric", "noise_floor", "error_covariance",
     "error_covariance_prediction", "phase_diagram",
-    "sample_inputs", "simulate_sgd", "one_step_drift", "SGDResult",
+    "sample_inputs", "simulate_sgd", "one_step_drift", "SGDResult", "sgd_step", "preactivations",
 ]

@@ -53,10 +53,11 @@ def i2_entries(c11, c22, c12) -> np.ndarray:
     return _2PI * _asin(c12 / np.sqrt((1.0 + c11) * (1.0 + c22)))
 
 
-def j2_entries(c11, c22, c12) -> np.ndarray:
-    """Eq. 45 from entries (broadcast)."""
+def j2_entries(c11, c22, c12, check: bool = True) -> np.ndarray:
+    """Eq. 45 from entries (broadcast). ``check=False``: NaN instead of an error."""
     det = (1.0 + c11) * (1.0 + c22) - c12 * c12
-    _positive("(1+c11)(1+c22)-c12^2", det)
+    if check:
+        _positive("(1+c11)(1+c22)-c12^2", det)
     return _2PI / np.sqrt(det)
 
 
@@ -68,15 +69,17 @@ def i3_entries(c11, c12, c13, c23, c33) -> np.ndarray:
     return _2PI * (c23 * a - c12 * c13) / (a * np.sqrt(det))
 
 
-def i4_entries(c11, c22, c33, c44, c12, c13, c14, c23, c24, c34) -> np.ndarray:
-    """Eqs 47-51 from entries (broadcast)."""
+def i4_entries(c11, c22, c33, c44, c12, c13, c14, c23, c24, c34, check: bool = True
+               ) -> np.ndarray:
+    """Eqs 47-51 from entries (broadcast). ``check=False``: NaN instead of an error."""
     a1, a2 = 1.0 + c11, 1.0 + c22
     L4 = a1 * a2 - c12 * c12
     L1 = L4 * (1.0 + c33) - c23 * c23 * a1 - c13 * c13 * a2 + 2.0 * c12 * c13 * c23
     L2 = L4 * (1.0 + c44) - c24 * c24 * a1 - c14 * c14 * a2 + 2.0 * c12 * c14 * c24
     L0 = L4 * c34 - c23 * c24 * a1 - c13 * c14 * a2 + c12 * c13 * c24 + c12 * c14 * c23
-    _positive("Lambda_4", L4)
-    _positive("Lambda_1 * Lambda_2", L1 * L2)
+    if check:
+        _positive("Lambda_4", L4)
+        _positive("Lambda_1 * Lambda_2", L1 * L2)
     return _4PI2 / np.sqrt(L4) * _asin(L0 / np.sqrt(L1 * L2))
 
 

@@ -101,7 +101,8 @@ def _bad_states(kind, R, Q, S, T, max_value):
 def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
               dt: float | None = None, dtau: float = 0.02, method: str = "rk4",
               rtol: float = 1e-9, atol: float = 1e-12, steady_tol: float | None = None,
-              max_value: float = 1e6, progress: bool = False) -> Trajectory:
+              max_value: float = 1e6, on_divergence: str = "raise", alpha_limit=None,
+              progress: bool = False) -> Trajectory:
     """Integrate eq. 17 (``kind="cnn"``) or eq. 18 (``kind="lcn"``) for a batch of parameter sets.
 
     Parameters
@@ -112,8 +113,13 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
         batch shapes broadcast together.
     dt : fixed RK4 step in ``alpha``; default ``dtau / eta`` per element.
     method : ``"rk4"`` (default) or ``"solve_ivp"`` (scipy ``RK45`` with ``rtol``/``atol``).
-    steady_tol : if given, an element whose ``max |d state / d tau|`` drops below it is frozen
-        (its remaining checkpoints repeat the stationary state).
+    steady_tol : if given, an element whose ``max |d state / d tau| / max(1, max |Q|)`` drops
+        below it is frozen (its remaining checkpoints repeat the stationary state).
+    on_divergence : ``"raise"`` (default): :class:`DivergenceError` naming the parameter sets;
+        ``"nan"``: the diverged elements get NaN from then on (used for learning-rate sweeps).
+    alpha_limit : optional per-element horizon (batch-broadcastable); checkpoints beyond it are
+        not integrated and hold NaN (used by :func:`~td_lib.cnn_lcn.phase_diagram` so that
+        large learning rates are not integrated to horizons where they cannot be optimal).
     progress : show a tqdm bar over the steps of the slowest element.
 
     Returns
@@ -122,6 +128,7 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
     """
     V.choice("kind", kind, KINDS)
     V.choice("method", method, ("rk4", "solve_ivp"))
+    V.choice("on_divergence", on_divergence, ("raise", "nan"))
     S = check_S(S)
     P = S.shape[-1]
     R0, Q0, k_s, k_t = check_state(kind, R0, Q0, P)
@@ -155,16 +162,7 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
               "S": S}
 
     def f(idx, Rx, Qx):
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            try:
-                return _rhs(kind, Rx, Qx, Sb[idx], Tb[idx], eb[idx], sb[idx])
-            except (FloatingPointError, ValueError):
-                bad = idx[_bad_states(kind, Rx, Qx, Sb[idx], Tb[idx], max_value)]
-                if bad.size == 0:
-                    bad = idx
-                raise DivergenceError(
-                    f"{kind.upper()} ODE diverged (state left the positive semi-definite cone) "
-                    f"for {_describe(bad, eb, sb, Tb, Sb)}; reduce eta or dt") from None
+        return _rhs(kind, Rx, Qx, Sb[idx], Tb[idx], eb[idx], sb[idx])
 
     n_steps = 0
     if method == "solve_ivp":
@@ -177,6 +175,10 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
             Rx = y[: B * nr].reshape((B,) + rs)
             Qx = y[B * nr:].reshape((B,) + qs)
             dR, dQ = f(allidx, Rx, Qx)
+            if not (np.all(np.isfinite(dR)) and np.all(np.isfinite(dQ))):
+                bad = allidx[_bad_states(kind, Rx, Qx, Sb, Tb, max_value)]
+                raise DivergenceError(f"{kind.upper()} ODE diverged for "
+                                      f"{_describe(bad if bad.size else allidx, eb, sb, Tb, Sb)}")
             return np.concatenate([dR.ravel(), dQ.ravel()])
 
         y0 = np.concatenate([R.ravel(), Q.ravel()])
@@ -195,8 +197,18 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
         if at0:
             Rout[0], Qout[0] = R, Q
             nxt[:] = 1
-        active = np.flatnonzero(nxt < n_ck)
-        est = int(np.ceil(np.max(alphas[-1] / hmax))) + n_ck
+        if alpha_limit is not None:
+            lim = np.broadcast_to(np.asarray(alpha_limit, float), batch).reshape(B)
+            last = np.searchsorted(alphas, lim, side="right")  # checkpoints <= limit
+            for i in np.flatnonzero(last < n_ck):
+                Rout[max(last[i], nxt[i]):, i] = np.nan
+                Qout[max(last[i], nxt[i]):, i] = np.nan
+            n_lim = np.maximum(last, nxt)
+        else:
+            n_lim = np.full(B, n_ck)
+        active = np.flatnonzero(nxt < n_lim)
+        est = int(np.ceil(np.max(np.minimum(alphas[-1], alphas[np.maximum(n_lim - 1, 0)])
+                                  / hmax))) + n_ck
         bar = _progress(range(est), desc=f"{kind} ODE", total=est) if progress else None
         while active.size:
             target = alphas[nxt[active]]
@@ -211,11 +223,27 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
             dR = (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]) / 6.0
             dQ = (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]) / 6.0
             Rn, Qn = Ra + hR * dR, Qa + hQ * dQ
-            if (not np.all(np.isfinite(Rn)) or not np.all(np.isfinite(Qn))
-                    or np.abs(Qn).max() > max_value or np.abs(Rn).max() > max_value):
-                bad = active[_bad_states(kind, Rn, Qn, Sb[active], Tb[active], max_value)]
-                raise DivergenceError(f"{kind.upper()} ODE blew up (NaN/inf or |entries| > "
-                                      f"{max_value:g}) for {_describe(bad, eb, sb, Tb, Sb)}")
+            fl = len(active)
+            with np.errstate(invalid="ignore"):
+                good = (np.isfinite(Rn).reshape(fl, -1).all(1) & np.isfinite(Qn).reshape(fl, -1).all(1)
+                        & (np.abs(Rn).reshape(fl, -1).max(1) <= max_value)
+                        & (np.abs(Qn).reshape(fl, -1).max(1) <= max_value))
+            if not np.all(good):
+                bad = active[~good]
+                if on_divergence == "raise":
+                    raise DivergenceError(
+                        f"{kind.upper()} ODE diverged (NaN/inf, |entries| > {max_value:g}, or the "
+                        f"state left the positive semi-definite cone) at alpha ~ "
+                        f"{a[bad[0]]:.4g} for {_describe(bad, eb, sb, Tb, Sb)}; reduce eta or dt")
+                for i in bad:
+                    Rout[nxt[i]:, i] = np.nan
+                    Qout[nxt[i]:, i] = np.nan
+                    nxt[i] = n_ck
+                Rn, Qn, dR, dQ, h, target = (Rn[good], Qn[good], dR[good], dQ[good], h[good],
+                                             target[good])
+                active = active[good]
+                if active.size == 0:
+                    break
             R[active], Q[active] = Rn, Qn
             a[active] = np.where(h == target - a[active], target, a[active] + h)
             n_steps += 1
@@ -223,25 +251,28 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
                 bar.update(1)
             hit = a[active] >= target
             if steady_tol is not None:
-                rate = np.maximum(np.abs(dR).reshape(len(active), -1).max(1),
-                                  np.abs(dQ).reshape(len(active), -1).max(1)) / eb[active]
+                na = len(active)
+                rate = np.maximum(np.abs(dR).reshape(na, -1).max(1),
+                                  np.abs(dQ).reshape(na, -1).max(1)) / eb[active]
+                rate /= np.maximum(1.0, np.abs(Qn).reshape(na, -1).max(1))
                 steady = rate < steady_tol
             else:
                 steady = np.zeros(active.size, bool)
             for j in np.flatnonzero(hit | steady):  # only elements reaching a checkpoint
                 i = active[j]
                 if steady[j]:
-                    Rout[nxt[i]:, i], Qout[nxt[i]:, i] = R[i], Q[i]
+                    Rout[nxt[i]:n_lim[i], i], Qout[nxt[i]:n_lim[i], i] = R[i], Q[i]
                     nxt[i] = n_ck
                 else:
                     Rout[nxt[i], i], Qout[nxt[i], i] = R[i], Q[i]
                     nxt[i] += 1
-            active = active[nxt[active] < n_ck]
+            active = active[nxt[active] < n_lim[active]]
         if bar is not None:
             bar.close()
     Sfull = np.broadcast_to(Sb, (n_ck, B, P, P))
     Tfull = np.broadcast_to(Tb, (n_ck, B))
-    eg = eg_from_covariance(_cov(kind, Rout, Qout, Sfull, Tfull, validate=False))
+    with np.errstate(invalid="ignore"):
+        eg = eg_from_covariance(_cov(kind, Rout, Qout, Sfull, Tfull, validate=False))
     return Trajectory(kind=kind, alpha=alphas, R=Rout.reshape((n_ck,) + batch + rs),
                       Q=Qout.reshape((n_ck,) + batch + qs), eg=eg.reshape((n_ck,) + batch),
                       batch_shape=batch, n_steps=n_steps, params=params)

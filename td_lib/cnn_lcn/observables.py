@@ -136,10 +136,18 @@ def initial_error(kind: str, P: int, T: float = 1.0, c: float = 0.0) -> float:
     return float(e_lcn + 2 * P * (P - 1) / np.pi * np.arcsin(c / 2))
 
 
-def _directional(kind, R, Q, S, T, dR, dQ, h=1e-5):
-    ep = generalisation_error(kind, R + h * dR, Q + h * dQ, S, T)
-    em = generalisation_error(kind, R - h * dR, Q - h * dQ, S, T)
-    return (ep - em) / (2 * h)
+def _directional(kind, R, Q, S, T, dR, dQ, h=1e-3):
+    """Directional derivative of eps_g along ``(dR, dQ)``: Richardson-extrapolated central
+    differences with a step scaled to the direction (error O(h^4), ~1e-11 relative)."""
+    scale = max(float(np.abs(dR).max(initial=0.0)), float(np.abs(dQ).max(initial=0.0)), 1e-300)
+    hh = h / scale
+
+    def cd(step):
+        ep = generalisation_error(kind, R + step * dR, Q + step * dQ, S, T)
+        em = generalisation_error(kind, R - step * dR, Q - step * dQ, S, T)
+        return (ep - em) / (2 * step)
+
+    return (4 * cd(hh / 2) - cd(hh)) / 3
 
 
 def early_time_coefficients(kind: str, P: int, k_s: int, k_t: int, T: float = 1.0,
@@ -148,8 +156,8 @@ def early_time_coefficients(kind: str, P: int, k_s: int, k_t: int, T: float = 1.
     """``(A, B)`` of eq. 27 from the ODE: ``d eps_g / d alpha |_0 = -eta A + eta^2 B``.
 
     ``A = -grad(eps_g) . (F_R, F_Q) / k_s`` and ``B = grad(eps_g) . (0, G_Q) / k_s^2`` at the
-    leading-order state (or ``state=(R, Q)``), with the gradient taken as a central finite
-    difference along the direction (relative error ~1e-10). ``S`` overrides eq. 3.
+    leading-order state (or ``state=(R, Q)``), with the gradient taken as a Richardson-extrapolated
+    central difference along the direction (relative error ~1e-11). ``S`` overrides eq. 3.
     """
     S = input_covariance(P, c) if S is None else check_S(S, P)
     R, Q = leading_order_init(kind, P, k_s, k_t) if state is None else state
@@ -163,13 +171,27 @@ def _omega(x):
     return 1.0 / np.sqrt(4.0 - x * x)
 
 
-def _V_closed(P, T, sigma, chi):
-    epsT = 2 * P / np.pi * (np.arcsin(T / (1 + T)) + (P - 1) * np.arcsin(T * chi / (1 + T)))
+def _V_closed(P, T, sigma, chi, c, corrected=True):
+    """``(V_d, V_o)`` of eq. 108 at student correlation ``chi`` (teacher correlation ``c``).
+
+    ``corrected=False`` reproduces the printed ``V_d``; the printed version has its factor
+    ``chi`` on the wrong arcsine: the ``I4(lh_p, lh_p, lh_p, lh_r)`` terms give
+    ``2(P-1) arcsin(chi / (2 sqrt(2(3-chi^2))))`` and the ``I4(lh_p, lh_p, lh_r, lh_r)`` terms
+    ``(P-1) arcsin((3-2chi^2) / (2(3-chi^2)))`` (the page prints ``1`` and ``chi(3-2chi^2)`` as the
+    numerators). ``V_o`` is correct as printed. ``eps_T`` (eq. 102) always uses the data
+    correlation ``c``.
+    """
+    epsT = 2 * P / np.pi * (np.arcsin(T / (1 + T)) + (P - 1) * np.arcsin(T * c / (1 + T)))
     x = chi
+    if corrected:
+        t2 = 2 * (P - 1) * np.arcsin(x / (2 * np.sqrt(2 * (3 - x * x))))
+        t3 = (P - 1) * np.arcsin((3 - 2 * x * x) / (2 * (3 - x * x)))
+    else:
+        t2 = 2 * (P - 1) * np.arcsin(1 / (2 * np.sqrt(2 * (3 - x * x))))
+        t3 = (P - 1) * np.arcsin(x * (3 - 2 * x * x) / (2 * (3 - x * x)))
     Vd = (2 * (epsT + sigma**2) / (np.pi * np.sqrt(3))
           + 4 / (np.pi**2 * np.sqrt(3)) * (
-              np.arcsin(0.25) + 2 * (P - 1) * np.arcsin(1 / (2 * np.sqrt(2 * (3 - x * x))))
-              + (P - 1) * np.arcsin(x * (3 - 2 * x * x) / (2 * (3 - x * x)))
+              np.arcsin(0.25) + t2 + t3
               + (P - 1) * (P - 2) * np.arcsin(x * (3 - 2 * x) / (2 * (3 - x * x)))))
     w = _omega(x)
     Vo = (2 * w * (epsT + sigma**2) / np.pi
@@ -182,11 +204,14 @@ def _V_closed(P, T, sigma, chi):
 
 
 def early_time_coefficients_closed_form(kind: str, P: int, k_s: int, T: float = 1.0,
-                                        sigma: float = 0.0, c: float = 0.0) -> tuple[float, float]:
-    """``(A, B)`` exactly as printed in the appendix (eqs 107-108, 112-115).
+                                        sigma: float = 0.0, c: float = 0.0,
+                                        corrected: bool = True) -> tuple[float, float]:
+    """``(A, B)`` of eq. 27 from the appendix's closed forms (eqs 107-108, 112-115).
 
-    Kept for comparison with :func:`early_time_coefficients`, which is exact; the check
-    script reports where the printed closed forms disagree with the ODE.
+    ``corrected=True`` (default) uses the corrected ``V_d`` (see :func:`_V_closed`), which
+    agrees with :func:`early_time_coefficients` (exact, from the ODE) to ~1e-9;
+    ``corrected=False`` is the page as printed (``B`` off by up to ~7 % at ``c = 0`` for the
+    CNN). ``A`` is correct as printed.
     """
     V.choice("kind", kind, KINDS)
     sc = 1 + (P - 1) * c
@@ -194,14 +219,14 @@ def early_time_coefficients_closed_form(kind: str, P: int, k_s: int, T: float = 
         w = _omega(c)
         Hd = P / np.pi * (1 / np.sqrt(3) + (P - 1) * c * w)
         Ho = P / np.pi * (c / np.sqrt(3) + (2 + 2 * (P - 2) * c - (P - 1) * c * c) * w)
-        Vd, Vo = _V_closed(P, T, sigma, c)
+        Vd, Vo = _V_closed(P, T, sigma, c, c, corrected)
         A = 4 * T * P**2 * sc**2 / (np.pi**2 * (1 + T)) + 2 * (Hd**2 / k_s + (1 - 1 / k_s) * Ho**2)
         B = P * (Vd * (Hd / k_s + (1 - 1 / k_s) * c * Ho)
                  + Vo * ((P - 1) * c * Hd / k_s + (1 - 1 / k_s) * (1 + (P - 2) * c) * Ho))
         return float(A), float(B)
     nd = c * c + (1 - c * c) / k_s
     no = (1 - c * c) * (1 - 1 / k_s) + (P - 1) * c * c
-    Vd, Vo = _V_closed(P, T, sigma, 0.0)
+    Vd, Vo = _V_closed(P, T, sigma, 0.0, c, corrected)
     A = 4 * T * P * sc**2 / (np.pi**2 * (1 + T)) + 2 * P / np.pi**2 * (nd / 3 + no)
     B = P / np.pi * (nd / np.sqrt(3) * Vd + no * Vo)
     return float(A), float(B)
@@ -292,7 +317,7 @@ def _refine_min(x, y):
 
 
 def phase_diagram(P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sigma: float = 1.0,
-                  cs=None, alpha_F=None, etas=None, dtau: float = 0.05,
+                  cs=None, alpha_F=None, etas=None, dtau: float = 0.1, tau_max: float = 400.0,
                   steady_tol: float | None = 1e-9, progress: bool = False) -> dict:
     """Figure 6: CNN vs LCN at their own optimal learning rate for each horizon ``alpha_F``.
 
@@ -301,8 +326,14 @@ def phase_diagram(P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sigma:
     student); ``eps*(alpha_F) = min_eta eps_g(alpha_F)`` is located by a parabola through
     ``log eps_g`` against ``log eta`` around the grid minimum (App. I).
 
+    A learning rate ``eta`` is integrated only up to ``alpha = tau_max / eta`` (natural time
+    ``eta alpha <= tau_max``): larger rates are far from optimal at longer horizons. The
+    returned ``clipped`` flags ``(n_c, n_F)`` entries whose optimum touches that cut or the
+    grid edge (then enlarge ``tau_max`` or the grid).
+
     Returns a dict with ``cs``, ``alpha_F``, ``etas``, ``eps_cnn``, ``eps_lcn`` (``(n_c, n_F)``),
-    ``eta_cnn``, ``eta_lcn`` (optimal eta) and ``log10_ratio = log10(eps_cnn / eps_lcn)``.
+    ``eta_cnn``, ``eta_lcn`` (optimal eta), ``log10_ratio = log10(eps_cnn / eps_lcn)``,
+    ``clipped_cnn``, ``clipped_lcn`` and ``n_steps``.
     Defaults: the paper's c grid (0, 0.025, ..., 0.975), alpha_F = 10^-2..10^4 (25 points),
     eta = 10^-3..10^1 (41 points).
     """
@@ -314,12 +345,20 @@ def phase_diagram(P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sigma:
     for kind in KINDS:
         R0, Q0 = leading_order_init(kind, P, k_s, k_t)
         tr = integrate(kind, R0, Q0, alpha_F, S, T=T, eta=etas[None, :], sigma=sigma,
-                       dtau=dtau, steady_tol=steady_tol, progress=progress)
-        le = np.log(np.moveaxis(tr.eg, 0, -1))  # (n_c, n_eta, n_F)
+                       dtau=dtau, steady_tol=steady_tol, on_divergence="nan",
+                       alpha_limit=tau_max / etas[None, :], progress=progress)
+        with np.errstate(invalid="ignore"):
+            le = np.log(np.moveaxis(tr.eg, 0, -1))  # (n_c, n_eta, n_F)
         le = np.moveaxis(le, 1, -1)  # (n_c, n_F, n_eta)
+        le = np.where(np.isfinite(le), le, np.inf)
         x, y = _refine_min(np.log(etas), le)
+        i = np.argmin(le, axis=-1)
+        nb = np.stack([np.take_along_axis(le, np.clip(i + d, 0, etas.size - 1)[..., None], -1)[
+            ..., 0] for d in (-1, 1)])
+        out[f"clipped_{kind}"] = (i == 0) | (i == etas.size - 1) | ~np.all(np.isfinite(nb), 0)
         out[f"eps_{kind}"] = np.exp(y)
         out[f"eta_{kind}"] = np.exp(x)
+        out[f"n_steps_{kind}"] = tr.n_steps
     out["log10_ratio"] = np.log10(out["eps_cnn"] / out["eps_lcn"])
     return out
 

@@ -24,7 +24,8 @@ Implementation: ``I3`` is linear in its middle field, so with
 ``sum_b s_b I3(lh_p, phi, b) = (1+C_pp) sum_b K_pb <phi b> - <phi lh_p> kappa_p``; the
 cross-covariances ``<phi b>`` of all single-vector fields (eqs 39-40, 70-71) are built with one
 einsum each. The ``I4`` sum is evaluated on the pairs ``p <= q`` and ``b <= b'`` only (``I4`` is
-symmetric in slots 1-2 and 3-4). No Python loop over positions or kernel taps.
+symmetric in slots 1-2 and 3-4), and only on the row ``p = 0`` when the statistics are
+translation invariant. No Python loop over positions or kernel taps.
 
 Equality with a plain loop-based implementation written straight from eqs 54-67 / 73-78
 (``tests/cnn_lcn_reference.py``) is asserted to 1e-12 in ``tests/test_cnn_lcn_odes.py``,
@@ -70,16 +71,36 @@ def _i3_kernel(C: np.ndarray, P: int):
     a = 1.0 + d[..., :P]  # (..., P)
     Cpb = C[..., :P, :]  # (..., P, 2P)
     det = a[..., :, None] * (1.0 + d[..., None, :]) - Cpb**2
-    if np.any(~(det > 0)):
-        raise FloatingPointError("non-positive I3 determinant (state left the PSD cone)")
+    det = np.where(det > 0, det, np.nan)  # NaN marks a state that left the PSD cone
     K = _2PI * signs(P) / (a[..., :, None] * np.sqrt(det))
     kappa = np.einsum("...pb,...pb->...p", K, Cpb)
     return a, K, kappa
 
 
+def _is_circulant(C: np.ndarray, P: int) -> bool:
+    """True if every ``P x P`` block of ``C`` is circulant (translation-invariant statistics)."""
+    if P < 3:
+        return False
+    blocks = C.reshape(C.shape[:-2] + (2, P, 2, P))
+    rolled = np.roll(np.roll(blocks, 1, axis=-1), 1, axis=-3)
+    return bool(np.max(np.abs(rolled - blocks), initial=0.0)
+                <= 1e-13 * max(1.0, float(np.max(np.abs(blocks), initial=0.0))))
+
+
 def _V(C: np.ndarray, P: int, sigma) -> np.ndarray:
-    """``V_pq = sum_{bb'} s_b s_b' I4(lh_p, lh_q, b, b') + sigma^2 J2(lh_p, lh_q)`` (eqs 61-63)."""
-    p, q, b, bb, wbb = _pairs(P)
+    """``V_pq = sum_{bb'} s_b s_b' I4(lh_p, lh_q, b, b') + sigma^2 J2(lh_p, lh_q)`` (eqs 61-63).
+
+    Evaluated on the pairs ``p <= q``; if the preactivation statistics are translation invariant
+    (circulant blocks, e.g. eq. 3 with a CNN or a position-symmetric LCN state) only the row
+    ``p = 0`` is computed and ``V_pq = V_{0,(q-p)_P}``.
+    """
+    circ = _is_circulant(C, P)
+    if circ:
+        p = np.zeros(P, dtype=int)
+        q = np.arange(P)
+    else:
+        p, q = _pairs(P)[:2]
+    _, _, b, bb, wbb = _pairs(P)
     d = np.diagonal(C, axis1=-2, axis2=-1)
     cpp = d[..., p][..., :, None]
     cqq = d[..., q][..., :, None]
@@ -91,10 +112,13 @@ def _V(C: np.ndarray, P: int, sigma) -> np.ndarray:
     cqb = C[..., q[:, None], b[None, :]]
     cqb2 = C[..., q[:, None], bb[None, :]]
     cb12 = C[..., b, bb][..., None, :]
-    I4 = i4_entries(cpp, cqq, cbb, cbb2, cpq, cpb, cpb2, cqb, cqb2, cb12)
+    I4 = i4_entries(cpp, cqq, cbb, cbb2, cpq, cpb, cpb2, cqb, cqb2, cb12, check=False)
     v = I4 @ wbb  # (..., npairs)
     sig2 = np.asarray(sigma, dtype=float) ** 2
-    v = v + sig2[..., None] * j2_entries(cpp[..., 0], cqq[..., 0], cpq[..., 0])
+    v = v + sig2[..., None] * j2_entries(cpp[..., 0], cqq[..., 0], cpq[..., 0], check=False)
+    if circ:
+        idx = (np.arange(P)[None, :] - np.arange(P)[:, None]) % P
+        return v[..., idx]
     out = np.empty(v.shape[:-1] + (P, P))
     out[..., p, q] = v
     out[..., q, p] = v
@@ -190,7 +214,16 @@ def ode_terms(kind: str, R, Q, S, T: float = 1.0, sigma: float = 0.0
     F_R, F_Q, G_Q with the shapes of ``R``, ``Q``, ``Q`` (broadcast batch shape).
     """
     R, Q, S, T, sigma = _prepare(kind, R, Q, S, T, sigma)
-    return _terms(kind, R, Q, S, T, sigma)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        out = _terms(kind, R, Q, S, T, sigma)
+    _finite_or_raise(out)
+    return out
+
+
+def _finite_or_raise(arrays) -> None:
+    if not all(np.all(np.isfinite(a)) for a in arrays):
+        raise ValueError("R, Q: the state does not define a valid (positive semi-definite) "
+                         "covariance of the preactivations; the ODE terms are undefined")
 
 
 def rhs(kind: str, R, Q, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0
@@ -205,11 +238,14 @@ def rhs(kind: str, R, Q, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0
     if not np.all(np.isfinite(eta)) or np.any(eta <= 0):
         raise ValueError(f"eta must be finite and > 0, got {eta}")
     R, Q, S, T, sigma = _prepare(kind, R, Q, S, T, sigma)
-    return _rhs(kind, R, Q, S, T, eta, sigma)
+    out = _rhs(kind, R, Q, S, T, eta, sigma)
+    _finite_or_raise(out)
+    return out
 
 
 def _rhs(kind, R, Q, S, T, eta, sigma):
-    F_R, F_Q, G_Q = _terms(kind, R, Q, S, T, sigma)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        F_R, F_Q, G_Q = _terms(kind, R, Q, S, T, sigma)
     k_s = R.shape[-2]
     nR = 2 if kind == "cnn" else 3
     nQ = 2 if kind == "cnn" else 4

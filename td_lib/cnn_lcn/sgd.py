@@ -94,13 +94,16 @@ def _sample(lead, P, D, c, L, gen, dtype):
 class _Net:
     """Teacher + student weights for ``B`` seeds, and the per-sample forward/update."""
 
-    def __init__(self, kind, B, D, P, k_s, k_t, T, gen, dtype, act):
+    def __init__(self, kind, B, D, P, k_s, k_t, T, gen, dtype, act, weights=None):
         self.kind, self.B, self.D, self.P, self.k_s, self.k_t = kind, B, D, P, k_s, k_t
-        w = torch.randn(B, D, k_t, generator=gen, dtype=dtype)
-        qmat, _ = torch.linalg.qr(w)  # orthonormal columns: eq. 7 holds exactly
-        self.w = math.sqrt(T * D) * qmat.transpose(1, 2)  # (B, k_t, D)
-        shape = (B, k_s, D) if kind == "cnn" else (B, P, k_s, D)
-        self.wh = torch.randn(shape, generator=gen, dtype=dtype)
+        if weights is not None:
+            self.w, self.wh = weights
+        else:
+            w = torch.randn(B, D, k_t, generator=gen, dtype=dtype)
+            qmat, _ = torch.linalg.qr(w)  # orthonormal columns: eq. 7 holds exactly
+            self.w = math.sqrt(T * D) * qmat.transpose(1, 2)  # (B, k_t, D)
+            shape = (B, k_s, D) if kind == "cnn" else (B, P, k_s, D)
+            self.wh = torch.randn(shape, generator=gen, dtype=dtype)
         self.g, self.gp = _act(act)
         idx = (torch.arange(P)[:, None] + torch.arange(k_s)[None, :]) % P  # (p, l) -> (p+l)_P
         self.idx = idx
@@ -128,6 +131,16 @@ class _Net:
             R = torch.einsum("bpld,bmd->bplm", self.wh, self.w) / (math.sqrt(k_s * k_t) * D)
             Q = torch.einsum("bpld,bqkd->bpqlk", self.wh, self.wh) / (k_s * D)
         return R.cpu().numpy(), Q.cpu().numpy()
+
+    def zero_error(self):
+        """Put every student on the zero-error solution of eq. 23 with shift 0."""
+        k_s, k_t = self.k_s, self.k_t
+        self.wh.zero_()
+        tail = math.sqrt(k_s / k_t) * self.w
+        if self.kind == "cnn":
+            self.wh[:, :k_t] = tail
+        else:
+            self.wh[:, :, :k_t] = tail[:, None]
 
     def step(self, x, xi, eta, sigma):
         """One online SGD step (eq. 36 CNN / eq. 68 LCN); x ``(B, P, D)``, xi ``(B,)``."""
@@ -167,6 +180,7 @@ def simulate_sgd(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 0.
                  T: float = 1.0, eta: float = 1.0, sigma: float = 0.0, alpha_max: float = 5.0,
                  checkpoints=None, n_seeds: int = 1, activation: str = "erf",
                  dtype: str = "float64", n_test: int = 2000, seed: int = 0,
+                 init: str = "random", threads: int | None = 1,
                  progress: bool = False) -> SGDResult:
     """Online SGD of a CNN (eqs 8-9) or LCN (eqs 10-11) student at finite ``D``, ``n_seeds`` runs.
 
@@ -179,6 +193,10 @@ def simulate_sgd(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 0.
         ``alpha = t/D``, default 41 log-spaced points plus 0).
     activation : ``"erf"`` or ``"relu"``; dtype ``"float64"`` or ``"float32"``.
     n_test : held-out test-set size for the Monte Carlo eps_g (0 disables).
+    init : ``"random"`` (i.i.d. N(0,1) student, eqs 19-20) or ``"zero_error"`` (eq. 23, shift 0:
+        ``w_hat_l = sqrt(k_s/k_t) w_l`` for ``l < k_t``, else 0; same kernel at every LCN position).
+    threads : torch threads during the run (restored afterwards); the per-step tensors are tiny,
+        so one thread is fastest on a shared machine. ``None`` leaves torch's setting alone.
     """
     V.choice("kind", kind, KINDS)
     V.choice("activation", activation, ACTIVATIONS)
@@ -194,6 +212,7 @@ def simulate_sgd(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 0.
     sigma = V.finite("sigma", sigma, nonnegative=True)
     n_seeds = V.positive_int("n_seeds", n_seeds)
     n_test = V.positive_int("n_test", n_test, 0)
+    V.choice("init", init, ("random", "zero_error"))
     S_np, c_, L = _S_and_factor(P, c, S)
     if checkpoints is None:
         alpha_max = V.finite("alpha_max", alpha_max, positive=True)
@@ -206,7 +225,21 @@ def simulate_sgd(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 0.
     tdt = torch.float64 if dtype == "float64" else torch.float32
     gen = torch.Generator().manual_seed(int(seed))
     net = _Net(kind, n_seeds, D, P, k_s, k_t, T, gen, tdt, activation)
+    if init == "zero_error":
+        net.zero_error()
     test_seed = int(seed) + 7919
+    old_threads = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(V.positive_int("threads", threads))
+    try:
+        return _run(net, kind, steps, D, P, k_s, k_t, c_, L, S_np, T, eta, sigma, n_seeds,
+                    activation, n_test, test_seed, gen, tdt, seed, progress)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _run(net, kind, steps, D, P, k_s, k_t, c_, L, S_np, T, eta, sigma, n_seeds, activation,
+         n_test, test_seed, gen, tdt, seed, progress):
 
     def eg_mc():
         tg = torch.Generator().manual_seed(test_seed)
@@ -251,6 +284,69 @@ def simulate_sgd(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 0.
                      eg_mc_se=np.stack(ses) if n_test else None, R0=R[0], Q0=Q[0],
                      params=dict(D=D, P=P, k_s=k_s, k_t=k_t, c=c_, S=S_np, T=T, eta=eta,
                                  sigma=sigma, activation=activation, seed=seed))
+
+
+def _to_torch(a):
+    return torch.as_tensor(np.asarray(a, dtype=float))
+
+
+def preactivations(kind: str, w_hat, w_teacher, x) -> tuple[np.ndarray, np.ndarray]:
+    """Teacher and student preactivations ``(lambda, lambda_hat)``, each ``(..., P)`` (eqs 6, 9, 11).
+
+    ``w_hat``: CNN ``(..., k_s, D)``, LCN ``(..., P, k_s, D)``; ``w_teacher`` ``(..., k_t, D)``;
+    ``x`` ``(..., P, D)``. Same code path as :func:`simulate_sgd`.
+    """
+    net, xt, lead = _wrap(kind, w_hat, w_teacher, x)
+    lam, lh = net.fields(xt[:, None])
+    return lam[:, 0].numpy().reshape(lead + (-1,)), lh[:, 0].numpy().reshape(lead + (-1,))
+
+
+def _wrap(kind, w_hat, w_teacher, x, activation="erf"):
+    V.choice("kind", kind, KINDS)
+    V.choice("activation", activation, ACTIVATIONS)
+    x = _to_torch(x)
+    wt = _to_torch(w_teacher)
+    wh = _to_torch(w_hat)
+    if x.ndim < 2 or wt.ndim < 2:
+        raise ValueError(f"x must be (..., P, D) and w_teacher (..., k_t, D); got {tuple(x.shape)}, "
+                         f"{tuple(wt.shape)}")
+    P, D = x.shape[-2:]
+    k_t = wt.shape[-2]
+    nwh = 2 if kind == "cnn" else 3
+    if wh.ndim < nwh or wh.shape[-1] != D or (kind == "lcn" and wh.shape[-3] != P):
+        want = "(..., k_s, D)" if kind == "cnn" else "(..., P, k_s, D)"
+        raise ValueError(f"w_hat must have shape {want} with P={P}, D={D}; got {tuple(wh.shape)}")
+    k_s = wh.shape[-2]
+    if not k_t <= k_s <= P:
+        raise ValueError(f"need k_t <= k_s <= P, got k_t={k_t}, k_s={k_s}, P={P}")
+    lead = torch.broadcast_shapes(x.shape[:-2], wt.shape[:-2], wh.shape[:-nwh])
+    B = int(np.prod(lead, dtype=int))
+    xt = x.expand(lead + (P, D)).reshape(B, P, D)
+    wtt = wt.expand(lead + (k_t, D)).reshape(B, k_t, D)
+    wht = wh.expand(lead + wh.shape[-nwh:]).reshape((B,) + wh.shape[-nwh:]).clone()
+    net = _Net(kind, B, D, P, k_s, k_t, 1.0, None, torch.float64, activation,
+               weights=(wtt, wht))
+    return net, xt, tuple(lead)
+
+
+def sgd_step(kind: str, w_hat, w_teacher, x, eta: float, sigma: float = 0.0, xi=None,
+             activation: str = "erf") -> np.ndarray:
+    """One online SGD step (eq. 36 CNN / eq. 68 LCN) on given inputs; numpy in, numpy out.
+
+    ``w_hat``: CNN ``(..., k_s, D)``, LCN ``(..., P, k_s, D)`` (not modified);
+    ``w_teacher``: ``(..., k_t, D)``; ``x``: ``(..., P, D)``; label
+    ``y = sum_p g(lambda_p) + sigma xi`` (``xi`` ``(...)``, default 0). Returns the updated
+    student kernels. This is the code path of :func:`simulate_sgd`.
+    """
+    eta = V.finite("eta", eta, positive=True)
+    sigma = V.finite("sigma", sigma, nonnegative=True)
+    net, xt, lead = _wrap(kind, w_hat, w_teacher, x, activation)
+    B = xt.shape[0]
+    xi_t = torch.zeros(B, dtype=torch.float64) if xi is None else \
+        _to_torch(xi).expand(lead).reshape(B)
+    with torch.no_grad():
+        net.step(xt, xi_t, eta, sigma)
+    return net.wh.numpy().reshape(lead + tuple(net.wh.shape[1:]))
 
 
 def one_step_drift(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 0.0, S=None,

@@ -1,0 +1,691 @@
+# %% [markdown]
+# # §7.4 Which teacher node first: specialisation in a teacher–student ReLU network
+#
+# §7.1–7.3 asked which *statistics* of the data a network uses first. Here the data come
+# from another network, a **teacher**, and the question becomes: which of the teacher's
+# hidden nodes does a **student** network copy first? The answer (Tian 2020) is the nodes
+# with the largest fan-out weights, the ones that contribute most to the teacher's output;
+# weak nodes come late, sometimes very late, and spare student nodes help.
+#
+# **Route.** Readings; the core idea; the paper's precise statements (boxed) and three
+# corrections to the printed paper; three demos (the strong-first staircase, the effect of
+# over-realisation, one focus shift); Exercise 7.4.A (Theorem 6 by Monte Carlo) and 7.4.B
+# (the angle dynamics near $\theta=\pi$), both autograded; Exercise 7.4.C (Theorem 7, a
+# derivation with a worked solution); a comparison of what "learned first" means across §7.
+#
+# ## Readings
+#
+# **The key paper.** Yuandong Tian, *Student specialization in deep ReLU networks with
+# finite width and input dimension* (ICML 2020). Part one: at critical points of SGD
+# (gradient zero on every sample), each teacher node of the lowest layer is copied by at
+# least one student node, under mild conditions, for finite width and input dimension and
+# any input distribution; student nodes that copy nothing carry zero fan-out weight. Part
+# two: a heuristic analysis of the 2-layer dynamics (strong teacher nodes first, focus
+# shifting, slow convergence to weak nodes), and experiments.
+#
+# **Background.** Saad and Solla, *On-line learning in soft committee machines* (Phys.
+# Rev. E 1995): the plateau and the onset of specialisation in the thermodynamic limit.
+# Goldt, Advani, Saxe, Krzakala, Zdeborová, *Dynamics of stochastic gradient descent for
+# two-layer neural networks in the teacher–student setup* (NeurIPS 2019): exact ODEs for
+# online SGD with large input dimension, specialisation of over-parametrised students.
+# Lampinen and Ganguli, *An analytic theory of generalization dynamics and transfer learning
+# in deep linear networks* (ICLR 2019): in linear teacher–student networks, modes with
+# large singular values are learned first, the linear analogue of "strong teacher nodes
+# first" (but linear networks do not specialise node by node).
+#
+# **In this course.** The CNN/LCN notebook (`cnn_vs_lcn`) follows a student specialising to
+# a convolutional teacher's filter, with exact ODEs; the time at which it specialises is the
+# same phenomenon as here, with weight sharing and locality changing how fast it happens.
+
+# %% [markdown]
+# ## Setting and notation
+#
+# Inputs $x\in\mathbb R^d$, augmented $\tilde x=(x,1)$ so that biases are the last entry of
+# the weight vectors (the paper's convention; angles and norms below include the bias).
+# The **teacher** is $f^*(x)=\sum_{j=1}^m v^*_j\,\mathrm{relu}(w^{*\top}_j\tilde x)\in\mathbb
+# R^C$ with $\|w^*_j\|=1$; the **student** is $f(x)=\sum_{k=1}^n v_k\,\mathrm{relu}(w_k^\top
+# \tilde x)$ with $n\ge m$ nodes (*over-realised*: $n=m$ is "×1", $n=5m$ is "×5"). We write
+# $f^*_j,f_k$ for the hidden activations, $z_k=\mathbb 1[w_k^\top\tilde x>0]$ for the
+# student's gate, and train on the square loss $J=\tfrac12\mathbb E\|f^*(x)-f(x)\|^2$ by SGD.
+# Teacher node $j$ is **strong** when its fan-out $\|v^*_j\|$ is large; we use
+# $\|v^*_j\|=j^{-p}$ (eq. 13 of the paper: $p=0$ all equal, large $p$ "polarised"). The
+# mixing coefficients $\alpha_{jk}=v^{*\top}_j v_k$ and $\beta_{k'k}=v_{k'}^\top v_k$ say how
+# much of teacher node $j$ (or student node $k'$) the output error routes back to node $k$.
+#
+# A student node $k$ **specialises** to (is aligned with) teacher node $j$ when $w_k=\gamma
+# w^*_j$ with $\gamma>0$. We measure it two ways, per teacher node and over time: the best
+# Pearson correlation over student nodes of the activations $f^*_j(x)$ and $f_k(x)$ over a
+# separate evaluation set (the paper's "normalized correlation"), and the best cosine of the
+# augmented weights. A teacher node is **matched** when its best correlation exceeds $0.95$,
+# the paper's criterion.
+#
+# ## Core idea
+#
+# The gradient step of student node $k$ is $\dot w_k=\mathbb E[\tilde x\,z_k\,e^\top v_k]$
+# with the residual $e=f^*-f$. Expanding $e$ over nodes,
+# $$\dot w_k=\sum_j\alpha_{jk}\,\mathbb E[\tilde x\,z_k f^*_j]-\sum_{k'}\beta_{k'k}\,\mathbb
+# E[\tilde x\,z_kf_{k'}] .$$
+# Each teacher node pulls every student node, with a strength $\alpha_{jk}$ proportional to
+# its fan-out $\|v^*_j\|$. For spherically symmetric inputs the pull points between $w^*_j$
+# and $w_k$ (Theorem 6), so it rotates $w_k$ toward $w^*_j$. Hence:
+#
+# * **strong first**: the strongest teacher node dominates every student's drive, so many
+#   student nodes head for it and it is matched first, often by several students at once;
+# * **focus shifting**: once it is fitted, its share of the residual disappears, the next
+#   teacher nodes dominate, and students that were chasing the strong node turn to them;
+# * **slow weak nodes**: a weak node pulls weakly, and a student that starts near the
+#   opposite direction ($\theta\approx\pi$) barely moves, because the pull vanishes like
+#   $(\pi-\theta)^2$ there (eq. 12, Exercise 7.4.B);
+# * **over-realisation helps**: with spare student nodes, some are free to turn to a weak
+#   node once the strong ones are covered.
+#
+# The first half of the paper explains why the end point is specialisation: at a critical
+# point of SGD the per-sample gradient vanishes, and since ReLU activations with different
+# kinks in the data region are linearly independent, the zero-gradient condition can only
+# hold if every observed teacher node is matched by a co-linear student node.
+
+# %% [markdown]
+# > **Precise statements, for reading the paper**
+# >
+# > *Setting of Theorems 1–5.* Deep ReLU teacher and student of the same depth, biases via
+# > augmented weights, square loss, student at least as wide as the teacher in each layer.
+# > The "training set" is a region $R_0$ of input space (infinitely many samples); no other
+# > assumption on the input distribution. These are statements about **critical points**,
+# > not about whether or when SGD reaches them.
+# >
+# > *Theorem 1 (interpolation).* If the gradient vanishes for every minibatch, then for
+# > every sample the back-propagated gradient $g_l(x_i)$ or the activation $f_{l-1}(x_i)$ is
+# > zero; with biases, $g_l(x_i)=0$, and at the top layer this is zero training loss.
+# >
+# > *Assumption 1.* Teacher weights of the layer are pairwise non-co-linear, and every
+# > teacher node's boundary $\{w^{*\top}_j\tilde x=0\}$ passes through the training region.
+# >
+# > *Theorem 2 (two layers).* At an SGD critical point, if teacher node $j$ is **observed**
+# > by student node $k$ (its boundary meets $k$'s active half-space inside $R_0$) and
+# > $\alpha_{kj}\ne0$, then at least one student node is aligned with $j$.
+# > *Theorem 3.* An unaligned student node with $C$ observers whose fan-out vectors are
+# > linearly independent has $\sum_{k'\in\text{co-linear}(k)}v_{k'}\|w_{k'}\|=0$; alone in
+# > its direction, $v_k=0$: it can be pruned. *Theorem 4* extends Theorem 2 to the lowest
+# > layer of a deep network, region by region of constant gating.
+# >
+# > *Theorem 5 (small gradients).* If $\|g_1(x)\|_\infty\le\epsilon$ on $R_0$, the teacher
+# > node is only roughly matched: $\sin\tilde\theta=O(\epsilon^{1-\delta}/|\alpha_{kj}|)$ and
+# > the bias error is $O(\epsilon^{1-2\delta}/|\alpha_{kj}|)$ for any $\delta>0$. A weak node
+# > (small $|\alpha_{kj}|$) needs a smaller gradient, that is, longer training.
+# >
+# > *Theorem 6.* For spherically symmetric inputs (no bias), with $\theta$ the angle
+# > between $w^*_j$ and $w_k$ and hats denoting unit vectors,
+# > $$\mathbb E[x\,z_k\,f^*_j]=\frac{\mathbb E\|x\|^2}{d}\,\frac{\|w^*_j\|}{2\pi}\Big[(\pi-\theta)\,\hat w^*_j+\sin\theta\,\hat w_k\Big],$$
+# > a non-negative combination of the two directions (corrected constant, see below).
+# >
+# > *Section 5 (dynamics).* Under Assumption 2
+# > ($\mathbb E[x z_kf_j]=\psi(\theta_{jk})w_j+\psi'(\theta_{jk})w_k$ with $\psi(\pi)=0$)
+# > the paper studies $\dot w_k=\|w_k\|r_k$ (eq. 10). *Theorem 7:*
+# > $\frac{d}{dt}\ln\frac{\|w_k\|}{\|w_{k'}\|}=\bar w_k^\top r_k-\bar w_{k'}^\top r_{k'}$.
+# > With one teacher and one student, the angle obeys
+# > $\dot\theta=-\alpha\,\psi(\theta)\sin\theta$ (eq. 12), so the time to leave
+# > $\theta=\pi-\epsilon$ grows like $1/\epsilon$. "Strong first", "focus shifting" and
+# > "over-realisation accelerates" are argued from these equations and shown in
+# > experiments; they are not theorems.
+#
+# **Three corrections to the printed paper.** (1) Theorem 6 is printed with the prefactor
+# $\|w^*_j\|\|w_k\|/2$ in front of $[(\pi-\theta)w^*_j+\sin\theta\,w_k]$ and a "$\propto$".
+# The expectation is homogeneous of degree one in $w^*_j$ and of degree zero in $w_k$ ($z_k$
+# is a gate), so only $\|w^*_j\|$ belongs in front, and the bracket must hold unit vectors:
+# with unnormalised vectors the printed bracket is not even parallel to the expectation (for
+# $\|w^*_j\|=1$, $\|w_k\|=2$ and $\theta=1$ it is off by about 9.6 degrees).
+# The constant is $\mathbb E\|x\|^2/(2\pi d)$, which is $1/(2\pi)$ for $x\sim\mathcal N(0,I_d)$.
+# (2) In the appendix proof, the substitution $\theta''=2\theta'+\pi$ turns $\cos2\theta'$
+# into $-\cos\theta''$ and $\sin2\theta'$ into $-\sin\theta''$; the printed step drops this
+# sign, which taken literally would give $-\sin\theta$ in the theorem. With the sign
+# restored the proof gives the theorem's $+\sin\theta$, which Monte Carlo confirms
+# (Exercise 7.4.A). (3) The escape time after eq. 12, printed as $t_0\sim\frac1\epsilon-
+# \frac1{\pi-\theta_0}$, carries the constant $2\pi/\alpha$ when $\psi$ comes from Theorem 6
+# (unit norms, unit input variance); Exercise 7.4.B checks it.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from td_lib import teacher_student as ts  # trains with torch, one thread (small matrices)
+from td_lib.runtime import QUICK, pick
+
+np.set_printoptions(precision=3, suppress=True, linewidth=100)
+T0 = time.time()
+print("quick mode" if QUICK else "full mode", "| demo size:", ts.DEMO_SIZE)
+
+# %% [markdown]
+# ## Demo 7.4.1: the strong-first staircase
+#
+# One batch of online-SGD runs (a fresh minibatch of Gaussian inputs at every step):
+# teachers with $m=10$ nodes, $d=20$, $C=10$ outputs, polarity $p\in\{0,1,2\}$, students ×5
+# (and ×1, ×2 for $p=1$, used in Demo 7.4.2). Runs with the same draw index share the
+# teacher's directions and the student's initialisation across $p$ and widths, so the
+# comparisons are paired. For each teacher node we record the first step at which some
+# student node's activation correlates with it above $0.95$.
+#
+# The top row follows one run per $p$; the bottom row plots every run's first-match times
+# against the teacher node index $j$ (so fan-out $\|v^*_j\|=j^{-p}$ falls to the right).
+# The dashed line is the scaling $t\propto1/\|v^*_j\|=j^{p}$ suggested by eq. 12 (the
+# angular speed is proportional to $\alpha_{jk}\propto\|v^*_j\|$), anchored at the median
+# time of node 1. It is a reference, not a prediction: the student's fan-outs $v_k$ that
+# also enter $\alpha_{jk}$ change during training.
+
+# %%
+exA = ts.staircase_demo(quick=QUICK)
+S = ts.staircase_summary(exA)
+hA = exA.history
+steps_A = hA.steps
+
+fig, axes = plt.subplots(2, 3, figsize=(13, 7.2))
+cmap = plt.get_cmap("rainbow")
+m = exA.teacher.width
+j = np.arange(1, m + 1)
+for c, p in enumerate((0.0, 1.0, 2.0)):
+    r = exA.select(p=p, factor=5)[0]
+    ax = axes[0, c]
+    for jj in range(m):
+        ax.plot(steps_A, hA.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=1.3,
+                label=f"teacher {jj + 1}" if c == 0 or jj in (0, m - 1) else None)
+    ax.axhline(0.95, color="k", ls=":", lw=1)
+    ax.set(title=f"p = {p:g}: best correlation per teacher node",
+           xlabel="SGD step", ylabel="best correlation", ylim=(0, 1.02))
+    if c == 0:
+        ax.legend(fontsize=7, ncol=2, loc="lower right")
+    ax = axes[1, c]
+    fm = S["first"][p]
+    late = 1.15 * steps_A[-1]
+    for row in fm:
+        ax.scatter(j, np.where(np.isfinite(row), row, late), s=18, alpha=0.6,
+                   c=[cmap(i / (m - 1)) for i in range(m)],
+                   marker="o")
+    med = S["median_first"][p]
+    ok = np.isfinite(med)
+    ax.plot(j[ok], med[ok], "k-", lw=1.5, label="median over runs")
+    ax.plot(j, med[0] * j**p, "k--", lw=1, label=r"$t\propto 1/\|v^*_j\| = j^{p}$")
+    ax.axhline(late, color="gray", ls=":", lw=1)
+    ax.text(10, late * 1.06, "not matched by the end", fontsize=7, color="gray", ha="right")
+    ax.set(xscale="log", yscale="log", xlabel="teacher node j (fan-out $j^{-p}$)",
+           ylabel="first step with correlation > 0.95", ylim=(50, 2.2 * steps_A[-1]),
+           title=f"p = {p:g}: first-match time vs fan-out")
+    ax.legend(fontsize=7, loc="lower right")
+plt.tight_layout()
+plt.show()
+
+for p in (0.0, 1.0, 2.0):
+    print(f"p = {p:g}: median first-match step per teacher node {S['median_first'][p]}")
+    print(f"        teacher nodes matched by the end (mean over runs): {S['matched'][p]:.2f} of {m};"
+          f" Spearman(index, first-match time) = {S['spearman'][p]:.2f}"
+          + (f"; log-log slope vs 1/|v*_j|: {S['slope'][p]:.2f}" if p in S["slope"] else ""))
+
+# %% [markdown]
+# In the full run (printed above): with equal fan-outs ($p=0$) every teacher node is matched
+# within 600 steps, in no particular order (rank correlation between node index and
+# first-match time 0.12). With $p=1$ the staircase appears: the rank correlation is
+# 0.89, the two strongest nodes are matched within a few hundred steps, the weakest ones
+# thousands of steps later or not at all, and by the end on average 8.8 of the ten teacher
+# nodes are matched. With $p=2$ only the two strongest nodes are reliably matched (on
+# average 2.3 per run); the others, with fan-outs $j^{-2}$ for $j\ge3$, are still unmatched.
+# For $p=1$ the median first-match times grow somewhat faster than the naive
+# $t\propto1/\|v^*_j\|$ (fitted log–log slope 1.35 against $1/\|v^*_j\|$).
+#
+# For comparison, the paper's Fig. 12 (a larger teacher and input dimension, ×5) shows the same
+# rainbow: the strongest nodes reach correlation near 1 first, the weakest only after many
+# epochs.
+
+# %% [markdown]
+# ## Demo 7.4.2: over-realisation, and the nodes that copy nothing
+#
+# Same batch, $p=1$: six teacher/student draws, each trained as ×1, ×2 and ×5 (the ×1
+# student is the first ten nodes of the ×5 student, so the comparison is paired). Left: the
+# number of matched teacher nodes over time. Right, for the ×5 students at the end: each
+# student node's best correlation with any teacher node against its fan-out norm $\|v_k\|$
+# (the paper's Fig. 7). Theorem 3 predicts that nodes that copy nothing end with $v_k=0$.
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+ax = axes[0]
+for f, col in zip((1, 2, 5), ("C0", "C1", "C2")):
+    if f in S["coverage_curve"]:
+        ax.plot(steps_A, S["coverage_curve"][f], color=col, lw=2, label=f"student ×{f}")
+ax.set(xlabel="SGD step", ylabel="teacher nodes matched (corr > 0.95), mean over runs",
+       title="p = 1: coverage in a fixed budget", ylim=(0, m + 0.3))
+ax.axhline(m, color="k", ls=":", lw=1, label="all teacher nodes")
+ax.legend()
+ax = axes[1]
+sel = exA.select(p=1.0, factor=5)
+spec = hA.corr[-1, sel].max(axis=1).ravel()
+vn = hA.vnorm[-1, sel].ravel()
+ax.scatter(spec, vn, s=12, alpha=0.6, label="student nodes (×5, all runs)")
+ax.axhline(0, color="k", lw=1, ls="--", label="Theorem 3: $v_k=0$ if unaligned")
+ax.set(xlabel="student node: best correlation with a teacher node",
+       ylabel=r"fan-out norm $\|v_k\|$", title="specialised nodes carry the output")
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
+print("mean number of matched teacher nodes at the end (p = 1):",
+      {f"x{f}": round(v, 2) for f, v in S["coverage"].items()})
+if "paired_wins" in S:
+    print(f"paired draws: x2 and x5 both beat x1 in {S['paired_wins']} of {S['paired_draws']}, "
+          f"either loses to x1 in {S['paired_losses']}")
+print("mean counts above thresholds", ts.THRESHOLDS)
+for f, v in S["thresholds"].items():
+    print(f"   x{f}: {np.round(v, 2)}")
+print(f"x5 student nodes: median |v_k| {S['vnorm_special']:.4f} for best corr >= 0.95, "
+      f"{S['vnorm_unspecial']:.4f} for best corr < 0.5 ({S['n_unspecial']} of {S['n_nodes']} nodes)")
+
+# %% [markdown]
+# In the full run the ×1 students end with 7.7 matched teacher nodes on average, the ×2
+# and ×5 students with 9.3 and with 8.8. Early on the three widths move together (the ×5
+# students are not faster at first), and the gap opens late, when the ×1 students have no
+# free node left for the weak teacher nodes. The comparison is paired: in 5 of the 6 draws
+# both wider students end with more matched teacher nodes than the ×1 student with the same
+# teacher and initialisation, and in no draw with fewer. The paper's Fig. 9 reports the same
+# direction (success rates rising with over-realisation, most at large $p$); between ×2 and
+# ×5 our small sample shows no clear difference. The right panel shows Theorem 3 at
+# work before convergence: student nodes that copy no teacher node (best correlation below
+# 0.5) keep tiny fan-outs, a median $\|v_k\|$ of 0.0026 against 0.24 for the specialised
+# ones (correlation above 0.95), which is why such nodes can be pruned.
+
+# %% [markdown]
+# ## Demo 7.4.3: focus shifting
+#
+# A second batch, this time SGD on a **finite training set** of 5000 inputs (the paper's
+# experiments use a fixed training set and many epochs), $p=1$, ×5, two draws. We search all
+# student nodes for the clearest focus shift: a node whose correlation with one teacher node
+# peaks and then falls, while it ends matched to another (`ts.focus_shifts`).
+
+# %%
+exB = ts.focus_demo(quick=QUICK)
+F = ts.focus_summary(exB)
+hB = exB.history
+fig, ax = plt.subplots(figsize=(7.5, 4.2))
+if F:
+    r, k, j1, j2 = F["run"], F["node"], F["j1"], F["j2"]
+    for jj in range(m):
+        ax.plot(hB.steps, hB.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=0.8, alpha=0.5)
+    ax.plot(hB.steps, hB.corr[:, r, j1, k], "k-", lw=2.2,
+            label=f"student node {k}: correlation with teacher {j1 + 1}")
+    ax.plot(hB.steps, hB.corr[:, r, j2, k], "k--", lw=2.2,
+            label=f"student node {k}: correlation with teacher {j2 + 1}")
+    ax.axvline(F["step_peak"], color="gray", ls=":", lw=1)
+    print(f"run {r}, student node {k}: correlation with teacher {j1 + 1} peaks at "
+          f"{F['peak']:.2f} (step {F['step_peak']}) and ends at {F['end_j1']:.2f}; with teacher "
+          f"{j2 + 1} it ends at {F['end_j2']:.3f} (above 0.95 from step {F['step_match']:.0f}).")
+    print("teacher nodes matched at the end, per run:", F["matched_end"])
+else:
+    print("no focus shift found in this (quick) run")
+ax.set(xlabel="SGD step", ylabel="activation correlation", ylim=(0, 1.02),
+       title="focus shifting (thin: best correlation of each teacher node, rainbow order)")
+ax.legend(fontsize=8, loc="lower right")
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# In the full run one student node first follows teacher node 1, the strongest: its
+# correlation with it peaks at 0.78 at step 500. Teacher node 1 is soon covered by other
+# students, its part of the residual shrinks, and this node turns to teacher node 7, which it
+# matches from step 2100 on (correlation 0.999 at the end), while its correlation with
+# teacher node 1 falls back to 0.40. This is the paper's Fig. 6(b) and the
+# magenta curve of its Fig. 11.
+
+# %% [markdown]
+# ## Exercise 7.4.A — Theorem 6 by Monte Carlo
+#
+# Take $x\sim\mathcal N(0,I_d)$, a teacher weight $w^*\ne0$ and a student weight $w_k\ne0$
+# (no biases), $z_k=\mathbb 1[w_k^\top x>0]$ and $f^*=\mathrm{relu}(w^{*\top}x)$.
+#
+# 1. Write `theorem6_closed_form(w_star, w_k)` returning the vector $\mathbb E[x\,z_k\,f^*]$
+#    from Theorem 6, with the corrected constant of the box above.
+# 2. Write `theorem6_monte_carlo(w_star, w_k, n_samples, rng)` returning the sample mean of
+#    $x\,z_k\,f^*$ over `n_samples` draws and its standard error per coordinate (the sample
+#    standard deviation divided by $\sqrt{n}$).
+#
+# The tests compare your Monte Carlo estimate with the closed form coordinate by coordinate,
+# in units of your standard errors, for several angles, and check your standard errors.
+#
+# *Hint.* By rotational symmetry only the plane of $w^*$ and $w_k$ matters. At $\theta=0$
+# the gate is the teacher's own, $\mathbb E[xx^\top\mathbb 1[w^\top x>0]]=I/2$; at
+# $\theta=\pi$ the two half-spaces are disjoint. Is the answer allowed to change when $w_k$
+# is multiplied by 3?
+
+# %% nbgrader={"grade": false, "grade_id": "ex74A_closed_form", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def theorem6_closed_form(w_star: np.ndarray, w_k: np.ndarray) -> np.ndarray:
+    """E[x 1{w_k·x > 0} relu(w_star·x)] for x ~ N(0, I_d) (Theorem 6), shape (d,)."""
+    ### BEGIN SOLUTION
+    w_star = np.asarray(w_star, float)
+    w_k = np.asarray(w_k, float)
+    ns, nk = np.linalg.norm(w_star), np.linalg.norm(w_k)
+    us, uk = w_star / ns, w_k / nk
+    theta = np.arccos(np.clip(us @ uk, -1.0, 1.0))
+    return ns / (2 * np.pi) * ((np.pi - theta) * us + np.sin(theta) * uk)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": false, "grade_id": "ex74A_monte_carlo", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def theorem6_monte_carlo(w_star: np.ndarray, w_k: np.ndarray, n_samples: int,
+                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo mean of x 1{w_k·x > 0} relu(w_star·x), x ~ N(0, I_d), and its standard
+    error per coordinate; both of shape (d,)."""
+    ### BEGIN SOLUTION
+    w_star = np.asarray(w_star, float)
+    w_k = np.asarray(w_k, float)
+    x = rng.standard_normal((n_samples, w_star.size))
+    v = x * ((x @ w_k > 0) * np.maximum(x @ w_star, 0.0))[:, None]
+    return v.mean(axis=0), v.std(axis=0, ddof=1) / np.sqrt(n_samples)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex74A_closed_form", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+e0, e1, e2 = np.eye(3)
+out = np.asarray(theorem6_closed_form(2 * e0, 5 * e0), float)
+assert out.shape == (3,), f"return a vector of shape (d,) = (3,), got shape {out.shape}"
+assert np.allclose(out, e0, atol=1e-12), (
+    f"at θ = 0 the expectation is E[x relu(w*·x)] = w*/2; for w* = 2e₀ that is e₀, got {out}")
+assert np.allclose(theorem6_closed_form(e0, -e0), 0.0, atol=1e-12), (
+    "at θ = π the active half-spaces of teacher and student are disjoint: the answer is 0")
+expect = (np.pi / 2 * e0 + e1) / (2 * np.pi)
+assert np.allclose(theorem6_closed_form(e0, e1), expect, atol=1e-12), (
+    f"at θ = π/2 with unit vectors the answer is [(π/2)e₀ + e₁]/(2π) = {expect}; "
+    f"got {theorem6_closed_form(e0, e1)} — check the constant 1/(2π)")
+assert np.allclose(theorem6_closed_form(e0, 3 * e1), expect, atol=1e-12), (
+    "z_k is a gate: multiplying w_k by 3 must not change the expectation "
+    "(use the unit vector ŵ_k in the bracket; the printed prefactor ‖w*‖‖w_k‖ is a slip)")
+assert np.allclose(theorem6_closed_form(2.5 * e0, e1), 2.5 * expect, atol=1e-12), (
+    "the expectation is linear in the scale of w* (relu is positively homogeneous)")
+### BEGIN HIDDEN TESTS
+_rng = np.random.default_rng(2024)
+for _ in range(20):
+    _d = int(_rng.integers(2, 12))
+    _ws, _wk = _rng.standard_normal(_d) * _rng.uniform(0.1, 5), _rng.standard_normal(_d)
+    _wk *= _rng.uniform(0.1, 5)
+    assert np.allclose(theorem6_closed_form(_ws, _wk), ts.relu_cross_moment(_ws, _wk),
+                       atol=1e-12), "closed form differs from Theorem 6 for a random pair"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex74A_monte_carlo", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+def _pair(d, theta, ns, nk, rng):
+    a = rng.standard_normal(d)
+    a /= np.linalg.norm(a)
+    u = rng.standard_normal(d)
+    u -= (u @ a) * a
+    u /= np.linalg.norm(u)
+    return ns * a, nk * (np.cos(theta) * a + np.sin(theta) * u)
+
+
+_rng = np.random.default_rng(7)
+for _theta in (0.4, 1.6, 2.8):
+    _ws, _wk = _pair(5, _theta, 1.5, 0.7, _rng)
+    _mean, _se = (np.asarray(a, float) for a in
+                  theorem6_monte_carlo(_ws, _wk, 200_000, np.random.default_rng(1)))
+    assert _mean.shape == (5,) and _se.shape == (5,), "return (mean, se), each of shape (d,)"
+    _exact = ts.relu_cross_moment(_ws, _wk)
+    _z = np.abs(_mean - _exact) / _se
+    # 15 coordinates: P(any |z| > 5) < 1e-5 for a correct estimator
+    assert _z.max() < 5, (
+        f"θ = {_theta}: Monte Carlo mean is {_z.max():.1f} standard errors from Theorem 6 "
+        f"(mean {_mean}, exact {_exact}) — check the gate z_k and the relu of the teacher")
+    _ref_mean, _ref_se = ts.relu_cross_moment_mc(_ws, _wk, 50_000, seed=3)
+    _ratio = _se / (_ref_se * np.sqrt(50_000 / 200_000))
+    assert np.all((_ratio > 0.8) & (_ratio < 1.25)), (
+        f"θ = {_theta}: your standard errors are {_ratio} times the expected size — "
+        "the standard error is the sample standard deviation divided by √n")
+### BEGIN HIDDEN TESTS
+for _theta, _d in ((0.05, 2), (3.0, 8)):
+    _ws, _wk = _pair(_d, _theta, 0.3, 4.0, _rng)
+    _mean, _se = (np.asarray(a, float) for a in
+                  theorem6_monte_carlo(_ws, _wk, 100_000, np.random.default_rng(99)))
+    assert np.all(np.abs(_mean - ts.relu_cross_moment(_ws, _wk)) < 5 * _se + 1e-15), (
+        f"Monte Carlo disagrees with Theorem 6 at θ = {_theta}, d = {_d}")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The same comparison, drawn: each component of the expectation along $\hat w^*$ and along
+# the in-plane direction orthogonal to it, as a function of $\theta$ (library Monte Carlo,
+# two standard errors as bars, closed form as lines).
+
+# %%
+thetas = np.linspace(0.05, np.pi - 0.05, 9)
+rng = np.random.default_rng(0)
+ws = np.array([1.0, 0.0, 0.0, 0.0])
+est, err, exact = [], [], []
+zmax = 0.0
+for th in thetas:
+    wk = 2.0 * np.array([np.cos(th), np.sin(th), 0.0, 0.0])
+    mu, se = ts.relu_cross_moment_mc(ws, wk, pick(400_000, 60_000), seed=int(1000 * th))
+    ex_ = ts.relu_cross_moment(ws, wk)
+    zmax = max(zmax, float(np.max(np.abs(mu - ex_) / se)))
+    est.append(mu[:2]), err.append(se[:2]), exact.append(ex_[:2])
+est, err, exact = map(np.array, (est, err, exact))
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+tt = np.linspace(0, np.pi, 200)
+ax.plot(tt, ((np.pi - tt) + np.sin(tt) * np.cos(tt)) / (2 * np.pi), "C0-",
+        label=r"closed form, along $\hat w^*$")
+ax.plot(tt, np.sin(tt) ** 2 / (2 * np.pi), "C1-", label=r"closed form, orthogonal in-plane")
+ax.errorbar(thetas, est[:, 0], 2 * err[:, 0], fmt="o", color="C0", ms=4, label="Monte Carlo (±2 s.e.)")
+ax.errorbar(thetas, est[:, 1], 2 * err[:, 1], fmt="s", color="C1", ms=4, label="Monte Carlo (±2 s.e.)")
+ax.set(xlabel=r"angle $\theta$ between $w^*$ and $w_k$ (rad)", ylabel=r"$E[x\,z_k f^*]$ component",
+       title=r"Theorem 6, $x\sim N(0, I_4)$, $\|w^*\|=1$, $\|w_k\|=2$")
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+print(f"largest deviation over the 9 angles and 4 coordinates: {zmax:.2f} standard errors")
+
+# %% [markdown]
+# ## Exercise 7.4.B — The angle dynamics near $\theta=\pi$
+#
+# With one teacher node and one student node and unit norms, the angle between them obeys
+# eq. 12, $\dot\theta=-\alpha\,\psi(\theta)\sin\theta$, where $\psi(\theta)$ is the
+# coefficient of $\hat w^*$ in Theorem 6 for $x\sim\mathcal N(0,I_d)$:
+# $\psi(\theta)=(\pi-\theta)/(2\pi)$.
+#
+# 1. Write `angle_rhs(theta, alpha)`, the right-hand side of eq. 12 (vectorised over
+#    `theta`). Near $\pi$ it behaves as $-\alpha(\pi-\theta)^2/(2\pi)$.
+# 2. Write `escape_time_numeric(eps, theta_end, alpha)`: integrate eq. 12 from
+#    $\theta(0)=\pi-\epsilon$ and return the time at which $\theta$ reaches `theta_end`
+#    (any accurate method: an ODE solver with an event, or a quadrature of $dt=d\theta/
+#    \dot\theta$). Relative accuracy $10^{-5}$ or better is needed.
+# 3. Write `escape_time_asymptotic(eps, theta_end, alpha)`: the time for the quadratic
+#    approximation $\dot\theta=-\alpha(\pi-\theta)^2/(2\pi)$, which is the paper's
+#    $t_0\sim\frac1\epsilon-\frac1{\pi-\theta_0}$ with its constant.
+#
+# *Hint.* In $u=\pi-\theta$ the quadratic approximation reads $\dot u=\alpha u^2/(2\pi)$, so
+# $1/u$ decreases linearly in time. For the numeric part, the integrand $1/|\dot\theta|$ is
+# large but smooth near $\pi-\epsilon$; `scipy.integrate.quad` or `solve_ivp` with
+# `rtol=1e-10` are both fine.
+
+# %% nbgrader={"grade": false, "grade_id": "ex74B_rhs", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def angle_rhs(theta, alpha: float):
+    """dθ/dt = -α ψ(θ) sin θ with ψ(θ) = (π - θ)/(2π) (eq. 12 with Theorem 6)."""
+    ### BEGIN SOLUTION
+    theta = np.asarray(theta, float)
+    return -alpha * (np.pi - theta) / (2 * np.pi) * np.sin(theta)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": false, "grade_id": "ex74B_escape", "locked": false, "schema_version": 3, "solution": true, "task": false}
+from scipy import integrate
+
+
+def escape_time_numeric(eps: float, theta_end: float, alpha: float) -> float:
+    """Time for eq. 12 to go from θ = π - eps down to θ = theta_end."""
+    ### BEGIN SOLUTION
+    hit = lambda t, th: th[0] - theta_end
+    hit.terminal, hit.direction = True, -1
+    t_guess = 2 * np.pi / alpha * (1 / eps - 1 / (np.pi - theta_end))
+    sol = integrate.solve_ivp(lambda t, th: angle_rhs(th, alpha), (0.0, 10 * t_guess + 100),
+                              [np.pi - eps], events=hit, rtol=1e-11, atol=1e-13)
+    return float(sol.t_events[0][0])
+    ### END SOLUTION
+
+
+def escape_time_asymptotic(eps: float, theta_end: float, alpha: float) -> float:
+    """Escape time of the quadratic approximation of eq. 12 near π."""
+    ### BEGIN SOLUTION
+    return 2 * np.pi / alpha * (1 / eps - 1 / (np.pi - theta_end))
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex74B_rhs", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+assert abs(float(angle_rhs(np.pi / 2, 1.0)) + 0.25) < 1e-12, (
+    f"at θ = π/2, α = 1: -ψ(π/2) sin(π/2) = -1/4, got {angle_rhs(np.pi / 2, 1.0)}")
+_th = np.pi - np.array([1e-2, 1e-3, 1e-4])
+_v = np.asarray(angle_rhs(_th, 2.0), float)
+assert _v.shape == (3,), "angle_rhs must work on an array of angles"
+_q = -2.0 * (np.pi - _th) ** 2 / (2 * np.pi)
+assert np.allclose(_v / _q, 1.0, atol=1e-4), (
+    f"near π, dθ/dt ≈ -α(π-θ)²/(2π); your ratio to it is {_v / _q} — is ψ = (π-θ)/(2π)?")
+assert abs(float(angle_rhs(1e-6, 3.0)) + 1.5e-6) < 1e-10, (
+    "near θ = 0, dθ/dt ≈ -αθ/2 (ψ(0) = 1/2)")
+### BEGIN HIDDEN TESTS
+_g = np.linspace(0.01, np.pi - 0.01, 50)
+assert np.allclose(angle_rhs(_g, 0.7), ts.angle_velocity(_g, 0.7), rtol=1e-12, atol=1e-15)
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+for _eps in (0.5, 1e-2, 1e-3):
+    _tn = float(escape_time_numeric(_eps, np.pi / 2, 1.0))
+    _tr = float(ts.escape_time(np.pi - _eps, np.pi / 2, 1.0))
+    assert abs(_tn / _tr - 1) < 1e-5, (
+        f"ε = {_eps}: numeric escape time {_tn:.6g}, expected {_tr:.6g} — "
+        "integrate from π - ε until θ = θ_end, with a tight tolerance")
+_ta = float(escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
+assert abs(_ta - 2 * np.pi * (1e3 - 2 / np.pi)) < 1e-8, (
+    f"asymptotic time at ε = 1e-3, θ_end = π/2, α = 1 should be 2π(1000 - 2/π) = "
+    f"{2 * np.pi * (1e3 - 2 / np.pi):.4f}, got {_ta:.4f}")
+_r = [float(escape_time_numeric(e, np.pi / 2, 1.0)) / float(escape_time_asymptotic(e, np.pi / 2, 1.0))
+      for e in (1e-2, 1e-3)]
+assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
+    f"the numeric/asymptotic ratio should tend to 1 as ε → 0; got {_r}")
+### BEGIN HIDDEN TESTS
+for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0)):
+    _tn = float(escape_time_numeric(_eps, _te, _a))
+    assert abs(_tn / float(ts.escape_time(np.pi - _eps, _te, _a)) - 1) < 1e-5, (
+        f"numeric escape time wrong at ε={_eps}, θ_end={_te}, α={_a}")
+    assert abs(float(escape_time_asymptotic(_eps, _te, _a))
+               - float(ts.escape_time_asymptotic(_eps, _te, _a))) < 1e-8
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The plateau, drawn (library functions): trajectories of eq. 12 from starts closer and
+# closer to $\pi$ (left), and the escape time to $\theta=\pi/2$ against $\epsilon$ with the
+# asymptotic law beside it (right).
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+tgrid = np.linspace(0, 7000, 700)
+starts = np.pi - np.array([1e-1, 1e-2, 3e-3, 1e-3])
+traj = ts.integrate_angle(starts, tgrid, 1.0)
+for i, s0 in enumerate(starts):
+    axes[0].plot(tgrid, traj[:, i], label=rf"$\pi-\theta(0)$ = {np.pi - s0:.0e}")
+axes[0].axhline(np.pi / 2, color="k", ls=":", lw=1)
+axes[0].set(xlabel=r"time $t$ ($\alpha = 1$)", ylabel=r"angle $\theta$ (rad)",
+            title="eq. 12: the slower the start, the longer the plateau near π")
+axes[0].legend(fontsize=8)
+eps_grid = np.geomspace(1e-4, 0.5, 30)
+t_exact = ts.escape_time(np.pi - eps_grid, np.pi / 2, 1.0)
+t_asym = ts.escape_time_asymptotic(eps_grid, np.pi / 2, 1.0)
+axes[1].loglog(eps_grid, t_exact, "o", ms=4, label="eq. 12, exact (quadrature)")
+axes[1].loglog(eps_grid, t_asym, "-", label=r"$\frac{2\pi}{\alpha}\left(\frac{1}{\epsilon}-\frac{1}{\pi-\theta_{end}}\right)$")
+axes[1].set(xlabel=r"$\epsilon = \pi - \theta(0)$", ylabel=r"time to reach $\theta=\pi/2$",
+            title="escape time diverges like 1/ε")
+axes[1].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+t3 = float(ts.escape_time(np.pi - 1e-3, np.pi / 2, 1.0))
+a3 = float(ts.escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
+c_inf = ts.escape_time_constant(np.pi / 2, 1.0)
+print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f}; "
+      f"limit of the difference as eps -> 0: {c_inf:.4f}")
+
+# %% [markdown]
+# From $\epsilon=10^{-3}$ the exact time to reach $\pi/2$ (with $\alpha=1$) is
+# 6281.02, against 6279.19 from the asymptotic formula; the difference tends to the
+# constant 1.833 as $\epsilon\to0$, so the relative error of the asymptotic law vanishes like
+# $\epsilon$. Halving $\epsilon$ doubles the time: a student node that sits almost opposite a
+# weak teacher node, for instance because it was dragged there while chasing a strong one,
+# can take arbitrarily long to turn around.
+
+# %% [markdown]
+# ## Exercise 7.4.C — Theorem 7: the log-ratio identity and winner-takes-all
+#
+# Take the simplified dynamics $\dot w_k=\|w_k\|\,r_k$ (eq. 10) for student nodes $k$, with
+# $\bar w_k=w_k/\|w_k\|$.
+#
+# 1. Show $\frac{d}{dt}\ln\|w_k\|=\bar w_k^\top r_k$, and deduce Theorem 7:
+#    $\frac{d}{dt}\ln\frac{\|w_k\|}{\|w_{k'}\|}=\bar w_k^\top r_k-\bar w_{k'}^\top r_{k'}$.
+# 2. Show $\frac{d}{dt}\bar w_k=(I-\bar w_k\bar w_k^\top)\,r_k$.
+# 3. Suppose all nodes see the same residual $r=w^*-\sum_k a_kw_k$ with constants $a_k>0$,
+#    and write $h_k=\bar w_k^\top r$. Show $\dot h_k=\|r\|^2-h_k^2-Sh_k$ with
+#    $S=\sum_ka_k\|w_k\|$, and conclude that $h_k-h_{k'}$ decays to 0: the norm ratio
+#    $\|w_k\|/\|w_{k'}\|$ settles to a constant.
+# 4. Now give node $k$ a small advantage: $\|r_k\|^2=\|r_{k'}\|^2+\epsilon$ with $\epsilon>0$
+#    (for instance it starts closer to the strong teacher node), keeping the rest of the
+#    computation of part 3. Find where $h_k-h_{k'}$ settles and explain why
+#    $\|w_k\|/\|w_{k'}\|$ then grows exponentially. Why does this make "winner takes all"
+#    and sensitivity to initialisation plausible?
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "ex74C_theorem7", "locked": false, "points": 3, "schema_version": 3, "solution": true, "task": false}
+# **Solution.**
+#
+# 1. $\frac{d}{dt}\|w_k\|^2=2w_k^\top\dot w_k=2\|w_k\|\,w_k^\top r_k$, and
+#    $\frac{d}{dt}\|w_k\|^2=2\|w_k\|\frac{d}{dt}\|w_k\|$, so $\frac{d}{dt}\|w_k\|=w_k^\top
+#    r_k$ and $\frac{d}{dt}\ln\|w_k\|=\frac{w_k^\top r_k}{\|w_k\|}=\bar w_k^\top r_k$.
+#    Subtracting the same identity for $k'$ gives Theorem 7, since
+#    $\ln\frac{\|w_k\|}{\|w_{k'}\|}=\ln\|w_k\|-\ln\|w_{k'}\|$.
+# 2. $\frac{d}{dt}\frac{w_k}{\|w_k\|}=\frac{\dot w_k}{\|w_k\|}-\frac{w_k}{\|w_k\|^2}
+#    \frac{d}{dt}\|w_k\|=r_k-\bar w_k(\bar w_k^\top r_k)=(I-\bar w_k\bar w_k^\top)r_k$: the
+#    direction moves along the part of the residual orthogonal to it; the norm absorbs the
+#    parallel part (part 1).
+# 3. $\dot h_k=\dot{\bar w}_k^\top r+\bar w_k^\top\dot r$. By part 2 the first term is
+#    $r^\top(I-\bar w_k\bar w_k^\top)r=\|r\|^2-h_k^2$. With constant $a_{k'}$,
+#    $\dot r=-\sum_{k'}a_{k'}\dot w_{k'}=-\sum_{k'}a_{k'}\|w_{k'}\|\,r=-S\,r$, so
+#    $\bar w_k^\top\dot r=-Sh_k$. Hence $\dot h_k=\|r\|^2-h_k^2-Sh_k$, and
+#    $$\frac{d}{dt}(h_k-h_{k'})=-(h_k^2-h_{k'}^2)-S(h_k-h_{k'})=-(h_k-h_{k'})(h_k+h_{k'}+S).$$
+#    With $h_k,h_{k'}>0$ and $S>0$ the factor $h_k+h_{k'}+S$ is positive, so the gap decays
+#    (exponentially while the factor stays bounded below). Then, by Theorem 7,
+#    $\frac{d}{dt}\ln\frac{\|w_k\|}{\|w_{k'}\|}\to0$: after a transient the ratio of norms
+#    is constant, and (part 2) all directions are driven toward the common $r$, i.e. toward
+#    $w^*$.
+# 4. With the advantage, $\frac{d}{dt}(h_k-h_{k'})=-(h_k-h_{k'})(h_k+h_{k'}+S)+\epsilon$,
+#    which vanishes at $h_k-h_{k'}=\delta:=\epsilon/(h_k+h_{k'}+S)>0$, and this fixed point is
+#    stable (the derivative decreases through it). So $h_k-h_{k'}$ settles at $\delta>0$, and
+#    Theorem 7 gives $\ln\frac{\|w_k\|}{\|w_{k'}\|}\approx\delta t+\text{const}$: the ratio
+#    grows like $e^{\delta t}$. A small initial advantage is never competed away; it is
+#    amplified exponentially, so node $k$ takes over the teacher direction while $k'$ is left
+#    small (winner takes all). Because the advantage can come from a tiny difference of
+#    initial angles (Theorem 6 makes the pull depend on $\theta$), which student wins is
+#    decided early and is sensitive to initialisation.
+
+# %% [markdown]
+# ## What "learned first" means, across §7
+#
+# > | section | what is learned | what orders it | how the time scales |
+# > |---|---|---|---|
+# > | §7.1 two moments | statistics of the labelled data | the order $k$ of the moment $\mathbb E[y\,x^{\otimes k}]$: it enters the small-weight gradient at order $\varepsilon^k$ | means, then covariances, then higher cumulants |
+# > | §7.2 higher cumulants | a hidden direction in the input | the information exponent $k$ of the target | online SGD needs about $d^{\,k-1}$ samples (up to logs) to leave the equator |
+# > | §7.3 spectral bias | components of the target function | the kernel eigenvalue $\lambda_k$ of each eigenfunction | residual $\propto e^{-\lambda_kt}$: time $\propto1/\lambda_k$, low frequencies first |
+# > | §7.4 teacher nodes | hidden nodes of a teacher network | the fan-out strength $\|v^*_j\|$ (through $\alpha_{jk}=v^{*\top}_jv_k$) | angular speed $\propto\alpha_{jk}$; from near $\theta=\pi$ the time grows like $1/\epsilon$ |
+# > | CNN/LCN | a convolutional teacher's filter | locality and weight sharing of the student | the specialisation time, computed exactly from the ODEs |
+# >
+# > In §7.1–7.3 the order is set by the *data* (moments, cumulants, spectrum) seen through a
+# > fixed feature map or a small-weight expansion. Here, and in the CNN/LCN notebook, it is
+# > set by *which unit* of the target contributes most to the output error, and the learner
+# > is a nonlinear network whose nodes compete for teacher nodes (winner takes all, focus
+# > shifting), which has no counterpart in a fixed kernel.
+#
+# ## Summary
+#
+# * At SGD critical points of an over-realised ReLU student, every observed teacher node of
+#   the lowest layer is copied by some student node, and student nodes that copy nothing
+#   carry no fan-out (Theorems 2–4); with small but non-zero gradients the copy is rough, the
+#   more so for weak teacher nodes (Theorem 5).
+# * The dynamics fit strong teacher nodes first (Demo 7.4.1), shift focus once they are
+#   covered (Demo 7.4.3), and can stall near $\theta=\pi$ (Exercise 7.4.B). Spare student
+#   nodes help cover weak teacher nodes in a fixed budget (Demo 7.4.2).
+
+# %%
+print(f"notebook run time: {time.time() - T0:.1f} s")

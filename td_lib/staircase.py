@@ -1,0 +1,137 @@
+"""The staircase in a two-layer ReLU network on the mixed cumulant model (demo 7.2.E).
+
+Seed §7.2, demo 7.2.E: a network :math:`f(x)=\\sum_j a_j\\,\\mathrm{ReLU}(w_j\\cdot x+b_j)` is
+trained by online minibatch SGD (fresh samples every step) on the logistic loss
+:math:`\\log(1+e^{-yf(x)})`, and its test accuracy is recorded on three test sets: the full
+data, a "mean only" set (:math:`\\beta_u=\\beta_v=0`: only the mean signal) and the population
+Gaussian clone, together with :math:`\\max_j|\\cos(w_j,v)|`, the largest hidden-unit overlap
+with the cumulant direction :math:`v`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from td_lib import _validate as V
+from td_lib import mcm
+from td_lib.runtime import progress
+
+__all__ = ["StaircaseRun", "train_staircase", "record_steps"]
+
+TEST_SETS = ("full data", "mean only", "Gaussian clone")
+
+
+@dataclass
+class StaircaseRun:
+    """Output of :func:`train_staircase`.
+
+    Attributes
+    ----------
+    steps : list of int
+        SGD steps at which the network was evaluated.
+    accuracy : dict
+        Test accuracy per test set name (``"full data"``, ``"mean only"``,
+        ``"Gaussian clone"``), one value per recorded step.
+    overlap_v : list of float
+        :math:`\\max_j|\\cos(w_j, v)|` at the recorded steps.
+    overlap_u, overlap_m : list of float
+        The same for the spikes ``u`` and ``m``.
+    """
+
+    steps: list[int]
+    accuracy: dict[str, list[float]]
+    overlap_v: list[float]
+    overlap_u: list[float] = field(default_factory=list)
+    overlap_m: list[float] = field(default_factory=list)
+
+
+def record_steps(steps: int, num: int = 40) -> list[int]:
+    """Roughly log-spaced evaluation steps in ``[1, steps]`` (and 0 is not included)."""
+    steps = V.positive_int("steps", steps)
+    num = V.positive_int("num", num)
+    return sorted(set(np.unique(np.geomspace(1, steps, num).astype(int)).tolist()))
+
+
+def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: int = 12000,
+                    batch: int = 32, lr: float = 0.5, seed: int = 0, n_test: int = 10000,
+                    beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
+                    num_records: int = 40, dtype=torch.float32,
+                    desc: str | None = None) -> StaircaseRun:
+    """Train the demo-7.2.E network by online SGD and record the staircase.
+
+    Initialisation :math:`W_{jk}\\sim\\mathcal N(0,1/d)`, :math:`b=0`,
+    :math:`a_j\\sim\\mathcal N(0,1/N)` (``torch.manual_seed(seed)``); data from
+    :func:`td_lib.mcm.sample` with spikes ``orthonormal_spikes(d)`` and a generator seeded
+    with ``seed + 10``: first the three test sets (``n_test`` each), then
+    ``steps * batch`` training samples used once each, ``batch`` per step.
+
+    Parameters
+    ----------
+    correlated
+        Latents :math:`\\nu=\\mathrm{sign}(\\lambda)` (True) or independent (False).
+    d, width, steps, batch, lr, seed, n_test
+        Input dimension, hidden units, SGD steps, minibatch size, learning rate, seed, size
+        of each test set.
+    beta_m, beta_u, beta_v
+        Signal strengths of the mixed cumulant model (course test bed: 1, 5, 10).
+    num_records
+        Number of (log-spaced) evaluation points.
+    dtype
+        Torch dtype of data and weights.
+    desc
+        Progress-bar label (default: the latent setting).
+    """
+    if not isinstance(correlated, bool):
+        raise TypeError(f"correlated must be a bool, got {correlated!r}")
+    d = V.positive_int("d", d, minimum=3)
+    width = V.positive_int("width", width)
+    steps = V.positive_int("steps", steps)
+    batch = V.positive_int("batch", batch)
+    lr = V.finite("lr", lr, positive=True)
+    n_test = V.positive_int("n_test", n_test)
+    spikes = mcm.orthonormal_spikes(d, dtype=dtype)
+    gen = torch.Generator().manual_seed(seed + 10)
+    kw = dict(beta_m=beta_m, beta_u=beta_u, beta_v=beta_v, dtype=dtype, gen=gen)
+    tests = {
+        "full data": mcm.sample(n_test, spikes=spikes, correlated=correlated, **kw),
+        "mean only": mcm.sample(n_test, spikes=spikes, **{**kw, "beta_u": 0.0, "beta_v": 0.0}),
+        "Gaussian clone": mcm.sample(n_test, spikes=spikes, correlated=correlated, clone=True,
+                                     **kw),
+    }
+    X, Y = mcm.sample(steps * batch, spikes=spikes, correlated=correlated, **kw)
+    X, Y = X.view(steps, batch, d), Y.view(steps, batch)
+
+    torch.manual_seed(seed)
+    W = (torch.randn(width, d, dtype=dtype) / math.sqrt(d)).requires_grad_()
+    b = torch.zeros(width, dtype=dtype).requires_grad_()
+    a = (torch.randn(width, dtype=dtype) / math.sqrt(width)).requires_grad_()
+
+    def net(x):
+        return torch.relu(x @ W.T + b) @ a
+
+    record = set(record_steps(steps, num_records))
+    out = StaircaseRun(steps=[], accuracy={k: [] for k in tests}, overlap_v=[])
+    label = desc or (("correlated" if correlated else "independent") + " latents")
+    for t in progress(range(steps + 1), desc=label):
+        if t in record:
+            with torch.no_grad():
+                out.steps.append(t)
+                for name, (xt, yt) in tests.items():
+                    out.accuracy[name].append((net(xt) * yt > 0).to(dtype).mean().item())
+                cos = (W @ spikes.T).abs() / W.norm(dim=1, keepdim=True)  # (width, 3)
+                out.overlap_m.append(cos[:, 0].max().item())
+                out.overlap_u.append(cos[:, 1].max().item())
+                out.overlap_v.append(cos[:, 2].max().item())
+        if t == steps:
+            break
+        loss = torch.nn.functional.softplus(-Y[t] * net(X[t])).mean()  # logistic loss
+        gW, gb, ga = torch.autograd.grad(loss, (W, b, a))
+        with torch.no_grad():
+            W -= lr * gW
+            b -= lr * gb
+            a -= lr * ga
+    return out

@@ -1,0 +1,103 @@
+"""Tests of td_lib.basri: the Basri-setting two-layer ReLU trainer of demo 7.3.D."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from td_lib import basri as b
+from td_lib import kernel_flow as kf
+from td_lib import kernels as k
+
+
+def test_twin_init_starts_at_zero():
+    th, Xb = b.circle_inputs(32)
+    W, a = b.twin_init(50, seed=1)
+    assert np.array_equal(W[:50], W[50:]) and a.sum() == 0
+    assert np.abs(b.network_output(W, a, Xb, 3.0)).max() < 1e-12
+
+
+def _jacobian(W, a, Xb, scale):
+    Wt = torch.tensor(W, requires_grad=True)
+    def f(Wv):
+        return scale * torch.relu(torch.tensor(Xb) @ Wv.T) @ torch.tensor(a) / np.sqrt(len(a))
+    return torch.autograd.functional.jacobian(f, Wt).reshape(len(Xb), -1).numpy()
+
+
+def test_empirical_ntk_is_gradient_gram_matrix():
+    # eNTK = J J^T / n with J the Jacobian of f w.r.t. all first-layer weights and biases.
+    th, Xb = b.circle_inputs(16)
+    W, a = b.twin_init(20, seed=2)
+    W = W + 0.1 * np.random.default_rng(0).standard_normal(W.shape)
+    J = _jacobian(W, a, Xb, 2.5)
+    assert np.abs(b.empirical_ntk(W, Xb, 2.5) - J @ J.T / 16).max() < 1e-12
+    batch = b.empirical_ntk(np.stack([W, W]), Xb, np.array([1.0, 2.5]))
+    assert np.allclose(batch[1], J @ J.T / 16, atol=1e-12) and np.allclose(batch[1], 6.25 * batch[0])
+
+
+def test_empirical_ntk_averages_to_twice_bias_kernel():
+    # The unnormalised input (cos, sin, 1) is sqrt(2) xbar, so E[eNTK * n] = 2 K_bias.
+    th, Xb = b.circle_inputs(8)
+    W = np.random.default_rng(4).standard_normal((100000, 3))
+    Kn = b.empirical_ntk(W, Xb) * 8
+    exact = 2 * k.relu_ntk_bias(th[:, None] - th[None, :])
+    # entries are means of terms bounded by |xb.xb'| <= 2: SE <= 1/sqrt(N) ~ 0.0032
+    assert np.abs(Kn - exact).max() < 5 / np.sqrt(100000)
+
+
+def test_one_step_matches_autograd():
+    n, pairs, scale = 16, 30, 2.0
+    run = b.train_basri((1, 3), scales=(scale,), n_train=n, pairs=pairs, steps=1, seed=3,
+                        show_progress=False)
+    th, Xb = b.circle_inputs(n)
+    W0, a = b.twin_init(pairs, seed=3)
+    y = np.sin(th) + np.sin(3 * th)
+    Wt = torch.tensor(W0, requires_grad=True)
+    f = scale * torch.relu(torch.tensor(Xb) @ Wt.T) @ torch.tensor(a) / np.sqrt(2 * pairs)
+    loss = 0.5 * ((f - torch.tensor(y)) ** 2).mean()
+    loss.backward()
+    W1 = W0 - run.eta[0] * Wt.grad.numpy()
+    assert np.abs(run.W_final[0] - W1).max() < 1e-5  # float32 training
+    assert abs(run.eta[0] - 1 / np.linalg.eigvalsh(b.empirical_ntk(W0, Xb, scale))[-1]) < 1e-12
+
+
+def test_lazy_limit_follows_frozen_kernel_gd():
+    # At a large output scale the residual follows GD on the initial eNTK, mode by mode.
+    n, freqs, steps = 32, (1, 4), 150
+    run = b.train_basri(freqs, scales=(1.0, 100.0), n_train=n, pairs=400, steps=steps, seed=5,
+                        show_progress=False)
+    assert np.allclose(run.rate_unit[0], run.rate_unit[1], rtol=1e-10)
+    assert np.all(run.amps[:, 0] > 0.999) and np.all(run.amps[:, 0] < 1.001)
+    th, Xb = b.circle_inputs(n)
+    W0, _ = b.twin_init(400, seed=5)
+    K0 = b.empirical_ntk(W0, Xb, 1.0) * n
+    y = np.sin(th) + np.sin(4 * th)
+    frozen = kf.kernel_gd_predict(K0, K0, y, np.arange(steps + 1), run.rate_unit[1])
+    A_frozen = kf.residual_per_frequency(frozen - y[:, None], list(freqs)).T
+    dev = np.abs(run.amps - A_frozen[None]).max(axis=(1, 2))
+    assert dev[1] < 0.01 < dev[0]   # scale 100 is lazy, scale 1 is not
+    # weights move 100x less; the eNTK (a count of activation-pattern flips at N = 800)
+    # changes at least 10x less
+    assert run.ntk_change[1] < run.ntk_change[0] / 10
+
+
+def test_steps_to_level_and_prediction():
+    A = np.array([[1.0, 1.0], [0.5, 0.9], [0.3, 0.8]])
+    assert np.array_equal(b.steps_to_level(A), [2.0, np.nan], equal_nan=True)
+    q = np.array([0.9, 0.1, 0.003])
+    s = b.predicted_steps(1.0, q)
+    assert np.all((1 - q) ** s < np.exp(-1)) and np.all((1 - q) ** (s - 1) >= np.exp(-1))
+
+
+def test_bad_input_is_rejected_by_name():
+    with pytest.raises(ValueError, match="freqs"):
+        b.train_basri((0, 2), steps=1, show_progress=False)
+    with pytest.raises(ValueError, match="scales"):
+        b.train_basri((1,), scales=(-1.0,), steps=1, show_progress=False)
+    with pytest.raises(ValueError, match="pairs"):
+        b.twin_init(0, 1)
+    with pytest.raises(ValueError, match="rate_unit"):
+        b.predicted_steps(1.0, [2.0])
+    with pytest.raises(ValueError, match="W must have shape"):
+        b.empirical_ntk(np.ones((4, 2)), np.ones((3, 3)))

@@ -1,0 +1,114 @@
+"""Integration of the ODEs: RK4 order, batching, P-rescaling, divergence, initial conditions."""
+
+import numpy as np
+import pytest
+
+from td_lib import cnn_lcn as cl
+
+
+def test_rk4_is_fourth_order_and_matches_solve_ivp():
+    P, k_s, k_t = 4, 2, 1
+    S = cl.input_covariance(P, 0.3)
+    R0, Q0 = cl.random_init("cnn", 100, P, k_s, k_t, seed=0)
+    al = np.array([0.0, 1.0, 3.0])
+    e = [cl.integrate("cnn", R0, Q0, al, S, eta=0.8, dt=h).eg for h in (0.2, 0.1, 0.05)]
+    ratio = np.abs(e[0][-1] - e[1][-1]) / np.abs(e[1][-1] - e[2][-1])
+    assert 12 < ratio < 20, ratio  # 2^4 = 16 for a fourth-order method
+    ref = cl.integrate("cnn", R0, Q0, al, S, eta=0.8, method="solve_ivp", rtol=1e-11, atol=1e-13)
+    richardson = np.max(np.abs(e[1] - e[2])) / 15  # predicted error of the dt = 0.05 run
+    assert np.max(np.abs(ref.eg - e[2])) < 1.5 * richardson + 1e-10
+    conv = cl.dt_convergence("cnn", R0, Q0, al, S, eta=0.8, dt=0.1)
+    assert abs(conv["error_estimate"] - richardson) < 1e-12
+
+
+def test_batch_over_eta_and_c_equals_separate_runs():
+    P, k_s, k_t = 4, 1, 1
+    R0, Q0 = cl.leading_order_init("lcn", P, k_s, k_t)
+    cs = np.array([0.0, 0.5])[:, None]
+    etas = np.array([0.3, 1.0, 2.0])[None, :]
+    al = cl.log_checkpoints(5.0, 5, 0.1)
+    kw = dict(sigma=1.0, dtau=0.1)
+    tr = cl.integrate("lcn", R0, Q0, al, cl.input_covariance(P, cs), eta=etas, **kw)
+    assert tr.eg.shape == (al.size, 2, 3) and tr.Q.shape == (al.size, 2, 3, P, P, 1, 1)
+    one = cl.integrate("lcn", R0, Q0, al, cl.input_covariance(P, 0.5), eta=2.0, **kw)
+    assert np.max(np.abs(one.eg - tr.eg[:, 1, 2])) < 1e-13
+
+
+def test_P_rescaling_along_trajectories():
+    """Result 3.2: LCN(P alpha) = CNN(alpha) from matched initial conditions at c = 0."""
+    P, k_s, k_t = 4, 3, 2
+    S = np.eye(P)
+    R0, Q0 = cl.random_init("cnn", 500, P, k_s, k_t, seed=3)
+    Rl, Ql = cl.matched_lcn_init(R0, Q0, P)
+    al = np.array([0.0, 0.5, 1.0, 2.0])
+    tc = cl.integrate("cnn", R0, Q0, al, S, eta=1.0, dt=0.02)
+    tl = cl.integrate("lcn", Rl, Ql, P * al, S, eta=1.0, dt=P * 0.02)
+    assert np.max(np.abs(tc.eg - tl.eg)) < 1e-12
+    # at c > 0 the rescaling is broken (Figure 2b)
+    S = cl.input_covariance(P, 0.5)
+    tc = cl.integrate("cnn", R0, Q0, al, S, eta=1.0, dt=0.02)
+    tl = cl.integrate("lcn", Rl, Ql, P * al, S, eta=1.0, dt=P * 0.02)
+    assert np.max(np.abs(tc.eg - tl.eg)) > 1e-2
+
+
+def test_reflection_symmetric_init_stays_symmetric():
+    P, k_s, k_t = 6, 3, 1
+    R, Q = cl.leading_order_init("cnn", P, k_s, k_t)
+    R = R + 0.01  # still rho-symmetric for k_t = 1 and a constant column
+    tr = cl.integrate("cnn", R, Q, np.array([0.0, 5.0]), np.eye(P), eta=0.5, dt=0.05)
+    Rr, Qr = cl.reflect(tr.R[-1], tr.Q[-1])
+    assert np.max(np.abs(Rr - tr.R[-1])) < 1e-13 and np.max(np.abs(Qr - tr.Q[-1])) < 1e-13
+
+
+def test_divergence_names_the_parameters():
+    P = 4
+    R0, Q0 = cl.leading_order_init("cnn", P, 1, 1)
+    etas = np.array([0.5, 500.0])
+    kw = dict(eta=etas, sigma=1.0, max_value=100.0, dt=0.002)
+    with pytest.raises(cl.DivergenceError, match="eta=500"):
+        cl.integrate("cnn", R0, Q0, np.array([0.0, 1.0]), np.eye(P), **kw)
+    tr = cl.integrate("cnn", R0, Q0, np.array([0.0, 1.0]), np.eye(P), on_divergence="nan", **kw)
+    assert np.isfinite(tr.eg[-1, 0]) and np.isnan(tr.eg[-1, 1])
+
+
+def test_random_init_statistics():
+    """Eqs 19-20: E[Q_ll] = 1/k_s, Var Q_ll = 2/(k_s^2 D), Var R_lm = T/(k_s k_t D)."""
+    D, P, k_s, k_t, T, n = 50, 4, 3, 2, 1.5, 40000
+    R, Q = cl.random_init("cnn", D, P, k_s, k_t, T=T, n=n, seed=4)
+    q = Q[:, 0, 0]
+    assert abs(q.mean() - 1 / k_s) < 5 * q.std() / np.sqrt(n)
+    v = q.var()
+    assert abs(v - 2 / (k_s**2 * D)) < 5 * v * np.sqrt(2 / n)
+    r = R[:, 1, 0]
+    assert abs(r.var() - T / (k_s * k_t * D)) < 5 * r.var() * np.sqrt(2 / n)
+    off = Q[:, 0, 1]
+    assert abs(off.var() - 1 / (k_s**2 * D)) < 5 * off.var() * np.sqrt(2 / n)
+    Rl, Ql = cl.random_init("lcn", D, P, k_s, k_t, T=T, n=n, seed=5)
+    assert Rl.shape == (n, P, k_s, k_t) and Ql.shape == (n, P, P, k_s, k_s)
+    x = Ql[:, 0, 2, 1, 1]  # different positions: mean 0, var 1/(k_s^2 D)
+    assert abs(x.mean()) < 5 * x.std() / np.sqrt(n)
+    assert abs(x.var() - 1 / (k_s**2 * D)) < 5 * x.var() * np.sqrt(2 / n)
+    assert np.allclose(Ql, np.swapaxes(np.swapaxes(Ql, -1, -2), 1, 2))
+    # huge D is fine and concentrates on the leading-order state
+    R, Q = cl.random_init("cnn", 1e12, 6, 3, 1, seed=0)
+    assert np.max(np.abs(Q - np.eye(3) / 3)) < 1e-5 and np.max(np.abs(R)) < 1e-5
+
+
+def test_matched_lcn_init_and_leading_order():
+    P, k_s, k_t = 4, 2, 1
+    R0, Q0 = cl.leading_order_init("cnn", P, k_s, k_t)
+    Rl, Ql = cl.matched_lcn_init(R0, Q0, P)
+    Rl2, Ql2 = cl.leading_order_init("lcn", P, k_s, k_t)
+    assert np.array_equal(Rl, Rl2) and np.array_equal(Ql, Ql2)
+
+
+def test_bad_arguments():
+    R0, Q0 = cl.leading_order_init("cnn", 4, 1, 1)
+    with pytest.raises(ValueError, match="alphas"):
+        cl.integrate("cnn", R0, Q0, np.array([1.0, 0.5]), np.eye(4))
+    with pytest.raises(ValueError, match="eta"):
+        cl.integrate("cnn", R0, Q0, np.array([0.0, 1.0]), np.eye(4), eta=0.0)
+    with pytest.raises(ValueError, match="k_s must be >= k_t"):
+        cl.random_init("cnn", 100, 4, 1, 2)
+    with pytest.raises(ValueError, match="D must exceed"):
+        cl.random_init("lcn", 5, 4, 2, 1)

@@ -1,0 +1,88 @@
+"""Tests of checks/lf_7_2.py: the exact helpers and the claims of §7.2."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from checks import lf_7_2
+from checks.claims import first_number
+
+REPO = Path(__file__).resolve().parent.parent
+SQ2PI = math.sqrt(2 * math.pi)
+
+
+def test_bayes_accuracy_v_limits_and_value():
+    assert lf_7_2.bayes_accuracy_v(1e-9) == pytest.approx(0.5, abs=1e-9)
+    assert lf_7_2.bayes_accuracy_v(10.0) == pytest.approx(0.71482, abs=1e-5)
+    acc = [lf_7_2.bayes_accuracy_v(b) for b in (0.5, 2.0, 10.0, 100.0)]
+    assert all(x < y for x, y in zip(acc, acc[1:]))
+
+
+def test_bayes_accuracy_v_against_monte_carlo():
+    """The Bayes rule (predict +1 where the mixture density wins) applied to samples."""
+    rng = np.random.default_rng(0)
+    n, bv = 400_000, 10.0
+    a, s = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
+    y = rng.choice([-1, 1], n)
+    t = np.where(y > 0, a * rng.choice([-1, 1], n) + s * rng.standard_normal(n),
+                 rng.standard_normal(n))
+    pdf = lambda x, m, sd: np.exp(-0.5 * ((x - m) / sd) ** 2) / sd
+    pred = np.where(0.5 * (pdf(t, a, s) + pdf(t, -a, s)) > pdf(t, 0, 1), 1, -1)
+    acc = np.mean(pred == y)
+    assert abs(acc - lf_7_2.bayes_accuracy_v(bv)) < 5 * math.sqrt(0.25 / n)
+
+
+def test_bayes_lines_means_only_and_order():
+    m, two, three = lf_7_2.bayes_lines(n=801)
+    assert m == pytest.approx(0.6914625, abs=1e-7)
+    assert two == pytest.approx(0.7680232, abs=1e-6)  # the page printed 0.767
+    assert three == pytest.approx(0.81936, abs=2e-5)
+    assert m < two < three
+
+
+def test_max_over_u_matches_numerical_integral():
+    A, B, bu = 0.3, 0.7, 5.0
+    x = np.linspace(-40, 40, 400_001)
+    ru = math.sqrt(1 + bu)
+    num = np.trapezoid(np.maximum(A * np.exp(-x**2 / 2), B * np.exp(-x**2 / (2 * ru**2)) / ru), x) / SQ2PI
+    assert float(lf_7_2._max_over_u(A, B, bu)) == pytest.approx(num, abs=1e-8)
+
+
+@pytest.mark.parametrize("corr", [False, True])
+def test_fitted_coefficients_match_hermite_formulas(corr):
+    c20, c11, c04 = lf_7_2.fitted_coefficients(5.0, 10.0, corr)
+    c = math.sqrt(2 / math.pi) * math.sqrt(50 / 11) if corr else 0.0
+    assert c20 == pytest.approx(5 / (4 * SQ2PI), abs=2e-6)
+    assert c11 == pytest.approx(c / (2 * SQ2PI), abs=2e-6)
+    assert c04 == pytest.approx((200 / 121) / (48 * SQ2PI), abs=2e-8)
+
+
+def test_fitted_coefficients_other_strengths():
+    c20, c11, c04 = lf_7_2.fitted_coefficients(2.0, 3.0, True)
+    assert c20 == pytest.approx(2 / (4 * SQ2PI), abs=2e-6)
+    assert c11 == pytest.approx(math.sqrt(2 / math.pi) * math.sqrt(6 / 4) / (2 * SQ2PI), abs=2e-6)
+    assert c04 == pytest.approx((2 * 9 / 16) / (48 * SQ2PI), abs=2e-8)
+
+
+@pytest.mark.slow
+def test_chain_slopes_are_in_the_band():
+    s = lf_7_2.chain_slopes(200)
+    for k, law in zip((1, 2, 3), (1.0, 1.58, 2.29)):
+        assert abs(s[k] - law) < 0.45
+
+
+@pytest.mark.slow
+def test_all_claims_hold_and_quotes_exist():
+    src = (REPO / lf_7_2.NB).read_text()
+    claims = lf_7_2.claims(full=False)
+    bad = [c.id for c in claims if not c.ok]
+    assert not bad, bad
+    missing = [c.id for c in claims if c.quote is not None and c.quote not in src]
+    assert not missing, missing
+    wrong = [c.id for c in claims if c.quote is not None
+             and first_number(c.quote) != pytest.approx(c.quoted)]
+    assert not wrong, wrong

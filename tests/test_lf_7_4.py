@@ -1,0 +1,48 @@
+"""Tests of checks/lf_7_4.py: the §7.4 notebook's quoted numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checks import lf_7_4
+from checks.claims import first_number
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _check_located(claims):
+    src = (REPO / lf_7_4.NB).read_text(encoding="utf-8")
+    for c in claims:
+        if c.quote is None:
+            assert c.quoted is None, f"{c.id}: a quoted number needs a quote"
+            continue
+        assert c.notebook == lf_7_4.NB
+        assert c.quote in src, f"{c.id}: quote {c.quote!r} not in the notebook"
+        assert first_number(c.quote) == pytest.approx(c.quoted, abs=1e-12), (
+            f"{c.id}: first number of {c.quote!r} is not {c.quoted}")
+
+
+def test_deterministic_claims_hold_and_are_located():
+    cl = lf_7_4.deterministic_claims(full=False)
+    assert len(cl) >= 6
+    bad = [(c.id, c.quoted, c.computed) for c in cl if not c.ok]
+    assert not bad, bad
+    _check_located(cl)
+    assert len({c.id for c in cl}) == len(cl)
+    # sensitivity: a quoted number off by more than its tolerance fails
+    for c in cl:
+        if c.quoted is not None:
+            c.quoted = c.computed + 1.01 * c.tol + 1e-9 * max(1.0, abs(c.computed))
+            assert not c.ok, c.id
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_all_claims_including_seeded_runs():
+    cl = lf_7_4.claims(full=False)
+    bad = [(c.id, c.quoted, c.computed) for c in cl if not c.ok]
+    assert not bad, bad
+    _check_located(cl)
+    assert len({c.id for c in cl}) == len(cl)

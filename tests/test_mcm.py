@@ -1,0 +1,182 @@
+"""Tests of td_lib.mcm: the mixed cumulant model sampler against its analytic moments.
+
+Monte Carlo comparisons use Z = 5 standard errors (estimated from the same samples), so a
+correct sampler fails a single comparison with probability below 1e-6.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from td_lib import mcm
+
+Z = 5.0
+
+
+def _page_sample(N, d, spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, correlated=False, gen=None):
+    """The course page's mcm_sample (data branch), with dense whitening, as a reference."""
+    m_, u, v = spikes
+    g = 1 - 1 / np.sqrt(1 + beta_v)
+    y = torch.randint(0, 2, (N,), generator=gen) * 2 - 1
+    z = torch.randn(N, d, generator=gen, dtype=torch.float64)
+    x_neg = torch.randn(N, d, generator=gen, dtype=torch.float64)
+    lam = torch.randn(N, generator=gen, dtype=torch.float64)
+    nu = torch.sign(lam) if correlated else (torch.randint(0, 2, (N,), generator=gen) * 2 - 1).double()
+    Q = torch.eye(d, dtype=torch.float64) - g * torch.outer(v, v)
+    x_pos = beta_m * m_ + np.sqrt(beta_u) * lam[:, None] * u + (z + np.sqrt(beta_v) * nu[:, None] * v) @ Q
+    return torch.where((y > 0)[:, None], x_pos, x_neg), y.double()
+
+
+def _mean_cov_se(X):
+    """Empirical mean, covariance and the standard errors of both."""
+    n = X.shape[0]
+    mu = X.mean(0)
+    Xc = X - mu
+    prods = Xc[:, :, None] * Xc[:, None, :]
+    C = prods.mean(0)
+    return mu, C, X.std(0) / math.sqrt(n), prods.std(0) / math.sqrt(n)
+
+
+def _kappa4_se(t):
+    """Fourth cumulant of a centred-by-symmetry sample and its delta-method standard error."""
+    t = t - t.mean()
+    m2, m4 = (t**2).mean(), (t**4).mean()
+    infl = t**4 - 6 * m2 * t**2
+    return (m4 - 3 * m2**2).item(), (infl.std() / math.sqrt(len(t))).item()
+
+
+def test_spikes_orthonormal_and_seeded():
+    S = mcm.orthonormal_spikes(16)
+    assert S.shape == (3, 16) and S.dtype == torch.float64
+    assert torch.allclose(S @ S.T, torch.eye(3, dtype=torch.float64), atol=1e-14, rtol=0)
+    assert torch.equal(S, mcm.orthonormal_spikes(16))
+    assert not torch.allclose(S, mcm.orthonormal_spikes(16, seed=3))
+    assert mcm.orthonormal_spikes(5, dtype=torch.float32).dtype == torch.float32
+
+
+@pytest.mark.parametrize("bv", [0.0, 0.3, 1.0, 10.0, 1e6])
+def test_gamma_whitens_v(bv):
+    g = mcm.gamma(bv)
+    assert abs((1 - g) - 1 / math.sqrt(1 + bv)) < 1e-15
+    # Q (beta_v v v^T + I) Q = I restricted to v: (1 - g)^2 (1 + beta_v) = 1
+    assert abs((1 - g) ** 2 * (1 + bv) - 1) < 1e-12
+
+
+def test_kappa4_and_cross_term_values():
+    assert abs(mcm.kappa4_v(10.0) + 200 / 121) < 1e-15
+    assert mcm.cross_term(5.0, 10.0, False) == 0.0
+    c = mcm.cross_term(5.0, 10.0, True)
+    assert abs(c - math.sqrt(2 / math.pi) * math.sqrt(50 / 11)) < 1e-15
+    assert abs(c - 1.70) < 5e-3  # the page's rounded value (Exercise 7.2.A.3)
+
+
+@pytest.mark.parametrize("correlated", [False, True])
+def test_sampler_matches_page_reference(correlated):
+    S = mcm.orthonormal_spikes(12)
+    X0, y0 = _page_sample(500, 12, S, correlated=correlated, gen=torch.Generator().manual_seed(4))
+    X1, y1 = mcm.sample(500, 12, S, correlated=correlated, gen=torch.Generator().manual_seed(4))
+    assert torch.equal(y0, y1)
+    assert (X0 - X1).abs().max().item() < 1e-13
+
+
+@pytest.mark.parametrize("correlated,clone", [(False, False), (True, False), (False, True),
+                                              (True, True)])
+def test_class_moments_against_theory(correlated, clone):
+    d, n = 6, 200_000
+    S = mcm.orthonormal_spikes(d, seed=5)
+    kw = dict(beta_m=1.5, beta_u=2.0, beta_v=4.0, correlated=correlated, clone=clone)
+    X, y = mcm.sample(n, d, S, gen=torch.Generator().manual_seed(1), **kw)
+    frac = (y > 0).double().mean().item()
+    assert abs(frac - 0.5) < Z * 0.5 / math.sqrt(n), f"label balance {frac}"
+    for label in (1, -1):
+        mu, C, se_mu, se_C = _mean_cov_se(X[y == label])
+        mu_th = mcm.class_mean(S, kw["beta_m"], label)
+        C_th = mcm.class_cov(S, kw["beta_u"], kw["beta_v"], correlated, label)
+        assert ((mu - mu_th).abs() < Z * se_mu).all(), (label, mu - mu_th)
+        assert ((C - C_th).abs() < Z * se_C).all(), (label, (C - C_th).abs().max())
+    # along v: fourth cumulant -2 bv^2/(1+bv)^2 on the data, 0 on the clone and in class -1
+    t = X[y > 0] @ S[2]
+    k4, se = _kappa4_se(t)
+    want = 0.0 if clone else mcm.kappa4_v(kw["beta_v"])
+    assert abs(k4 - want) < Z * se, (k4, want, se)
+    k4n, sen = _kappa4_se(X[y < 0] @ S[2])
+    assert abs(k4n) < Z * sen
+
+
+def test_clone_off_spike_directions_untouched():
+    # orthogonal to m, u, v the clone's class +1 is exactly the standard Gaussian draw z
+    d = 10
+    S = mcm.orthonormal_spikes(d)
+    P = torch.eye(d, dtype=torch.float64) - S.T @ S
+    Xd, y = mcm.sample(300, d, S, gen=torch.Generator().manual_seed(0))
+    Xc, yc = mcm.sample(300, d, S, clone=True, gen=torch.Generator().manual_seed(0))
+    assert torch.equal(y, yc)
+    assert ((Xd - Xc) @ P).abs().max().item() < 1e-13
+
+
+def test_large_d_uses_no_dense_matrix():
+    # a dense d x d matrix at d = 40000 would need 12.8 GB; the rank-one updates need none
+    d = 40_000
+    S = mcm.orthonormal_spikes(d)
+    X, y = mcm.sample(20, spikes=S, correlated=True, clone=True, gen=torch.Generator().manual_seed(0))
+    assert X.shape == (20, d) and torch.isfinite(X).all()
+
+
+def test_million_rows_float32():
+    X, y = mcm.sample(10**6, 4, gen=torch.Generator().manual_seed(0), dtype=torch.float32)
+    assert X.shape == (10**6, 4) and X.dtype == torch.float32 and y.dtype == torch.float32
+    assert set(torch.unique(y).tolist()) == {-1.0, 1.0}
+
+
+def test_bad_arguments_named():
+    S = mcm.orthonormal_spikes(8)
+    with pytest.raises(ValueError, match="n must be"):
+        mcm.sample(0, 8)
+    with pytest.raises(ValueError, match="beta_v"):
+        mcm.sample(10, 8, beta_v=-1.0)
+    with pytest.raises(ValueError, match="beta_u"):
+        mcm.sample(10, 8, beta_u=float("nan"))
+    with pytest.raises(ValueError, match="d is required"):
+        mcm.sample(10)
+    with pytest.raises(ValueError, match="d = 9"):
+        mcm.sample(10, 9, S)
+    with pytest.raises(ValueError, match="spikes must have orthonormal rows"):
+        mcm.sample(10, spikes=2 * S)
+    with pytest.raises(ValueError, match="spikes must have shape"):
+        mcm.sample(10, spikes=S[:2])
+    with pytest.raises(TypeError, match="gen"):
+        mcm.sample(10, 8, gen=0)
+    with pytest.raises(ValueError, match="dtype"):
+        mcm.sample(10, 8, dtype=torch.int64)
+    with pytest.raises(TypeError, match="correlated"):
+        mcm.sample(10, 8, correlated=1)
+    with pytest.raises(ValueError, match="d must be"):
+        mcm.orthonormal_spikes(2)
+    with pytest.raises(ValueError, match="label"):
+        mcm.class_mean(S, 1.0, 0)
+    with pytest.raises(ValueError, match="beta_v"):
+        mcm.kappa4_v(-0.5)
+
+
+@pytest.mark.parametrize("clone", [False, True])
+def test_mixture_components_match_class_moments(clone):
+    S = mcm.orthonormal_spikes(7, seed=1)
+    bm, bu, bv = 1.3, 2.0, 6.0
+    comps = mcm.mixture_components(S, bm, bu, bv, clone=clone, labels=(1,))
+    assert abs(sum(c[0] for c in comps) - 1) < 1e-15 and all(c[1] == 1.0 for c in comps)
+    mean = sum(w * mu for w, _, mu, _ in comps)
+    second = sum(w * (C + np.outer(mu, mu)) for w, _, mu, C in comps)
+    cov = second - np.outer(mean, mean)
+    assert np.abs(mean - mcm.class_mean(S, bm, 1).numpy()).max() < 1e-14
+    assert np.abs(cov - mcm.class_cov(S, bu, bv, False, 1).numpy()).max() < 1e-13
+    # fourth moment along v: 3 + kappa_4 for the data, 3 for the clone
+    v = S[2].numpy()
+    m4 = sum(w * ((mu @ v) ** 4 + 6 * (mu @ v) ** 2 * (v @ C @ v) + 3 * (v @ C @ v) ** 2)
+             for w, _, mu, C in comps)
+    assert abs(m4 - (3 + (0 if clone else mcm.kappa4_v(bv)))) < 1e-13
+    both = mcm.mixture_components(S, bm, bu, bv, clone=clone)
+    assert abs(sum(c[0] for c in both if c[1] < 0) - 0.5) < 1e-15
+    with pytest.raises(ValueError, match="labels"):
+        mcm.mixture_components(S, labels=(2,))

@@ -1,0 +1,264 @@
+"""Unit tests of td_lib.teacher_student (§7.4, Tian 2020)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from td_lib import teacher_student as ts
+
+
+def _pair(d, theta, ns, nk, rng):
+    """w*, w_k in R^d at angle theta with norms ns, nk."""
+    a = rng.standard_normal(d)
+    a /= np.linalg.norm(a)
+    u = rng.standard_normal(d)
+    u -= (u @ a) * a
+    u /= np.linalg.norm(u)
+    return ns * a, nk * (np.cos(theta) * a + np.sin(theta) * u)
+
+
+# ---------------------------------------------------------------- Theorem 6
+
+
+@pytest.mark.parametrize("theta", [0.2, 1.0, np.pi / 2, 2.2, 3.0])
+def test_theorem6_monte_carlo_gaussian(theta):
+    """Closed form vs Monte Carlo within 4.5 standard errors in every coordinate
+    (5 angles × 6 coordinates = 30 comparisons: P(any |z| > 4.5) ≈ 2e-4)."""
+    rng = np.random.default_rng(11)
+    ws, wk = _pair(6, theta, 1.7, 0.6, rng)
+    mean, se = ts.relu_cross_moment_mc(ws, wk, 400_000, seed=int(theta * 1000))
+    cf = ts.relu_cross_moment(ws, wk)
+    z = np.abs(mean - cf) / se
+    assert z.max() < 4.5, (z, mean, cf)
+
+
+def test_theorem6_monte_carlo_sphere():
+    rng = np.random.default_rng(12)
+    ws, wk = _pair(5, 1.3, 0.8, 2.0, rng)
+    mean, se = ts.relu_cross_moment_mc(ws, wk, 400_000, seed=3, dist="sphere")
+    cf = ts.relu_cross_moment(ws, wk, dist="sphere", radius=1.0)
+    assert (np.abs(mean - cf) / se).max() < 4.5
+
+
+def test_theorem6_quadrature_in_the_plane():
+    """2-D Gaussian: polar quadrature of E[x 1{w_k·x>0} relu(w*·x)] vs closed form."""
+    for theta in (0.3, 1.4, 2.9):
+        ws = np.array([1.0, 0.0])
+        wk = np.array([np.cos(theta), np.sin(theta)])
+
+        def comp(i, th=theta):
+            # ∫_0^∞ r^3 e^{-r²/2}/(2π) dr = 1/π ; angular part over the joint active arc
+            f = lambda ph: (np.cos(ph) if i == 0 else np.sin(ph)) * np.cos(ph)
+            return integrate.quad(f, th - np.pi / 2, np.pi / 2)[0] / np.pi
+
+        quad = np.array([comp(0), comp(1)])
+        np.testing.assert_allclose(ts.relu_cross_moment(ws, wk), quad, atol=1e-12)
+
+
+def test_theorem6_special_values_and_homogeneity():
+    rng = np.random.default_rng(0)
+    ws = rng.standard_normal(7)
+    # θ = 0: E[x relu(w·x)] = w/2 ; θ = π: 0
+    np.testing.assert_allclose(ts.relu_cross_moment(ws, 3 * ws), ws / 2, atol=1e-12)
+    np.testing.assert_allclose(ts.relu_cross_moment(ws, -ws), 0 * ws, atol=1e-12)
+    wk = rng.standard_normal(7)
+    base = ts.relu_cross_moment(ws, wk)
+    # degree 1 in w*, degree 0 in w_k, σ² in the input scale
+    np.testing.assert_allclose(ts.relu_cross_moment(2.5 * ws, wk), 2.5 * base, atol=1e-12)
+    np.testing.assert_allclose(ts.relu_cross_moment(ws, 7.0 * wk), base, atol=1e-12)
+    np.testing.assert_allclose(ts.relu_cross_moment(ws, wk, sigma=3.0), 9 * base, atol=1e-12)
+    # vectorised over a batch of pairs
+    W = rng.standard_normal((4, 7))
+    out = ts.relu_cross_moment(W, wk)
+    for i in range(4):
+        np.testing.assert_allclose(out[i], ts.relu_cross_moment(W[i], wk), atol=1e-14)
+
+
+def test_theorem6_bad_input_named():
+    with pytest.raises(ValueError, match="w_k"):
+        ts.relu_cross_moment(np.ones(3), np.zeros(3))
+    with pytest.raises(ValueError, match="w_star and w_k"):
+        ts.relu_cross_moment(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="dist"):
+        ts.relu_cross_moment(np.ones(3), np.ones(3), dist="laplace")
+    with pytest.raises(ValueError, match="n_samples"):
+        ts.relu_cross_moment_mc(np.ones(3), np.ones(3), 1)
+
+
+# ---------------------------------------------------------------- eq. 12
+
+
+def test_angle_velocity_limits():
+    a = 1.7
+    eps = np.array([1e-2, 1e-3, 1e-4])
+    v = ts.angle_velocity(np.pi - eps, a)
+    np.testing.assert_allclose(v / (-a * eps**2 / (2 * np.pi)), 1.0, atol=2e-5)
+    th = np.array([1e-3, 1e-4])
+    np.testing.assert_allclose(ts.angle_velocity(th, a) / (-a * th / 2), 1.0, atol=1e-3)
+    assert ts.angle_velocity(np.pi / 2, 1.0) == pytest.approx(-0.25, abs=1e-15)
+
+
+def test_escape_time_matches_integrator_and_asymptotics():
+    a = 0.8
+    te = np.pi / 2
+    eps = np.array([1e-1, 1e-2, 1e-3])
+    t = ts.escape_time(np.pi - eps, te, a)
+    # integrating eq. 12 for exactly that long lands on θ_end
+    for e, ti in zip(eps, t):
+        th = ts.integrate_angle(np.pi - e, np.array([0.0, ti]), a)[-1]
+        assert th == pytest.approx(te, abs=1e-7)
+    # direct quadrature of dθ / (α ψ sinθ)
+    for e, ti in zip(eps, t):
+        q = integrate.quad(lambda x: -1 / ts.angle_velocity(x, a), te, np.pi - e,
+                           limit=200, epsrel=1e-12)[0]
+        assert ti == pytest.approx(q, rel=1e-9)
+    asym = ts.escape_time_asymptotic(eps, te, a)
+    c = ts.escape_time_constant(te, a)
+    # exact − asymptotic = c − (2π/α)∫_0^ε (1/(u sin u) − 1/u²) du = c − (2π/α)(ε/6 + O(ε³))
+    np.testing.assert_allclose(t - asym - c, -2 * np.pi / a * eps / 6, rtol=1e-3)
+    # so ε·t → 2π/α, monotonically here
+    gap = np.abs(t * eps - 2 * np.pi / a)
+    assert np.all(np.diff(gap) < 0) and gap[-1] < 2e-3 * 2 * np.pi / a
+
+
+def test_angle_bad_input_named():
+    with pytest.raises(ValueError, match="alpha"):
+        ts.angle_velocity(1.0, alpha=-1)
+    with pytest.raises(ValueError, match="theta_start"):
+        ts.escape_time(0.5, 1.0)
+    with pytest.raises(ValueError, match="theta0"):
+        ts.integrate_angle(np.pi, [0.0, 1.0])
+    with pytest.raises(ValueError, match="eps"):
+        ts.escape_time_asymptotic(0.0, 1.0)
+
+
+# ---------------------------------------------------------------- measures
+
+
+def test_student_containing_teacher_has_measure_one():
+    """A student whose nodes include positive multiples of every teacher node (plus extra
+    random nodes, in shuffled order) has best correlation 1 and best cosine 1 per node."""
+    rng = np.random.default_rng(5)
+    T = ts.make_teacher(8, 4, 3, 1.0, runs=2, seed=1)
+    extra = rng.standard_normal((2, 9, 6))
+    W = np.concatenate([T.W * rng.uniform(0.5, 3.0, size=(2, 1, 4)), extra], axis=2)
+    perm = rng.permutation(10)
+    S = ts.Net(W[:, :, perm], rng.standard_normal((2, 10, 3)))
+    X = rng.standard_normal((3000, 8))
+    corr = ts.activation_correlation(ts.hidden(T, X), ts.hidden(S, X))
+    best, arg = ts.best_match(corr)
+    np.testing.assert_allclose(best, 1.0, atol=1e-12)
+    np.testing.assert_array_equal(perm[arg], np.broadcast_to(np.arange(4), (2, 4)))
+    bc, _ = ts.best_match(ts.weight_cosine(T.W, S.W))
+    np.testing.assert_allclose(bc, 1.0, atol=1e-12)
+    np.testing.assert_array_equal(ts.coverage_counts(best), np.full((2, 6), 4))
+
+
+def test_correlation_matches_numpy_and_dead_nodes():
+    rng = np.random.default_rng(2)
+    A = rng.standard_normal((500, 3))
+    B = np.c_[rng.standard_normal((500, 2)), np.zeros(500)]
+    c = ts.activation_correlation(A, B)
+    ref = np.corrcoef(A.T, B[:, :2].T)[:3, 3:]
+    np.testing.assert_allclose(c[:, :2], ref, atol=1e-12)
+    np.testing.assert_array_equal(c[:, 2], 0.0)  # a dead node correlates with nothing
+
+
+def test_teacher_construction():
+    T = ts.make_teacher(30, 6, 5, [0.0, 2.0], runs=2, seed=3, active_range=(0.4, 0.6))
+    np.testing.assert_allclose(np.linalg.norm(T.W, axis=1), 1.0, atol=1e-12)
+    nv = np.linalg.norm(T.V, axis=2)
+    np.testing.assert_allclose(nv[0], 1.0, atol=1e-12)
+    np.testing.assert_allclose(nv[1], np.arange(1, 7) ** -2.0, atol=1e-12)
+    X = np.random.default_rng(0).standard_normal((100_000, 30))
+    frac = (ts.hidden(T, X) > 0).mean(axis=1)
+    assert np.all(np.abs(frac - T.info["active_fraction"]) < 5 * 0.5 / np.sqrt(1e5))
+
+
+def test_first_match_and_coverage():
+    t = np.array([0, 10, 20, 30])
+    bh = np.array([[0.1, 0.2], [0.96, 0.5], [0.9, 0.94], [0.97, 0.951]])
+    np.testing.assert_array_equal(ts.first_match_times(t, bh, 0.95), [10.0, 30.0])
+    np.testing.assert_array_equal(ts.first_match_times(t, bh, 0.99), [np.inf, np.inf])
+    np.testing.assert_array_equal(ts.coverage_counts(bh[-1], [0.5, 0.96, 0.99]), [2, 1, 0])
+    with pytest.raises(ValueError, match="thresholds"):
+        ts.coverage_counts(bh[-1], [1.5])
+    with pytest.raises(ValueError, match="best_history"):
+        ts.first_match_times(t, bh[:3])
+
+
+def test_make_student_widths_and_zero_nodes_stay_zero():
+    T = ts.make_teacher(6, 3, 2, 1.0, runs=3, seed=0)
+    S = ts.make_student(T, [1, 2, 5], seed=1)
+    assert S.width == 15
+    alive = (np.abs(S.W).sum(1) > 0)
+    np.testing.assert_array_equal(alive.sum(1), [3, 6, 15])
+    h = ts.train(T, S, steps=300, lr=0.1, batch=8, eval_every=100, n_eval=200, seed=0,
+                 show_progress=False)
+    dead = ~alive
+    assert np.all(h.student.W[:, :, :][np.broadcast_to(dead[:, None, :], h.student.W.shape)] == 0)
+    assert np.all(h.vnorm[-1][dead] == 0)
+    with pytest.raises(ValueError, match="factor"):
+        ts.make_student(T, [1, 2])
+    with pytest.raises(TypeError, match="factor"):
+        ts.make_student(T, 1.5)
+
+
+def test_train_reduces_loss_online_and_finite():
+    T = ts.make_teacher(8, 3, 3, 0.0, runs=2, seed=4)
+    S = ts.make_student(T, 2, seed=5)
+    for n_train in (None, 500):
+        h = ts.train(T, S, steps=2000, lr=0.1, batch=16, n_train=n_train, eval_every=500,
+                     n_eval=500, seed=1, show_progress=False)
+        assert h.loss.shape == (5, 2) and h.corr.shape == (5, 2, 3, 6)
+        assert np.all(h.loss[-1] < 0.1 * h.loss[0])
+
+
+def test_train_bad_input_named():
+    T = ts.make_teacher(5, 2, 2, 1.0, seed=0)
+    S = ts.make_student(T, 2, seed=0)
+    with pytest.raises(ValueError, match="lr"):
+        ts.train(T, S, steps=10, lr=0.0)
+    with pytest.raises(ValueError, match="steps"):
+        ts.train(T, S, steps=0, lr=0.1)
+    with pytest.raises(TypeError, match="student"):
+        ts.train(T, "student", steps=1, lr=0.1)
+    with pytest.raises(ValueError, match="p must"):
+        ts.make_teacher(5, 2, 2, -1.0)
+    with pytest.raises(ValueError, match="X must"):
+        ts.hidden(T, np.ones((4, 3)))
+
+
+def test_focus_shift_detector():
+    T_, m, n = 5, 3, 2
+    c = np.zeros((T_, 1, m, n))
+    c[:, 0, 0, 0] = [0.1, 0.5, 0.8, 0.5, 0.3]  # node 0 chases teacher 0 ...
+    c[:, 0, 1, 0] = [0.0, 0.1, 0.2, 0.7, 0.99]  # ... then shifts to teacher 1
+    c[:, 0, 0, 1] = [0.1, 0.5, 0.9, 0.95, 0.99]  # node 1 stays with teacher 0
+    ev = ts.focus_shifts(c)
+    assert len(ev) == 1
+    e = ev[0]
+    assert (e["run"], e["node"], e["j1"], e["j2"], e["t_peak"]) == (0, 0, 0, 1, 2)
+
+
+def test_run_experiment_pairs_draws_across_p_and_width():
+    """Same index -> same teacher directions across p, and the ×1 student is the first m
+    nodes of the ×5 student at initialisation (checked through a 1-step run with tiny lr)."""
+    ex = ts.run_experiment([(0.0, 5, 0), (2.0, 1, 0), (1.0, 5, 1)], d=4, m=2, n_out=3,
+                           steps=1, lr=1e-12, batch=2, eval_every=1, n_eval=50, seed=3,
+                           show_progress=False)
+    W, Vt = ex.teacher.W, ex.teacher.V
+    np.testing.assert_array_equal(W[0], W[1])
+    u = Vt / np.linalg.norm(Vt, axis=2, keepdims=True)
+    np.testing.assert_allclose(u[0], u[1], atol=1e-14)
+    np.testing.assert_allclose(np.linalg.norm(Vt[1], axis=1), [1.0, 0.25], atol=1e-14)
+    assert not np.allclose(W[0], W[2])
+    Ws = ex.history.student.W
+    np.testing.assert_allclose(Ws[1, :, :2], Ws[0, :, :2], atol=1e-9)
+    assert np.all(Ws[1, :, 2:] == 0) and np.all(np.abs(Ws[0, :, 2:]).sum(0) > 0)
+    np.testing.assert_array_equal(ex.select(p=1.0), [2])
+    np.testing.assert_array_equal(ex.select(factor=5), [0, 2])
+    with pytest.raises(ValueError, match="configs"):
+        ts.run_experiment([(1.0, 5)], steps=1)
