@@ -25,6 +25,7 @@ with that instruction — they never skip silently. ``playwright install`` is ne
 
 from __future__ import annotations
 
+import shutil
 import sys
 import warnings
 from pathlib import Path
@@ -78,8 +79,6 @@ def lab(chromium: Path):
     """A JupyterLab server for this module; stopped by its API, and nothing may survive."""
     work = bs.BUILD / "work"
     if work.exists():
-        import shutil
-
         shutil.rmtree(work)
     server = bs.JupyterLab(root=work, state=bs.BUILD / "state",
                            log_path=bs.BUILD / "jupyterlab.log", quick=True)

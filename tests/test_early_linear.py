@@ -279,6 +279,40 @@ def test_first_layer_ntk_close_to_linear_kernel_in_spectral_norm():
     assert np.linalg.norm(T1 - K1) / el.spectral_norm(K1) > 1.0
 
 
+def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
+    """f_1(X) = (eta/n) Theta(0) y + O(eta^2) (symmetric init: f_0 = 0); the O(eta^2)
+    remainder quadruples when eta doubles."""
+    n, d, m = 30, 5, 40
+    X, S = el.make_data(n, d, seed=4)
+    y = el.teacher_labels(X, S)
+    W, v = el.symmetric_init(d, m, seed=6)
+    for layers in ("first", "second", "both"):
+        K = el.ntk_at_init(X, W, v, "gelu", layers)
+        errs = []
+        for eta in (1e-2, 2e-2):
+            net = el.train_network(X, y, W, v, act="gelu", eta=eta, layers=layers,
+                                   checkpoints=[1])
+            lin = el.kernel_gd_predictions(K, y, eta, [1])
+            errs.append(np.abs(net["train"][0] - lin["train"][0]).max())
+        ratio = errs[1] / errs[0]
+        assert 3.6 < ratio < 4.4, (layers, errs)
+        if layers == "second":  # f is linear in v: one step is exactly kernel GD
+            assert errs[1] < 1e-14
+
+
+def test_experiment_helpers_shapes_and_limits():
+    lem = el.lemma_sweep([8, 12], act="relu", seed=1)
+    assert list(lem["d"]) == [8, 12] and all(n % 2 == 0 for n in lem["n"])
+    assert all(np.isfinite(lem["slope_" + k]) for k in ("rel1", "rel1_id", "frob1", "rel"))
+    r = el.agreement_run(8, n_per_d=4, n_test=50, t_max=2.0, n_checkpoints=8, seed=2)
+    assert r["t"][0] == 0 and np.isnan(r["rel_test"][0])
+    assert abs(r["T"] - 8 * math.log(8) / 1.0) < 1e-12  # eta = d/8 = 1
+    # the linear model's test loss approaches the best linear model's from above
+    assert r["test_lin"][-1] >= r["test_best_lin"] - 0.05
+    with pytest.raises(ValueError, match="layers"):
+        el.agreement_run(8, layers="middle")
+
+
 # --- the notebook's quoted numbers ----------------------------------------------------------
 
 @pytest.mark.slow

@@ -16,8 +16,11 @@ import tempfile
 from pathlib import Path
 
 import jupytext
+import nbformat
 
 from tools import env, nbcore
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
 class SyncError(RuntimeError):
@@ -44,6 +47,13 @@ def sync(path: Path) -> Path:
                 f"delete the .ipynb to discard them.")
     subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--update",
                     str(path)], check=True)
+    # The .py carries no notebook metadata: give the notebook its kernel, so that JupyterLab
+    # and nbgrader never ask which one to use.
+    nb = nbformat.read(str(ipynb), as_version=4)
+    if nb.metadata.get("kernelspec") != KERNELSPEC:
+        nb.metadata["kernelspec"] = dict(KERNELSPEC)
+        nb.metadata.setdefault("language_info", {"name": "python"})
+        nbformat.write(nb, str(ipynb))
     return ipynb
 
 

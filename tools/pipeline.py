@@ -65,6 +65,11 @@ def leaks(release_dir: Path) -> list[str]:
     problems += [f"jupytext config released: {p}" for p in release_dir.rglob("jupytext.toml")]
     for nbfile in release_dir.rglob("*.ipynb"):
         text = nbfile.read_text()
+        meta = nbformat.reads(text, as_version=4).metadata
+        if "jupytext" in meta:
+            problems.append(f"{nbfile.name}: Jupytext pairing metadata (saving would write a .py)")
+        if meta.get("kernelspec", {}).get("name") != "python3":
+            problems.append(f"{nbfile.name}: no python3 kernelspec (JupyterLab would ask for a kernel)")
         for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
             if marker in text:
                 problems.append(f"{nbfile.name}: contains {marker!r}")
@@ -76,6 +81,11 @@ def release(assignment: str, course: Path = env.COURSE) -> Path:
     sync(assignment, course)
     nbgrader("generate_assignment", assignment, "--force", course=course)
     out = course / "release" / assignment
+    for nbfile in out.glob("*.ipynb"):
+        # Students' copies must not be paired with .py files by Jupytext when saved.
+        nb = nbformat.read(str(nbfile), as_version=4)
+        if nb.metadata.pop("jupytext", None) is not None:
+            nbformat.write(nb, str(nbfile))
     problems = leaks(out)
     if problems:
         raise RuntimeError("release leaks answers:\n" + "\n".join(problems))
