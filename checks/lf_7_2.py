@@ -296,18 +296,20 @@ def claims(full: bool = False) -> list[Claim]:
                        "notebook's run within three bootstrap spreads"))
     # slopes from many runs of the exact chain, within a band of the laws
     runs = 4000 if full else 400
+    band = 0.15 if full else 0.30  # finite-d offset (~0.1) plus 4 standard errors of the slope
     cs = chain_slopes(runs)
     for k in (1, 2, 3):
         add(Claim(f"7.2.C.chain{k}", f"slope k = {k} from {runs} runs of the exact overlap chain "
-                  "minus the law's slope (band 0.35)", None, cs[k] - law_slopes[k], 0.35,
+                  f"minus the law's slope (band {band})", None, cs[k] - law_slopes[k], band,
                   note=f"slope {cs[k]:.3f}, law {law_slopes[k]:.3f}; finite-d corrections and "
-                       "logarithms make the slopes differ from the laws' by up to a few tenths"))
+                       "logarithms make the slopes differ from the laws' by about 0.1 at "
+                       "d = 16..64 (4000 runs: 1.08, 1.52, 2.23)"))
 
     # step-size sweep
     deltas, med, never = notebook_sweep()
     fin = np.isfinite(med)
     best_i = int(np.argmin(np.where(fin, med, np.inf)))
-    add(Claim("7.2.C.sweep_best_lo", "best delta of the sweep >= 0.3 (page: fastest near 0.3-1)",
+    add(Claim("7.2.C.sweep_best_lo", "best delta of the sweep >= 0.25 (page: fastest near 0.3-1)",
               None, max(0.0, 0.25 - deltas[best_i]), 0.0,
               note=f"best delta {deltas[best_i]:.3f}"))
     add(Claim("7.2.C.sweep_best_hi", "best delta of the sweep <= 1.3", None,

@@ -280,8 +280,11 @@ def test_first_layer_ntk_close_to_linear_kernel_in_spectral_norm():
 
 
 def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
-    """f_1(X) = (eta/n) Theta(0) y + O(eta^2) (symmetric init: f_0 = 0); the O(eta^2)
-    remainder quadruples when eta doubles."""
+    """f_1(X) = (eta/n) Theta(0) y + remainder. With the symmetric initialisation the
+    second-order remainder cancels between the twin neurons r and r + m/2 (their v_r, hence
+    their first-layer steps, have opposite signs, and their second-layer steps are equal), so
+    the remainder is O(eta^3): it grows 8-fold when eta doubles. Training only the second layer,
+    f is linear in v and one step is exactly kernel GD."""
     n, d, m = 30, 5, 40
     X, S = el.make_data(n, d, seed=4)
     y = el.teacher_labels(X, S)
@@ -294,10 +297,10 @@ def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
                                    checkpoints=[1])
             lin = el.kernel_gd_predictions(K, y, eta, [1])
             errs.append(np.abs(net["train"][0] - lin["train"][0]).max())
-        ratio = errs[1] / errs[0]
-        assert 3.6 < ratio < 4.4, (layers, errs)
         if layers == "second":  # f is linear in v: one step is exactly kernel GD
-            assert errs[1] < 1e-14
+            assert max(errs) < 1e-14
+        else:
+            assert 7.2 < errs[1] / errs[0] < 8.8, (layers, errs)
 
 
 def test_experiment_helpers_shapes_and_limits():
@@ -307,8 +310,8 @@ def test_experiment_helpers_shapes_and_limits():
     r = el.agreement_run(8, n_per_d=4, n_test=50, t_max=2.0, n_checkpoints=8, seed=2)
     assert r["t"][0] == 0 and np.isnan(r["rel_test"][0])
     assert abs(r["T"] - 8 * math.log(8) / 1.0) < 1e-12  # eta = d/8 = 1
-    # the linear model's test loss approaches the best linear model's from above
-    assert r["test_lin"][-1] >= r["test_best_lin"] - 0.05
+    # GD on a convex quadratic with a stable step: the linear model's training loss decreases
+    assert np.all(np.diff(r["loss_lin"]) < 0)
     with pytest.raises(ValueError, match="layers"):
         el.agreement_run(8, layers="middle")
 

@@ -291,3 +291,59 @@ def dt_convergence(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
     t2 = integrate(kind, R0, Q0, alphas, dt=None if dt is None else dt / 2, dtau=dtau / 2, **kw)
     diff = float(np.max(np.abs(t1.eg - t2.eg)))
     return {"eg_h": t1.eg, "eg_h2": t2.eg, "max_abs_diff": diff, "error_estimate": diff / 15.0}
+
+
+def _pack(kind, R, Q):
+    n = Q.shape[-1] if kind == "cnn" else Q.shape[0] * Q.shape[-1]
+    M = Q if kind == "cnn" else np.swapaxes(Q, 1, 2).reshape(n, n)
+    iu = np.triu_indices(n)
+    return np.concatenate([R.ravel(), M[iu]]), n, iu
+
+
+def _unpack(kind, y, rshape, n, iu, P, k_s):
+    nr = int(np.prod(rshape))
+    R = y[:nr].reshape(rshape)
+    M = np.zeros((n, n))
+    M[iu] = y[nr:]
+    M = M + np.triu(M, 1).T
+    Q = M if kind == "cnn" else np.swapaxes(M.reshape(P, k_s, P, k_s), 1, 2)
+    return R, Q
+
+
+def fixed_point(kind: str, R0, Q0, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0, *,
+                tau_warmup: float = 50.0, dtau: float = 0.05, tol: float = 1e-13) -> dict:
+    """Stationary state of eq. 17 / 18 reached from ``(R0, Q0)`` (one parameter set).
+
+    Integrates for a natural time ``eta alpha = tau_warmup`` (RK4) and then solves
+    ``RHS(R, Q) = 0`` with :func:`scipy.optimize.root` (``hybr``) over the independent entries
+    (``R`` and the upper triangle of the symmetric ``Q``). Used for the noise floors (eqs 31-32):
+    the long-time error of the ODE at finite learning rate. Returns ``R``, ``Q``, ``eg``,
+    ``residual`` (max |RHS| / eta at the solution) and ``eigmax`` (largest real part of the
+    Jacobian's eigenvalues, < 0 for an attracting fixed point).
+    """
+    from scipy.optimize import root
+
+    from td_lib.cnn_lcn.model import generalisation_error
+
+    V.choice("kind", kind, KINDS)
+    S = check_S(S)
+    P = S.shape[-1]
+    R0, Q0, k_s, k_t = check_state(kind, R0, Q0, P)
+    eta = V.finite("eta", eta, positive=True)
+    tr = integrate(kind, R0, Q0, np.array([0.0, tau_warmup / eta]), S, T, eta, sigma,
+                   dtau=dtau)
+    y0, n, iu = _pack(kind, tr.R[-1], tr.Q[-1])
+    Ts, es, ss = np.asarray(T, float), np.asarray(eta, float), np.asarray(sigma, float)
+
+    def F(y):
+        R, Q = _unpack(kind, y, R0.shape, n, iu, P, k_s)
+        dR, dQ = _rhs(kind, R, Q, S, Ts, es, ss)
+        return _pack(kind, dR, dQ)[0] / eta
+
+    sol = root(F, y0, method="hybr", tol=tol)
+    R, Q = _unpack(kind, sol.x, R0.shape, n, iu, P, k_s)
+    h = 1e-7
+    J = np.stack([(F(sol.x + h * e) - F(sol.x - h * e)) / (2 * h) for e in np.eye(sol.x.size)], 1)
+    return {"R": R, "Q": Q, "eg": float(generalisation_error(kind, R, Q, S, T)),
+            "residual": float(np.abs(F(sol.x)).max()), "eigmax": float(np.linalg.eigvals(J).real.max()),
+            "success": bool(sol.success)}

@@ -1,0 +1,174 @@
+"""Full-resolution figures of the CNN vs LCN notebook (``course/source/cnn_lcn/cnn_vs_lcn.py``).
+
+The notebook draws every figure of the paper at sizes that fit its time budget; this script
+redraws the heavy ones at the paper's resolution into ``build/figures/``:
+
+* Figure 3 -- alpha_spec vs D (10^2 .. 10^12, 11 dimensions) for k_s = 1..4, several random
+  initial conditions per D, with the a + b ln D fits;
+* Figure 6 -- the phase diagram on the paper's grid (c = 0, 0.025, ..., 0.975; alpha_F =
+  10^-2 .. 10^4), with the c0 alpha_F line;
+* Figure 8 -- optimal learning rate and error vs alpha_F from the same data;
+* Figure 9 -- the four one-parameter variants of Figure 6.
+
+Usage::
+
+    python scripts/cnn_lcn_figures.py [--only fig3,fig6,fig9] [--coarse] [--out build/figures]
+
+``--coarse`` runs every figure on small grids (a smoke test, about a minute). Each figure is
+also saved as ``.npz`` (the data behind the plot). Everything is computed by
+:mod:`td_lib.cnn_lcn`; nothing is loaded from elsewhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from td_lib import cnn_lcn as cl  # noqa: E402
+from td_lib.runtime import progress  # noqa: E402
+
+
+def figure3(out: Path, coarse: bool) -> None:
+    """alpha_spec (eq. 25) vs D; erf, k_t = 1, P = 6, S = I, eta = 0.5, T = 1, sigma = 0."""
+    Ds = np.geomspace(1e2, 1e12, 3 if coarse else 11)
+    n_init = 1 if coarse else 6
+    ks_list = (1, 2) if coarse else (1, 2, 3, 4)
+    horizon = {1: 30.0, 2: 800.0, 3: 1000.0, 4: 1500.0}
+    data = {}
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for k_s in progress(ks_list, desc="Figure 3"):
+        a = cl.specialisation_time(Ds, P=6, k_s=k_s, k_t=1, eta=0.5, n_init=n_init, seed=k_s,
+                                   alpha_max=horizon[k_s], dtau=0.1 if not coarse else 0.5)
+        data[f"alpha_spec_ks{k_s}"] = a
+        mean = np.nanmean(np.where(np.isfinite(a), a, np.nan), axis=1)
+        ok = np.isfinite(mean)
+        ax.errorbar(Ds[ok], mean[ok], a[ok].std(1) if n_init > 1 else None, fmt="o", ms=4,
+                    color=f"C{k_s}", label=f"$k_s={k_s}$")
+        if ok.sum() >= 2:
+            X = np.stack([np.ones(ok.sum()), np.log(Ds[ok])], 1)
+            (aa, bb), *_ = np.linalg.lstsq(X, mean[ok], rcond=None)
+            ax.plot(Ds, aa + bb * np.log(Ds), "--", color=f"C{k_s}", lw=1,
+                    label=f"${aa:.1f}+{bb:.2f}\\ln D$")
+    ax.set(xscale="log", xlabel="feature dimension $D$",
+           ylabel=r"$\alpha_{\rm spec}$ ($\gamma_{\rm th}=0.99$)",
+           title=r"Figure 3: erf, $k_t=1$, $P=6$, $S=I$, $\eta=0.5$, $T=1$, $\sigma=0$")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(out / "cnn_lcn_fig3.png", dpi=150)
+    plt.close(fig)
+    np.savez(out / "cnn_lcn_fig3.npz", D=Ds, **data)
+
+
+def _phase_plot(ax, pd, c0, title):
+    lim = np.nanmax(np.abs(pd["log10_ratio"]))
+    m = ax.pcolormesh(pd["alpha_F"], pd["cs"], pd["log10_ratio"], cmap="RdBu_r", vmin=-lim,
+                      vmax=lim, shading="nearest")
+    ax.contour(pd["alpha_F"], pd["cs"], pd["log10_ratio"], levels=[0.0], colors="k",
+               linewidths=1.5)
+    aa = np.geomspace(pd["alpha_F"][0], pd["alpha_F"][-1], 200)
+    ax.plot(aa, c0 * aa, "g--", label=r"$c=c_0\alpha_F$ (eq. 30)")
+    ax.set(xscale="log", ylim=(pd["cs"][0], pd["cs"][-1]), xlabel=r"$\alpha_F$",
+           ylabel="$c$", title=title)
+    ax.legend(fontsize=7, loc="upper right")
+    return m
+
+
+def _grids(coarse: bool):
+    if coarse:
+        return np.array([0.0, 0.5]), np.geomspace(1e-2, 1e1, 4), np.geomspace(1e-2, 2.0, 6)
+    return (np.arange(0, 0.976, 0.025), np.geomspace(1e-2, 1e4, 25),
+            np.geomspace(1e-4, 3.0, 41))
+
+
+def figure6_8(out: Path, coarse: bool) -> None:
+    """Figure 6 (phase diagram) and Figure 8 (eta*, eps* vs alpha_F); erf, P=4, k=1, T=1, sigma=1."""
+    cs, aF, etas = _grids(coarse)
+    pd = cl.phase_diagram(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, cs=cs, alpha_F=aF, etas=etas,
+                          dtau=0.05, progress=True)
+    c0 = cl.c_star_slope_numeric(4, 1, 1, 1.0, 1.0)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    m = _phase_plot(ax, pd, c0, r"Figure 6: erf, $P=4$, $k_s=k_t=1$, $T=1$, $\sigma=1$")
+    fig.colorbar(m, ax=ax, label=r"$\log_{10}(\varepsilon^\ast_{\rm CNN}/\varepsilon^\ast_{\rm LCN})$")
+    fig.tight_layout()
+    fig.savefig(out / "cnn_lcn_fig6.png", dpi=150)
+    plt.close(fig)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    picks = sorted({0, len(cs) // 2, len(cs) - 1})
+    for j, ci in enumerate(picks):
+        for kind, ls in (("cnn", "-"), ("lcn", "--")):
+            axes[0].loglog(aF, pd[f"eta_{kind}"][ci], ls, color=f"C{j}",
+                           label=f"{kind.upper()}, c={cs[ci]:.3g}")
+            axes[1].loglog(aF, pd[f"eps_{kind}"][ci], ls, color=f"C{j}",
+                           label=f"{kind.upper()}, c={cs[ci]:.3g}")
+    axes[0].set(xlabel=r"$\alpha_F$", ylabel=r"$\eta^\ast$", title="(a)")
+    axes[1].set(xlabel=r"$\alpha_F$", ylabel=r"$\varepsilon^\ast$", title="(b)")
+    for a_ in axes:
+        a_.legend(fontsize=7)
+    fig.suptitle("Figure 8: optimal learning rate and error (Figure 6 parameters)")
+    fig.tight_layout()
+    fig.savefig(out / "cnn_lcn_fig8.png", dpi=150)
+    plt.close(fig)
+    np.savez(out / "cnn_lcn_fig6.npz", c0=c0, **pd)
+
+
+def figure9(out: Path, coarse: bool) -> None:
+    """Figure 9: (a) P = 8, (b) k_s = k_t = 2, (c) T = 2, (d) sigma = 2."""
+    cs, aF, etas = _grids(coarse)
+    if not coarse:  # a little coarser than Figure 6: four diagrams, P = 8 among them
+        cs, aF, etas = cs[::2], aF[::2], etas[::2]
+    variants = [("(a) $P=8$", dict(P=8)), ("(b) $k_s=k_t=2$", dict(k_s=2, k_t=2)),
+                ("(c) $T=2$", dict(T=2.0)), ("(d) $\\sigma=2$", dict(sigma=2.0))]
+    fig, axes = plt.subplots(1, 4, figsize=(20, 4))
+    saved = {}
+    for ax, (title, kw) in zip(axes, progress(variants, desc="Figure 9")):
+        par = dict(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0) | kw
+        pd = cl.phase_diagram(**par, cs=cs, alpha_F=aF, etas=etas, dtau=0.05)
+        c0 = cl.c_star_slope_numeric(par["P"], par["k_s"], par["k_t"], par["T"], par["sigma"])
+        fig.colorbar(_phase_plot(ax, pd, c0, title), ax=ax)
+        saved[title[:3]] = pd["log10_ratio"]
+    fig.suptitle(r"Figure 9: $\log_{10}(\varepsilon^\ast_{\rm CNN}/\varepsilon^\ast_{\rm LCN})$, one "
+                 r"parameter changed from Figure 6")
+    fig.tight_layout()
+    fig.savefig(out / "cnn_lcn_fig9.png", dpi=150)
+    plt.close(fig)
+    np.savez(out / "cnn_lcn_fig9.npz", cs=cs, alpha_F=aF,
+             **{k.strip("()"): v for k, v in saved.items()})
+
+
+FIGURES = {"fig3": figure3, "fig6": figure6_8, "fig9": figure9}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--only", default=",".join(FIGURES), help="comma-separated subset of "
+                   + ", ".join(FIGURES))
+    p.add_argument("--coarse", action="store_true", help="small grids (smoke test)")
+    p.add_argument("--out", default=str(REPO / "build" / "figures"))
+    args = p.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = [n.strip() for n in args.only.split(",") if n.strip()]
+    bad = [n for n in names if n not in FIGURES]
+    if bad:
+        p.error(f"unknown figure(s) {bad}; choose from {list(FIGURES)}")
+    for name in names:
+        t0 = time.time()
+        FIGURES[name](out, args.coarse)
+        print(f"{name}: {time.time() - t0:.0f} s -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
