@@ -38,7 +38,8 @@ Initial conditions (``init``):
 Integration (``integrate``):
     ``integrate(kind, R0, Q0, alphas, S, T, eta, sigma, dt=None, dtau=0.05, method="rk4")``
     -> ``Trajectory``; ``log_checkpoints(alpha_max, n, alpha_min)``;
-    ``dt_convergence(...)``; ``DivergenceError``.
+    ``dt_convergence(...)``; ``DivergenceError``; ``fixed_point(kind, R0, Q0, S, T, eta, sigma)``
+    (stationary state reached from ``(R0, Q0)``: the long-time error at finite eta).
 Observables (``observables``):
     ``alignment(R, Q, T=1)`` (gamma_s, eq. 24), ``alpha_spec(alpha, gamma, threshold)`` (eq. 25),
     ``specialisation_time(D, ...)``, ``reflect(R, Q)`` (rho, eq. 26),
@@ -66,6 +67,7 @@ from td_lib.cnn_lcn.integrate import (
     DivergenceError,
     Trajectory,
     dt_convergence,
+    fixed_point,
     integrate,
     log_checkpoints,
 )
@@ -110,6 +112,7 @@ __all__ = [
     "ode_terms", "rhs",
     "random_init", "leading_order_init", "matched_lcn_init", "zero_error_solution",
     "integrate", "Trajectory", "log_checkpoints", "dt_convergence", "DivergenceError",
+    "fixed_point",
     "alignment", "alpha_spec", "specialisation_time", "reflect", "initial_error",
     "early_time_coefficients", "early_time_coefficients_closed_form", "optimal_early_eta",
     "c_star_slope", "c_star_slope_numeric", "noise_floor", "error_covariance",
