@@ -232,6 +232,31 @@ def _sgd_gap(full: bool) -> list[Claim]:
     return out
 
 
+def _phase(full: bool) -> list[Claim]:
+    out = []
+    P = 4  # Figure 6: P=4, k_s=k_t=1, T=1, sigma=1
+    etas = np.geomspace(1e-4, 3.0, 41 if full else 23)
+    aF = 0.01 * 4.0 ** np.arange(9 if full else 7)
+    pd = cl.phase_diagram(P=P, cs=np.array([0.0]), alpha_F=aF, etas=etas)
+    rel = np.abs(pd["eps_lcn"][0, 1:] / pd["eps_cnn"][0, :-1] - 1)
+    out.append(Claim("fig6_c0_identity", "Fig. 6 at c=0: max |eps*_LCN(P alpha_F)/eps*_CNN(alpha_F) - 1| "
+                     f"for alpha_F = 0.01..{aF[-2]:.3g}", None, float(rel.max()), 1e-4,
+                     note="App. I's sanity check (Result 3.2 at the optimal learning rate); "
+                          "tolerance = RK4 error at dtau = 0.1"))
+    # early-time boundary c*(alpha_F) = c0 alpha_F + O(alpha_F^2) (eq. 30 / 119)
+    a = 0.05
+    cs = np.linspace(0.0, 0.03, 7)
+    pd = cl.phase_diagram(P=P, cs=cs, alpha_F=np.array([a]), etas=np.geomspace(0.05, 3.0, 61))
+    r = pd["log10_ratio"][:, 0]
+    j = int(np.flatnonzero(np.diff(np.sign(r)) != 0)[0])
+    cstar = cs[j] - r[j] * (cs[j + 1] - cs[j]) / (r[j + 1] - r[j])
+    c0 = cl.c_star_slope(P, 1, 1.0, 1.0)
+    out.append(Claim("c_star_small_alpha", "boundary c*(alpha_F=0.05) from the ODEs vs eq. 30 "
+                     "c0 alpha_F", c0 * a, float(cstar), 0.15 * c0 * a,
+                     note="tolerance 15 %: eq. 30 neglects O(alpha_F^2)"))
+    return out
+
+
 def collect(full: bool = False) -> list[Claim]:
     out: list[Claim] = []
     out += _integrals(full)
@@ -242,6 +267,7 @@ def collect(full: bool = False) -> list[Claim]:
     out += _gamma()
     out += _noise(full)
     out += _sgd_gap(full)
+    out += _phase(full)
     return out
 
 

@@ -573,6 +573,24 @@ def _train(torch, teacher, student, steps, lr, batch, n_train, eval_every, n_eva
 # ------------------------------------------------------------------- Theorem 6 and eq. 12
 
 
+def pair_at_angle(d: int, theta: float, norm_star: float, norm_k: float,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A random pair (w*, w_k) in R^d at angle ``theta`` with norms ``norm_star``, ``norm_k``.
+
+    Used to test Theorem 6 (``relu_cross_moment``) at prescribed angles.
+    """
+    d = V.positive_int("d", d, minimum=2)
+    theta = V.in_interval("theta", theta, 0.0, np.pi, closed="both")
+    norm_star = V.finite("norm_star", norm_star, positive=True)
+    norm_k = V.finite("norm_k", norm_k, positive=True)
+    a = rng.standard_normal(d)
+    a /= np.linalg.norm(a)
+    u = rng.standard_normal(d)
+    u -= (u @ a) * a
+    u /= np.linalg.norm(u)
+    return norm_star * a, norm_k * (np.cos(theta) * a + np.sin(theta) * u)
+
+
 def relu_cross_moment(w_star, w_k, *, dist: str = "gaussian", sigma: float = 1.0,
                       radius: float = 1.0) -> np.ndarray:
     """Theorem 6: ``E_x[x · 1{w_kᵀx > 0} · relu(w*ᵀx)]`` for spherically symmetric ``x``.

@@ -112,3 +112,29 @@ def test_bad_arguments():
         cl.random_init("cnn", 100, 4, 1, 2)
     with pytest.raises(ValueError, match="D must exceed"):
         cl.random_init("lcn", 5, 4, 2, 1)
+
+
+def test_alpha_spec_interpolates_and_flags_never():
+    alpha = np.array([0.0, 1.0, 2.0, 3.0])
+    gamma = np.array([[0.1, 0.2], [0.5, 0.9], [0.95, 0.3], [1.0, 0.2]])[:, None, :]  # (n, 1, n_s)
+    a = cl.alpha_spec(alpha, gamma, threshold=0.92)
+    assert abs(a[0] - (1 + (0.92 - 0.9) / (0.95 - 0.9))) < 1e-12
+    assert np.isinf(cl.alpha_spec(alpha, 0.5 * gamma, threshold=0.92)[0])
+
+
+def test_specialisation_time_matched_kernel_is_D_independent():
+    """Result 3.3 (i): k_s = k_t gives alpha_spec = O(1) (Figure 3, P=6, k_t=1, eta=0.5)."""
+    a = cl.specialisation_time([1e4, 1e12], P=6, k_s=1, k_t=1, eta=0.5, n_init=2, alpha_max=40.0)
+    assert np.all(np.isfinite(a)) and np.max(np.abs(a[0] - a[1])) < 0.2
+    assert 3 < a.mean() < 15
+
+
+def test_phase_diagram_small_grid():
+    out = cl.phase_diagram(cs=np.array([0.0, 0.75]), alpha_F=np.array([0.01, 100.0]),
+                           etas=np.geomspace(3e-3, 3.0, 13), tau_max=60.0)
+    assert not out["clipped_cnn"].any() and not out["clipped_lcn"].any()
+    r = out["log10_ratio"]
+    assert r.shape == (2, 2)
+    assert abs(r[0, 0]) < 0.01  # c = 0, tiny horizon: same error (both start at eps_0)
+    assert r[1, 0] > 0.1  # strong correlation, short horizon: the LCN wins
+    assert r[0, 1] < -0.2 and r[1, 1] < -0.2  # long horizon: the CNN wins

@@ -8,15 +8,7 @@ from scipy import integrate
 
 from td_lib import teacher_student as ts
 
-
-def _pair(d, theta, ns, nk, rng):
-    """w*, w_k in R^d at angle theta with norms ns, nk."""
-    a = rng.standard_normal(d)
-    a /= np.linalg.norm(a)
-    u = rng.standard_normal(d)
-    u -= (u @ a) * a
-    u /= np.linalg.norm(u)
-    return ns * a, nk * (np.cos(theta) * a + np.sin(theta) * u)
+_pair = ts.pair_at_angle
 
 
 # ---------------------------------------------------------------- Theorem 6

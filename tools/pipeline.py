@@ -152,9 +152,11 @@ def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
         expected["raises"] += sum(pts.values()) - sum(pts[g] for g in set(r_fails))
         # One infinite loop per assignment (each costs a full cell timeout).
         if not loop_done and r_ans:
-            l_ans, l_fails = fake_students.variant_answers(src, "loop")
+            # The first of the raising answers becomes an infinite loop (cut by the cell
+            # timeout), the others still raise: the same tests must fail as for `raises`.
+            l_ans, _ = fake_students.variant_answers(src, "loop")
             first = next(iter(l_ans))
-            subs["loop"][src.stem] = mk(release_nb, source_nb, "solution", {first: l_ans[first]})
+            subs["loop"][src.stem] = mk(release_nb, source_nb, "solution", {**r_ans, first: l_ans[first]})
             expected["loop"] += sum(pts.values()) - sum(pts[g] for g in set(r_fails))
             loop_done = True
         else:

@@ -18,6 +18,25 @@ Conventions (used everywhere in this subpackage)
   integrates a learning-rate sweep, a grid of correlations, or many initial conditions.
 * ``kind`` is ``"cnn"`` or ``"lcn"``.
 
+Seed corrections (each verified numerically; evidence in ``checks/cnn_lcn_check.py``)
+-----------------------------------------------------------------------------------
+* eq. 15: ``Q`` is normalised by ``k_s D`` (the page prints ``k_s k_t D``); eq. 38 similarly
+  prints ``sqrt(k_s k_t D)`` for ``sqrt(k_s k_t) D`` in the definition of ``R``.
+* eq. 40 (second part): ``<lambda_q nu_r^(l')> = sum_l R_{l',l} S_{(q+l)_P, r}`` (indices swapped
+  on the page; eq. 71 has them right).
+* eq. 75: the average covers the whole product ``<(Delta y)^2 g'(lh_p) g'(lh_q)>`` (as eq. 76);
+  eq. 90: ``nu^{(l')}_{(p+l)_P}`` in the first I3 (the page prints ``(p+l')_P``).
+* eq. 108: in ``V_d`` the factor ``chi`` sits on the wrong arcsine; the correct terms are
+  ``2(P-1) asin(chi / (2 sqrt(2(3-chi^2))))`` and ``(P-1) asin((3-2chi^2) / (2(3-chi^2)))``.
+  With the printed ``V_d``, ``B`` is 6.2 % too small at ``c = 0`` (P=4, k_s=1); ``A``, ``V_o``,
+  ``c0`` (eq. 119) are right. ``eps_T`` in ``V_d``, ``V_o`` uses the data correlation ``c`` also
+  for the LCN (where ``chi = 0``).
+* eq. 24: ``gamma_s`` needs a factor ``1/sqrt(T)`` to equal 1 at a zero-error solution when
+  ``T != 1`` (the paper uses ``T = 1``).
+* eq. 34 is right to leading order, but for the CNN at large ``c`` its O(eta) relative
+  correction has a large coefficient (12 % at eta = 2e-3, c = 0.5, P = 6, k = 2) because of a
+  slow mode; eqs 31-32 (weighted by Omega) are within 0.5 % there.
+
 Public API
 ----------
 Integrals (``integrals``):

@@ -82,23 +82,37 @@ def alpha_spec(alpha, gamma, threshold: float = 0.99) -> np.ndarray:
 
 def specialisation_time(D, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float = 0.5,
                         T: float = 1.0, c: float = 0.0, sigma: float = 0.0, n_init: int = 8,
-                        seed=0, threshold: float = 0.99, alpha_max: float = 400.0,
+                        seed=0, threshold: float = 0.99, alpha_max: float = 2000.0,
                         dtau: float = 0.05, progress: bool = False) -> np.ndarray:
     """``alpha_spec`` (eq. 25) of the CNN ODE from ``n_init`` random inits at each dimension ``D``.
 
     ``D`` may be a scalar or a sequence (all ``len(D) * n_init`` runs are integrated in one
     batch). Returns ``(n_D, n_init)`` (or ``(n_init,)`` for scalar ``D``); ``inf`` where the
-    threshold is not reached before ``alpha_max``. Figure 3/4 parameters are the defaults.
+    threshold is not reached before ``alpha_max``. The integration proceeds in windows and
+    stops as soon as every run has specialised. Figure 3/4 parameters are the defaults.
     """
     Ds = np.atleast_1d(np.asarray(D, float))
     inits = [random_init("cnn", d, P, k_s, k_t, T=T, n=n_init, seed=(seed, i))
              for i, d in enumerate(Ds)]
-    R0 = np.stack([r for r, _ in inits])
-    Q0 = np.stack([q for _, q in inits])
-    alphas = np.concatenate([[0.0], np.geomspace(1e-2, alpha_max, 600)])
-    tr = integrate("cnn", R0, Q0, alphas, input_covariance(P, c), T=T, eta=eta, sigma=sigma,
-                   dtau=dtau, progress=progress)
-    out = alpha_spec(tr.alpha, alignment(tr.R, tr.Q, T), threshold)
+    R = np.stack([r for r, _ in inits])
+    Q = np.stack([q for _, q in inits])
+    S = input_covariance(P, c)
+    grid = np.concatenate([[0.0], np.geomspace(1e-2, alpha_max, 600)])
+    out = np.full(R.shape[:2], np.inf)
+    todo = np.ones(R.shape[:2], bool)
+    # integrate window by window (each element from its own state) and stop once every run
+    # has crossed the threshold
+    for lo in range(0, grid.size - 1, 50):
+        al = grid[lo:lo + 51]
+        tr = integrate("cnn", R[todo], Q[todo], al - al[0], S, T=T, eta=eta, sigma=sigma,
+                       dtau=dtau, progress=progress)
+        a_spec = alpha_spec(al, alignment(tr.R, tr.Q, T), threshold)
+        idx = np.argwhere(todo)
+        out[todo] = a_spec
+        R[todo], Q[todo] = tr.R[-1], tr.Q[-1]
+        todo[tuple(idx[np.isfinite(a_spec)].T)] = False
+        if not todo.any():
+            break
     return out if np.ndim(D) else out[0]
 
 
@@ -335,11 +349,11 @@ def phase_diagram(P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sigma:
     ``eta_cnn``, ``eta_lcn`` (optimal eta), ``log10_ratio = log10(eps_cnn / eps_lcn)``,
     ``clipped_cnn``, ``clipped_lcn`` and ``n_steps``.
     Defaults: the paper's c grid (0, 0.025, ..., 0.975), alpha_F = 10^-2..10^4 (25 points),
-    eta = 10^-3..10^1 (41 points).
+    eta = 10^-4..3 (41 points).
     """
     cs = np.arange(0, 0.976, 0.025) if cs is None else np.asarray(cs, float)
     alpha_F = np.geomspace(1e-2, 1e4, 25) if alpha_F is None else np.asarray(alpha_F, float)
-    etas = np.geomspace(1e-3, 10.0, 41) if etas is None else np.asarray(etas, float)
+    etas = np.geomspace(1e-4, 3.0, 41) if etas is None else np.asarray(etas, float)
     S = input_covariance(P, cs)[:, None]  # (n_c, 1, P, P)
     out = {"cs": cs, "alpha_F": alpha_F, "etas": etas}
     for kind in KINDS:

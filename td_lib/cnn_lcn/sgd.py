@@ -364,6 +364,15 @@ def one_step_drift(kind: str, D: int, P: int, k_s: int, k_t: int, *, c: float = 
     V.choice("kind", kind, KINDS)
     D = V.positive_int("D", D, 2)
     n_samples = V.positive_int("n_samples", n_samples, 2)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _drift(kind, D, P, k_s, k_t, c, S, T, eta, sigma, align, n_samples, chunk, seed)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _drift(kind, D, P, k_s, k_t, c, S, T, eta, sigma, align, n_samples, chunk, seed):
     S_np, c_, L = _S_and_factor(P, c, S)
     gen = torch.Generator().manual_seed(int(seed))
     tdt = torch.float64

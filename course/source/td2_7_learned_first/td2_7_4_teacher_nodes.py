@@ -407,15 +407,7 @@ for _ in range(20):
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_monte_carlo", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-def _pair(d, theta, ns, nk, rng):
-    a = rng.standard_normal(d)
-    a /= np.linalg.norm(a)
-    u = rng.standard_normal(d)
-    u -= (u @ a) * a
-    u /= np.linalg.norm(u)
-    return ns * a, nk * (np.cos(theta) * a + np.sin(theta) * u)
-
-
+_pair = ts.pair_at_angle  # a random (w*, w_k) at a prescribed angle
 _rng = np.random.default_rng(7)
 for _theta in (0.4, 1.6, 2.8):
     _ws, _wk = _pair(5, _theta, 1.5, 0.7, _rng)

@@ -1,0 +1,119 @@
+"""Timings of the CNN/LCN theory engine (``td_lib.cnn_lcn``).
+
+1. RHS evaluations per second (eqs 17-18) at (P, k_s, k_t) = (4, 3, 2), (6, 3, 1), (8, 2, 2):
+   the vectorised RHS (one state, and per state inside a batch of 256) against the plain
+   loop oracle of ``tests/cnn_lcn_reference.py``.
+2. The Figure 6 phase diagram (P=4, k_s=k_t=1, T=1, sigma=1, leading-order init): a coarse
+   version by default, the paper's resolution (c = 0, 0.025, ..., 0.975; 41 learning rates;
+   25 horizons alpha_F = 1e-2..1e4) with ``--full``.
+3. alpha_spec (eq. 25) from random initial conditions at D = 1e4 ... 1e12 (Figure 3 setting).
+
+Usage: ``python benchmarks/bench_cnn_lcn.py [--full]``. Times are CPU seconds of this process
+(``time.process_time``) and wall-clock seconds; the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from cnn_lcn_reference import reference_rhs  # noqa: E402
+
+from td_lib import cnn_lcn as cl  # noqa: E402
+from td_lib.cnn_lcn.odes import _rhs  # noqa: E402
+
+
+def _timeit(fn, *args, min_time=1.0):
+    n, t0, c0 = 0, time.perf_counter(), time.process_time()
+    while True:
+        fn(*args)
+        n += 1
+        if time.process_time() - c0 > min_time:
+            break
+    return (time.process_time() - c0) / n, (time.perf_counter() - t0) / n
+
+
+def bench_rhs() -> None:
+    print("== RHS evaluations per second (per state; CPU time) ==")
+    print(f"{'kind':4} {'(P,k_s,k_t)':12} {'oracle/s':>10} {'single/s':>10} {'batch256/s':>11} "
+          f"{'x single':>9} {'x batch':>9}")
+    for P, k_s, k_t in ((4, 3, 2), (6, 3, 1), (8, 2, 2)):
+        S = cl.input_covariance(P, 0.3)
+        for kind in ("cnn", "lcn"):
+            R, Q = cl.random_init(kind, 100, P, k_s, k_t, seed=0)
+            t_or, _ = _timeit(reference_rhs, kind, R, Q, S, 1.0, 0.5, 0.5, min_time=0.5)
+            one = (np.ones(()), np.full((), 0.5), np.full((), 0.5))
+            t_1, _ = _timeit(_rhs, kind, R, Q, S, *one, min_time=0.5)
+            Rb, Qb = cl.random_init(kind, 100, P, k_s, k_t, n=256, seed=1)
+            Sb = np.broadcast_to(S, (256, P, P))
+            ones = (np.ones(256), np.full(256, 0.5), np.full(256, 0.5))
+            t_b, _ = _timeit(_rhs, kind, Rb, Qb, Sb, *ones, min_time=0.5)
+            t_b /= 256
+            print(f"{kind:4} {str((P, k_s, k_t)):12} {1 / t_or:10.3g} {1 / t_1:10.3g} "
+                  f"{1 / t_b:11.3g} {t_or / t_1:9.0f} {t_or / t_b:9.0f}")
+
+
+def bench_phase_diagram(full: bool) -> None:
+    print(f"\n== Figure 6 phase diagram ({'full' if full else 'coarse'}) ==")
+    if full:
+        kw = dict(cs=np.arange(0, 0.976, 0.025), alpha_F=np.geomspace(1e-2, 1e4, 25),
+                  etas=np.geomspace(1e-4, 3.0, 41))
+    else:
+        kw = dict(cs=np.arange(0, 0.976, 0.125), alpha_F=np.geomspace(1e-2, 1e4, 13),
+                  etas=np.geomspace(1e-4, 3.0, 19))
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = cl.phase_diagram(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, progress=True, **kw)
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    n_c, n_e, n_f = len(kw["cs"]), len(kw["etas"]), len(kw["alpha_F"])
+    print(f"grid: {n_c} c x {n_e} eta x {n_f} alpha_F, both students: CPU {cpu:.1f} s, "
+          f"wall {wall:.1f} s (RK4 steps: CNN {out['n_steps_cnn']}, LCN {out['n_steps_lcn']})")
+    clipped = int(out["clipped_cnn"].sum() + out["clipped_lcn"].sum())
+    print(f"entries whose optimum touches the eta grid edge or the tau_max cut: {clipped}")
+    np.set_printoptions(precision=2, linewidth=160, suppress=True)
+    print("log10(eps*_CNN / eps*_LCN), rows c, columns alpha_F =",
+          np.array2string(kw["alpha_F"], precision=2))
+    print(out["log10_ratio"])
+    c0_slope = cl.c_star_slope(4, 1, 1.0, 1.0)
+    i = np.argmin(np.abs(kw["alpha_F"] - 1.0))
+    col = out["log10_ratio"][:, i]
+    sign = np.flatnonzero(np.diff(np.sign(col)) != 0)
+    if sign.size:
+        j = sign[0]
+        cb = kw["cs"][j] - col[j] * (kw["cs"][j + 1] - kw["cs"][j]) / (col[j + 1] - col[j])
+        print(f"boundary at alpha_F = {kw['alpha_F'][i]:.3g}: c* = {cb:.3f}; early-time "
+              f"prediction c0 alpha_F = {c0_slope * kw['alpha_F'][i]:.3f} (eq. 119, c0 = "
+              f"{c0_slope:.4f})")
+
+
+def bench_alpha_spec(full: bool) -> None:
+    print("\n== alpha_spec (eq. 25) from random inits, P=6, k_t=1, eta=0.5 (Figure 3) ==")
+    Ds = np.array([1e4, 1e6, 1e8, 1e10, 1e12])
+    for k_s in (1, 2, 3):
+        c0, w0 = time.process_time(), time.perf_counter()
+        a = cl.specialisation_time(Ds, P=6, k_s=k_s, k_t=1, eta=0.5, n_init=8 if full else 4,
+                                   seed=k_s)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        m = np.mean(a, axis=1)
+        b = np.polyfit(np.log(Ds), m, 1)[0]
+        print(f"k_s={k_s}: mean alpha_spec = {np.array2string(m, precision=2)} for D = "
+              f"1e4..1e12; slope d alpha_spec / d ln D = {b:.3f}; CPU {cpu:.1f} s, wall {wall:.1f} s")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--full", action="store_true", help="paper-resolution phase diagram")
+    args = p.parse_args(argv)
+    bench_rhs()
+    bench_phase_diagram(args.full)
+    bench_alpha_spec(args.full)
+
+
+if __name__ == "__main__":
+    main()
