@@ -14,6 +14,8 @@ Seed corrections recorded here (each verified numerically, see ``checks/cnn_lcn_
 
 * eq. 15 prints ``Q = w_hat.w_hat / (k_s k_t D)``; the appendix (App. A), eq. 19 (``Q = I/k_s``
   at initialisation) and a direct simulation require ``/(k_s D)``.
+* eq. 38 prints ``R = w_hat.w / sqrt(k_s k_t D)``; eq. 15 (and everything downstream) has
+  ``sqrt(k_s k_t) D``.
 * eq. 40 (second part) prints ``<lambda_q nu_r^(l')> = sum_l R_{l,l'} S``; with the convention
   ``R[student, teacher]`` it is ``sum_l R_{l',l} S_{(q+l)_P, r}`` (as eq. 71 correctly has for the LCN).
 """
@@ -67,7 +69,7 @@ def state_shapes(kind: str, P: int, k_s: int, k_t: int) -> tuple[tuple[int, ...]
 
 
 def check_S(S, P: int | None = None) -> np.ndarray:
-    """Validate an input covariance (batch): symmetric PSD with unit... any positive diagonal."""
+    """Validate an input covariance (or a batch of them): square, symmetric, PSD (eq. 2)."""
     S = V.array("S", S)
     if S.ndim < 2 or S.shape[-1] != S.shape[-2]:
         raise ValueError(f"S must have shape (..., P, P), got {S.shape}")
