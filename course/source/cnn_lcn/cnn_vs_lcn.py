@@ -727,9 +727,11 @@ for k_s3, (Dk, amax) in progress(list(runs3.items()), desc="Figure 3 (one batch 
     Q0 = np.concatenate([q for _, q in inits])
     al3 = np.concatenate([[0.0], np.geomspace(1e-2, amax, 400)])
     tr = cl.integrate("cnn", R0, Q0, al3, np.eye(P3), eta=eta3, dtau=pick(0.25, 0.5))
-    gam = cl.alignment(tr.R, tr.Q)  # (n_ckpt, n_D, n_s)
-    spec3[k_s3] = (Dk, np.array([alpha_spec_from_trajectory(tr.alpha, gam[:, i]) for i in range(len(Dk))]))
-    traj3[k_s3] = (tr.alpha, gam)
+    traj3[k_s3] = (tr.alpha, cl.alignment(tr.R, tr.Q))  # gamma: (n_ckpt, n_D, n_s)
+# alpha_spec of each run with your function of Exercise D
+for k_s3, (alpha_k, gam) in traj3.items():
+    Dk = runs3[k_s3][0]
+    spec3[k_s3] = (Dk, np.array([alpha_spec_from_trajectory(alpha_k, gam[:, i]) for i in range(len(Dk))]))
 
 fig, ax = plt.subplots(figsize=(6, 4))
 fits3 = {}
@@ -765,7 +767,7 @@ for ax, k_s3 in zip(axes[0], panels):
     i_big = len(runs3[k_s3][0]) - 1
     for s_ in range(gam4.shape[-1]):
         ax.semilogx(alpha4[1:], gam4[1:, i_big, s_], label=f"$s={s_}$")
-    a_sp = spec3[k_s3][1][i_big]
+    a_sp = spec3[k_s3][1][i_big] if k_s3 in spec3 else np.nan  # needs Exercise D
     if np.isfinite(a_sp):
         ax.axvline(a_sp, color="k", ls=":", lw=1, label=r"$\alpha_{\rm spec}$")
     ax.axhline(0, color="gray", lw=0.5)
