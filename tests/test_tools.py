@@ -102,3 +102,27 @@ def test_lint_rejects_quick_mode_in_graded_cells(tmp_path):
     p = tmp_path / "q.py"
     p.write_text(SRC.replace("assert f(1) == 2", "n = pick(10, 2)\nassert f(1) == 2"))
     assert any("quick mode" in m for m in nbtool.lint(p))
+
+
+def test_feedback_leak_detector_flags_hidden_lines_only(tmp_path):
+    from tools import pipeline
+
+    course = tmp_path
+    src = course / "source" / "a" / "nb.py"
+    src.parent.mkdir(parents=True)
+    src.write_text(SRC.replace("assert f(5) == 10",
+                               "assert f(5) == 10, 'hidden check of f at five, secret'\n"
+                               "assert f(1) == 2, \"f(1) should be 2\""))  # repeats a visible line
+    rel = course / "release" / "a" / "nb.ipynb"
+    rel.parent.mkdir(parents=True)
+    released = nbcore.read_source(src)
+    for c in released.cells:  # what generate_assignment does to hidden tests
+        c.source = nbcore.strip_markers(c.source, nbcore.BEGIN_HIDDEN, nbcore.END_HIDDEN, keep=False)
+    released = nbcore.stub_notebook(released)
+    nbformat.write(released, str(rel))
+    fb = course / "feedback" / "s" / "a" / "nb.html"
+    fb.parent.mkdir(parents=True)
+    fb.write_text("<pre>assert f(1) == 2, &quot;f(1) should be 2&quot;</pre>")
+    assert pipeline.feedback_leaks("a", None, course) == []
+    fb.write_text("<pre>assert f(5) == 10, &#39;hidden check of f at five, secret&#39;</pre>")
+    assert len(pipeline.feedback_leaks("a", None, course)) == 1

@@ -198,10 +198,16 @@ def feedback_leaks(assignment: str, plan: Plan, course: Path = env.COURSE) -> li
     """Hidden-test source lines visible in generated feedback (must be empty)."""
     problems = []
     hidden_lines = set()
+    visible_lines = set()
     for src in source_paths(assignment, course):
         text = src.read_text()
         for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, re.S):
             hidden_lines |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
+        released = course / "release" / assignment / (src.stem + ".ipynb")
+        for cell in nbformat.read(str(released), as_version=4).cells:
+            visible_lines |= {ln.strip() for ln in cell.source.splitlines()}
+    # A line that also stands in the visible part of the notebook is no leak.
+    hidden_lines -= visible_lines
     for html in (course / "feedback").glob(f"*/{assignment}/*.html"):
         body = html.read_text()
         import html as html_mod
