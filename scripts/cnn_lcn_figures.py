@@ -37,6 +37,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from td_lib import cnn_lcn as cl  # noqa: E402
+from td_lib.cnn_lcn.plots import phase_plot  # noqa: E402
 from td_lib.runtime import progress  # noqa: E402
 
 
@@ -72,17 +73,7 @@ def figure3(out: Path, coarse: bool) -> None:
 
 
 def _phase_plot(ax, pd, c0, title):
-    lim = np.nanmax(np.abs(pd["log10_ratio"]))
-    m = ax.pcolormesh(pd["alpha_F"], pd["cs"], pd["log10_ratio"], cmap="RdBu_r", vmin=-lim,
-                      vmax=lim, shading="nearest")
-    ax.contour(pd["alpha_F"], pd["cs"], pd["log10_ratio"], levels=[0.0], colors="k",
-               linewidths=1.5)
-    aa = np.geomspace(pd["alpha_F"][0], pd["alpha_F"][-1], 200)
-    ax.plot(aa, c0 * aa, "g--", label=r"$c=c_0\alpha_F$ (eq. 30)")
-    ax.set(xscale="log", ylim=(pd["cs"][0], pd["cs"][-1]), xlabel=r"$\alpha_F$",
-           ylabel="$c$", title=title)
-    ax.legend(fontsize=7, loc="upper right")
-    return m
+    return phase_plot(ax, pd, c0, title, xlabel=r"$\alpha_F$", ylabel="$c$")
 
 
 def _grids(coarse: bool):

@@ -1153,17 +1153,7 @@ pd6 = cl.phase_diagram(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, cs=cs6, alpha_F=aF6,
 print(f"phase diagram: {len(cs6)} x {len(aF6)} x {len(etas6)} (c, alpha_F, eta) in {time.time() - t0:.0f} s")
 c0_6 = cl.c_star_slope_numeric(4, 1, 1, 1.0, 1.0)
 
-def phase_plot(ax, pd, c0, title):
-    lim = np.nanmax(np.abs(pd["log10_ratio"]))
-    m = ax.pcolormesh(pd["alpha_F"], pd["cs"], pd["log10_ratio"], cmap="RdBu_r", vmin=-lim, vmax=lim,
-                      shading="nearest")
-    ax.contour(pd["alpha_F"], pd["cs"], pd["log10_ratio"], levels=[0.0], colors="k", linewidths=1.5)
-    aa = np.geomspace(pd["alpha_F"][0], pd["alpha_F"][-1], 100)
-    ax.plot(aa, c0 * aa, "g--", label=r"$c=c_0\alpha_F$ (eq. 30)")
-    ax.set(xscale="log", ylim=(pd["cs"][0], pd["cs"][-1]), xlabel=r"training horizon $\alpha_F$",
-           ylabel="correlation $c$", title=title)
-    ax.legend(fontsize=7, loc="upper right")
-    return m
+from td_lib.cnn_lcn.plots import phase_plot  # pcolormesh + boundary + eq. 30 line
 
 fig, ax = plt.subplots(figsize=(6.5, 4))
 m = phase_plot(ax, pd6, c0_6, "Figure 6: erf, $P=4$, $k_s=k_t=1$, $T=1$, $\\sigma=1$")
