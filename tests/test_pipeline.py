@@ -144,4 +144,4 @@ def test_autograde_fake_students(assignment, released):
     for s in pipeline.STUDENTS:
         fb = list((released / "feedback" / s / assignment).glob("*.html"))
         assert len(fb) == len(plan.notebooks[s]), f"feedback missing for {s}"
-    assert pipeline.feedback_leaks(assignment, plan, released) == []
+    assert pipeline.feedback_leaks(assignment, released) == []

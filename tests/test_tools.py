@@ -123,6 +123,6 @@ def test_feedback_leak_detector_flags_hidden_lines_only(tmp_path):
     fb = course / "feedback" / "s" / "a" / "nb.html"
     fb.parent.mkdir(parents=True)
     fb.write_text("<pre>assert f(1) == 2, &quot;f(1) should be 2&quot;</pre>")
-    assert pipeline.feedback_leaks("a", None, course) == []
+    assert pipeline.feedback_leaks("a", course) == []
     fb.write_text("<pre>assert f(5) == 10, &#39;hidden check of f at five, secret&#39;</pre>")
-    assert len(pipeline.feedback_leaks("a", None, course)) == 1
+    assert len(pipeline.feedback_leaks("a", course)) == 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import html
 import json
 import os
 import re
@@ -194,7 +195,7 @@ def export(course: Path = env.COURSE) -> dict[tuple[str, str], dict]:
         return {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
 
 
-def feedback_leaks(assignment: str, plan: Plan, course: Path = env.COURSE) -> list[str]:
+def feedback_leaks(assignment: str, course: Path = env.COURSE) -> list[str]:
     """Hidden-test source lines visible in generated feedback (must be empty)."""
     problems = []
     hidden_lines = set()
@@ -208,14 +209,11 @@ def feedback_leaks(assignment: str, plan: Plan, course: Path = env.COURSE) -> li
             visible_lines |= {ln.strip() for ln in cell.source.splitlines()}
     # A line that also stands in the visible part of the notebook is no leak.
     hidden_lines -= visible_lines
-    for html in (course / "feedback").glob(f"*/{assignment}/*.html"):
-        body = html.read_text()
-        import html as html_mod
-
-        plain = html_mod.unescape(re.sub(r"<[^>]+>", "", body))
+    for page in (course / "feedback").glob(f"*/{assignment}/*.html"):
+        plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         for ln in hidden_lines:
             if ln in plain:
-                problems.append(f"{html.relative_to(course)}: shows hidden line {ln[:60]!r}")
+                problems.append(f"{page.relative_to(course)}: shows hidden line {ln[:60]!r}")
     return problems
 
 
@@ -264,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             plan, scores = autograde_demo(name)
             print(grade_table(name, plan, scores))
             status |= any(abs(scores[s] - plan.expected[s]) > 1e-9 for s in STUDENTS)
-            for msg in feedback_leaks(name, plan):
+            for msg in feedback_leaks(name):
                 print("LEAK:", msg)
                 status = 1
     return status
