@@ -1,0 +1,219 @@
+"""Graded exercises are the student's own work: library counterparts are off while they run.
+
+Several exercises ask a student to derive something td_lib also contains, because the
+library's demos and engines need it (κ₄ of the mixed cumulant model, the von Mises
+eigenvalues, the Saad–Solla integral J₂, the CNN/LCN noise floor, ...). A test cell must not
+be passable by calling that library function. Test cells therefore call the student's
+function through :func:`own_work`, which
+
+- switches off every library counterpart of the exercise (:data:`COUNTERPARTS`) for the
+  duration of the call: calling one, directly or through another td_lib function, raises a
+  :class:`DelegationError` that says so;
+- turns an unfilled stub (the bare ``raise NotImplementedError()`` of the release) into a
+  message naming the function to write.
+
+Demos that want the student's function but must run without it use :func:`student_or`.
+
+Examples
+--------
+>>> from td_lib import mcm
+>>> def lazy(beta_v):
+...     return mcm.kappa4_v(beta_v)
+>>> graded = own_work(lazy, "ex72A_kappa4")
+>>> try:
+...     graded(10.0)
+... except DelegationError as e:
+...     print(type(e).__name__)
+DelegationError
+>>> round(mcm.kappa4_v(10.0), 6)  # back on once the graded call returns
+-1.652893
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["COUNTERPARTS", "DelegationError", "library_off", "own_work", "student_or"]
+
+#: exercise (answer cell ``grade_id``) -> dotted names of the functions a student could
+#: delegate the exercise to. Names that do not import (``checks`` is instructor-only and
+#: absent from a student's installation) are skipped.
+COUNTERPARTS: dict[str, tuple[str, ...]] = {
+    # §7.1 two moments
+    # §7.1b early-time linear learning
+    # §7.2 higher cumulants
+    "ex72A_kappa4": ("td_lib.mcm.kappa4_v",),
+    # §7.3 spectral bias
+    # §7.4 teacher nodes
+    # CNN vs LCN
+}
+
+
+class DelegationError(RuntimeError):
+    """A graded function called a library counterpart of its own exercise."""
+
+
+_lock = threading.RLock()
+_depth: dict[int, int] = {}  # id(function) -> how many active library_off blocks hold it
+_saved: dict[int, types.CodeType] = {}
+
+
+def _resolve(dotted: str) -> Any | None:
+    """Import ``package.module.attr[.attr]``; None when it is not installed here."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _functions(obj: Any) -> list[types.FunctionType]:
+    """The plain Python functions behind ``obj`` (a function, a method, a wrapper, a class)."""
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, types.MethodType):
+        obj = obj.__func__
+    if isinstance(obj, type):
+        return [f for v in vars(obj).values() for f in _functions(v)]
+    out = []
+    while obj is not None:
+        if isinstance(obj, types.FunctionType):
+            out.append(obj)
+        obj = getattr(obj, "__wrapped__", None)
+    return out
+
+
+def _blocked_code(dotted: str, original: types.CodeType) -> types.CodeType:
+    """A code object that raises DelegationError, with the free variables of ``original``.
+
+    It runs with the counterpart's module globals, so it reaches the exception class through
+    the ``__import__`` builtin rather than a global name.
+    """
+    free = original.co_freevars
+    src = ("def _outer():\n" + "".join(f"    {v} = None\n" for v in free)
+           + "    def blocked(*args, **kwargs):\n"
+           + "".join(f"        {v}\n" for v in free)
+           + "        raise __import__('td_lib.own_work', fromlist=['DelegationError'])"
+           + f".DelegationError({_message(dotted)!r})\n"
+           + "    return blocked\n")
+    ns: dict[str, Any] = {}
+    exec(compile(src, f"<{dotted} is switched off>", "exec"), ns)
+    code = ns["_outer"]().__code__
+    if hasattr(code, "co_qualname"):
+        return code.replace(co_name=original.co_name, co_qualname=original.co_qualname)
+    return code.replace(co_name=original.co_name)
+
+
+def _message(dotted: str) -> str:
+    return (f"{dotted} is switched off while this exercise is graded: the test checks your own "
+            "implementation, so your function must not call it (directly or through another td_lib "
+            "function). Write the computation yourself from the exercise's formula.")
+
+
+@contextmanager
+def library_off(exercise: str, *extra: str) -> Iterator[None]:
+    """Switch off the library counterparts of ``exercise`` (plus ``extra`` dotted names).
+
+    Every alias of a counterpart is affected (its code object is swapped), so importing it
+    under another name does not help. Re-entrant and restored on exit, errors included.
+    """
+    names = COUNTERPARTS.get(exercise, ()) + tuple(extra)
+    funcs: dict[int, tuple[types.FunctionType, str]] = {}
+    for dotted in names:
+        obj = _resolve(dotted)
+        for f in _functions(obj) if obj is not None else []:
+            funcs.setdefault(id(f), (f, dotted))
+    with _lock:
+        for key, (f, dotted) in funcs.items():
+            if _depth.get(key, 0) == 0:
+                _saved[key] = f.__code__
+                blocked = _blocked_code(dotted, f.__code__)
+                f.__code__ = blocked
+            _depth[key] = _depth.get(key, 0) + 1
+    try:
+        yield
+    finally:
+        with _lock:
+            for key, (f, _) in funcs.items():
+                _depth[key] -= 1
+                if _depth[key] == 0:
+                    f.__code__ = _saved.pop(key)
+                    del _depth[key]
+
+
+def _is_bare_stub(exc: NotImplementedError, fn: Callable) -> bool:
+    """True when ``exc`` is the release's ``raise NotImplementedError()`` in ``fn`` itself."""
+    code = getattr(fn, "__code__", None)
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return not exc.args and tb is not None and tb.tb_frame.f_code is code
+
+
+def own_work(fn: Callable, exercise: str) -> Callable:
+    """``fn`` wrapped for grading: counterparts of ``exercise`` off, stubs named.
+
+    Parameters
+    ----------
+    fn
+        The student's function.
+    exercise
+        The ``grade_id`` of the answer cell that defines ``fn`` (a key of
+        :data:`COUNTERPARTS`, or any other id when the exercise has no counterpart).
+    """
+    if not callable(fn):
+        raise TypeError(f"{exercise}: expected the function you wrote, got {type(fn).__name__} {fn!r}")
+    name = getattr(fn, "__name__", repr(fn))
+
+    @functools.wraps(fn)
+    def graded(*args, **kwargs):
+        with library_off(exercise):
+            try:
+                return fn(*args, **kwargs)
+            except NotImplementedError as exc:
+                if _is_bare_stub(exc, fn):
+                    raise NotImplementedError(
+                        f"`{name}` is not written yet: replace `raise NotImplementedError()` in its cell "
+                        "by your implementation, run that cell, then run this test again") from None
+                raise
+
+    return graded
+
+
+def student_or(student: Callable, fallback: Callable, probe: Callable[[Callable], Any], what: str,
+               agree: Callable[[Any, Any], bool] | None = None) -> Callable:
+    """The student's function for a demo when it works, else ``fallback`` (said so).
+
+    ``probe(f)`` runs a small call; the student's function is used when it returns without
+    raising (and, with ``agree``, when ``agree(probe(student), probe(fallback))`` holds).
+    Prints one line saying which version the demo uses.
+    """
+    try:
+        got = probe(student)
+    except NotImplementedError:
+        print(f"{what}: your function is not written yet, so this demo uses the library's version.")
+        return fallback
+    except Exception as exc:  # noqa: BLE001 - any failure of the student's code means fallback
+        print(f"{what}: your function failed on a small test call ({type(exc).__name__}: {exc}); "
+              "this demo uses the library's version.")
+        return fallback
+    if agree is not None and not agree(got, probe(fallback)):
+        print(f"{what}: your function disagrees with the library on a small test call; "
+              "this demo uses the library's version (run the test cell above to see why).")
+        return fallback
+    print(f"{what}: using your function.")
+    return student
