@@ -4,7 +4,8 @@ nbgrader's own docs-CI style: lint the sources, validate them (all tests pass on
 solutions), generate the release (no solution, hidden test or .py leaks; stubs raise
 NotImplementedError and stay in step with the solutions), validate the release inverted
 (every test fails on the stubs), autograde fake students (full marks, zero, a known
-partial score, one that raises, an infinite loop, a tampered test cell), generate
+partial score, one that raises, an infinite loop, a tampered test cell, one that delegates
+every exercise with a library counterpart to td_lib), generate
 feedback (no hidden-test source), export and assert every score.
 
 Everything runs in a scratch copy of the course, so the working course stays untouched.
@@ -145,3 +146,7 @@ def test_autograde_fake_students(assignment, released):
         fb = list((released / "feedback" / s / assignment).glob("*.html"))
         assert len(fb) == len(plan.notebooks[s]), f"feedback missing for {s}"
     assert pipeline.feedback_leaks(assignment, released) == []
+    # nbgrader #1961: untouched test cells with hidden tests are not "changed"; the student
+    # who edited locked test cells is still caught (and graded with the original tests).
+    warned = pipeline.checksum_warnings(plan.autograde_log)
+    assert set(warned) == {"tampered"}, f"checksum warnings per student: {warned}"

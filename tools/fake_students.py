@@ -36,9 +36,16 @@ def fixture(source: Path) -> dict:
 def variant_answers(source: Path, variant: str) -> tuple[dict[str, str], list[str]]:
     """(answers to substitute, tests expected to fail) for a fixture variant.
 
-    ``loop`` is derived from ``raises``: the same cells, replaced by an infinite loop.
+    ``loop`` is derived from ``raises``: the same cells, replaced by an infinite loop;
+    ``delegates`` from the ``"delegates"`` entries of the mutation corpus.
     """
     fx = fixture(source)
+    if variant == "delegates":
+        # Every exercise with a library counterpart answered by delegating to it: each of
+        # those exercises must score 0 (tools/mutants.py holds the per-exercise corpus).
+        corpus = {ex: spec for ex, spec in fx.get("mutants", {}).items() if "delegates" in spec}
+        return ({ex: spec["delegates"] for ex, spec in corpus.items()},
+                sorted({t for spec in corpus.values() for t in spec["tests"]}))
     base = "raises" if variant == "loop" else variant
     if base not in fx:
         return {}, []

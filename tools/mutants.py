@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import os
 import sys
 import time
@@ -192,7 +191,8 @@ def summary(outcomes: list[Outcome]) -> tuple[str, list[str]]:
         problems += [f"{ex} {o.kind} {o.name!r}: {verdict(o, o.tests)}" for o in os_ if not o.ok]
     c_all = [o for o in outcomes if o.kind == "correct"]
     w_all = [o for o in outcomes if o.kind != "correct"]
-    lines.append(f"acceptance {sum(o.ok for o in c_all)}/{len(c_all)}, kill rate {sum(o.ok for o in w_all)}/{len(w_all)}")
+    lines.append(f"acceptance {sum(o.ok for o in c_all)}/{len(c_all)}, "
+                 f"kill rate {sum(o.ok for o in w_all)}/{len(w_all)}")
     return "\n".join(lines), problems
 
 

@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from tools import env, fake_students, nbcore, nbtool
 
-STUDENTS = ("solutions", "blank", "partial", "raises", "loop", "tampered")
+STUDENTS = ("solutions", "blank", "partial", "raises", "loop", "tampered", "delegates")
 
 
 def config(course: Path = env.COURSE) -> Config:
@@ -128,6 +127,7 @@ class Plan:
     notebooks: dict[str, dict[str, nbformat.NotebookNode]]  # student -> notebook stem -> nb
     expected: dict[str, float]  # student -> total autograded score
     max_score: float
+    autograde_log: str = ""
 
 
 def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
@@ -163,6 +163,9 @@ def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
         else:
             subs["loop"][src.stem] = mk(release_nb, source_nb, "solution")
             expected["loop"] += sum(pts.values())
+        d_ans, d_fails = fake_students.variant_answers(src, "delegates")
+        subs["delegates"][src.stem] = mk(release_nb, source_nb, "solution", d_ans)
+        expected["delegates"] += sum(pts.values()) - sum(pts[g] for g in set(d_fails))
         # Tampered: the partial student who also overwrote the tests it fails.
         subs["tampered"][src.stem] = mk(release_nb, source_nb, "solution", p_ans, tamper=p_fails)
         expected["tampered"] += sum(pts.values()) - sum(pts[g] for g in set(p_fails))
@@ -179,13 +182,29 @@ def submit(plan: Plan, assignment: str, course: Path = env.COURSE) -> None:
         (d / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")
 
 
-def autograde(assignment: str, student: str | None = None, course: Path = env.COURSE) -> float:
+def autograde(assignment: str, student: str | None = None, course: Path = env.COURSE) -> str:
+    """``nbgrader autograde``; returns its log."""
     args = ["autograde", assignment, "--force", "--create"]
     if student:
         args.append(f"--student={student}")
-    t0 = time.perf_counter()
-    nbgrader(*args, course=course)
-    return time.perf_counter() - t0
+    p = nbgrader(*args, course=course)
+    return p.stdout + p.stderr
+
+
+def checksum_warnings(log: str) -> dict[str, int]:
+    """student -> number of "Attribute 'checksum' ... has changed" warnings in an autograde log.
+
+    nbgrader names the submission it sanitizes before the warnings about it.
+    """
+    counts: dict[str, int] = {}
+    student = None
+    for line in log.splitlines():
+        m = re.search(r"submitted/([^/]+)/", line)
+        if m:
+            student = m.group(1)
+        if "Attribute 'checksum'" in line and student:
+            counts[student] = counts.get(student, 0) + 1
+    return counts
 
 
 def export(course: Path = env.COURSE) -> dict[tuple[str, str], dict]:
@@ -211,6 +230,9 @@ def feedback_leaks(assignment: str, course: Path = env.COURSE) -> list[str]:
     hidden_lines -= visible_lines
     for page in (course / "feedback").glob(f"*/{assignment}/*.html"):
         plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+        for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+            if marker in plain:
+                problems.append(f"{page.relative_to(course)}: shows the marker {marker!r}")
         for ln in hidden_lines:
             if ln in plain:
                 problems.append(f"{page.relative_to(course)}: shows hidden line {ln[:60]!r}")
@@ -221,7 +243,7 @@ def autograde_demo(assignment: str, course: Path = env.COURSE) -> tuple[Plan, di
     """Fake students -> autograde -> feedback -> export. Returns the plan and the scores."""
     plan = plan_students(assignment, course)
     submit(plan, assignment, course)
-    autograde(assignment, course=course)
+    plan.autograde_log = autograde(assignment, course=course)
     nbgrader("generate_feedback", assignment, "--force", course=course)
     rows = export(course)
     scores = {s: float(rows[(assignment, s)]["score"]) for s in STUDENTS}
@@ -262,6 +284,9 @@ def main(argv: list[str] | None = None) -> int:
             plan, scores = autograde_demo(name)
             print(grade_table(name, plan, scores))
             status |= any(abs(scores[s] - plan.expected[s]) > 1e-9 for s in STUDENTS)
+            warned = checksum_warnings(plan.autograde_log)
+            print(f"checksum warnings (only the tampered student may have any): {warned or 'none'}")
+            status |= set(warned) != {"tampered"}
             for msg in feedback_leaks(name):
                 print("LEAK:", msg)
                 status = 1

@@ -1,0 +1,75 @@
+"""nbgrader extensions of the course: hidden tests never reach feedback outputs; the
+checksum check knows the released form of a test cell (nbgrader #1961)."""
+
+from __future__ import annotations
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from tools import nbgrader_ext as ext
+
+TEST_CELL = """assert f(1) == 2, "f(1) should be 2"
+### BEGIN HIDDEN TESTS
+for _x in (3.0, 7.5):
+    assert abs(f(_x) - 2 * _x) < 1e-12, f"f({_x}) is wrong"
+### END HIDDEN TESTS
+"""
+
+
+def _nb(outputs):
+    cell = new_code_cell(TEST_CELL, outputs=outputs)
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "test_f", "locked": True, "points": 1,
+                                 "solution": False, "schema_version": 3}
+    return new_notebook(cells=[cell])
+
+
+def test_hidden_lines_and_released_source():
+    assert ext.hidden_lines(TEST_CELL) == {"for _x in (3.0, 7.5):",
+                                           'assert abs(f(_x) - 2 * _x) < 1e-12, f"f({_x}) is wrong"'}
+    assert ext.released_source(TEST_CELL) == 'assert f(1) == 2, "f(1) should be 2"\n'
+
+
+def test_scrub_removes_source_lines_from_tracebacks_streams_and_results():
+    verbose_tb = [
+        "\x1b[31mAssertionError\x1b[39m Traceback (most recent call last)",
+        "Cell In[4], line 4\n      2 for _x in (3.0, 7.5):\n----> 4     assert abs(f(_x) - 2 * _x) < 1e-12, "
+        'f"f({_x}) is wrong"',
+        "\x1b[31mAssertionError\x1b[39m: f(3.0) is wrong",
+    ]
+    peek = "### BEGIN HIDDEN TESTS\nfor _x in (3.0, 7.5):\nharmless line\n"
+    nb = _nb([
+        new_output("error", ename="AssertionError", evalue="f(3.0) is wrong", traceback=verbose_tb),
+        new_output("stream", name="stdout", text=peek),
+        new_output("execute_result", data={"text/plain": "'for _x in (3.0, 7.5):'"}, execution_count=1),
+    ])
+    nb, _ = ext.ScrubHiddenOutputs().preprocess(nb, {})
+    text = nbformat.writes(nb)  # the whole notebook as JSON text
+    outs = nb.cells[0].outputs
+    joined = "\n".join(outs[0].traceback) + outs[1].text + outs[2].data["text/plain"]
+    for secret in ("for _x in (3.0, 7.5):", "2 * _x) < 1e-12", "BEGIN HIDDEN TESTS"):
+        assert secret not in joined
+    # The message the test meant to show, and unrelated output, stay.
+    assert outs[0].evalue == "f(3.0) is wrong"
+    assert "f(3.0) is wrong" in outs[0].traceback[-1]
+    assert "harmless line" in outs[1].text
+    assert ext.REMOVED in outs[1].text and ext.REMOVED in joined
+    assert "2 * _x" in text  # the source itself is ClearHiddenTests' job (next in the chain)
+
+
+def test_scrub_leaves_a_clean_notebook_unchanged():
+    outs = [new_output("stream", name="stdout", text="kappa_4 = -1.652893\n")]
+    nb = _nb(outs)
+    before = nbformat.writes(nb)
+    nb, _ = ext.ScrubHiddenOutputs().preprocess(nb, {})
+    assert nbformat.writes(nb) == before
+
+
+def test_feedback_chain_is_configured_in_the_course_config():
+    from tools import pipeline
+
+    cfg = pipeline.config()
+    chain = cfg.GenerateFeedback.preprocessors
+    names = [p.__name__ for p in chain]
+    assert names.index("ScrubHiddenOutputs") < names.index("ClearHiddenTests")
+    assert "--InteractiveShell.xmode=Minimal" in cfg.Execute.extra_arguments
+    assert "ReleaseAwareOverwriteCells" in [p.__name__ for p in cfg.Autograde.sanitize_preprocessors]

@@ -1,0 +1,128 @@
+"""The grading guard: library counterparts are off while a student's function is graded."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from td_lib import mcm, own_work
+from td_lib.own_work import COUNTERPARTS, DelegationError, library_off
+
+
+def test_every_registered_counterpart_resolves():
+    # In the full (instructor) environment every dotted name must import: a typo would
+    # silently switch nothing off.
+    missing = [(ex, name) for ex, names in COUNTERPARTS.items() for name in names
+               if own_work._resolve(name) is None]
+    assert missing == []
+
+
+def test_counterpart_is_off_under_every_alias_and_back_on_after():
+    from td_lib.mcm import kappa4_v as alias
+
+    before = mcm.kappa4_v(10.0)
+    with library_off("ex72A_kappa4"):
+        for f in (mcm.kappa4_v, alias):
+            with pytest.raises(DelegationError, match="td_lib.mcm.kappa4_v is switched off"):
+                f(10.0)
+    assert mcm.kappa4_v(10.0) == before == -200 / 121
+
+
+def test_restored_after_an_exception_and_reentrant():
+    with pytest.raises(ZeroDivisionError):
+        with library_off("ex72A_kappa4"):
+            with library_off("ex72A_kappa4"):
+                pass
+            with pytest.raises(DelegationError):
+                mcm.kappa4_v(1.0)  # still off after the inner block closed
+            raise ZeroDivisionError
+    assert mcm.kappa4_v(1.0) == pytest.approx(-0.5, abs=1e-15)
+
+
+def test_own_work_passes_honest_code_and_blocks_delegation():
+    def honest(b):
+        return -2.0 * b * b / (1.0 + b) ** 2
+
+    def lazy(b):
+        return mcm.kappa4_v(b)
+
+    assert own_work.own_work(honest, "ex72A_kappa4")(10.0) == pytest.approx(-200 / 121, abs=1e-15)
+    with pytest.raises(DelegationError):
+        own_work.own_work(lazy, "ex72A_kappa4")(10.0)
+    assert lazy(10.0) == pytest.approx(-200 / 121, abs=1e-15)  # outside grading it works
+
+
+def test_stub_message_names_the_function_but_real_errors_pass_through():
+    def gd_step_bound(lam):
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError, match="`gd_step_bound` is not written yet"):
+        own_work.own_work(gd_step_bound, "x")(1.0)
+
+    def inner():
+        raise NotImplementedError("a library feature that is missing")
+
+    def student(x):
+        return inner()
+
+    with pytest.raises(NotImplementedError, match="a library feature"):
+        own_work.own_work(student, "x")(1.0)
+    with pytest.raises(TypeError, match="expected the function you wrote"):
+        own_work.own_work(3.0, "x")
+
+
+def test_closures_methods_and_wrappers_are_switched_off(monkeypatch):
+    k = 3
+
+    def closure(x):
+        return k * x
+
+    @functools.wraps(closure)
+    def wrapper(x):
+        return closure(x)
+
+    class Model:
+        def step(self, x):
+            return x + 1
+
+        @staticmethod
+        def helper(x):
+            return x - 1
+
+    ns = {"closure": closure, "wrapper": wrapper, "Model": Model}
+    monkeypatch.setitem(__import__("sys").modules, "fake_counterparts", type("M", (), ns))
+    monkeypatch.setitem(COUNTERPARTS, "exX", ("fake_counterparts.wrapper", "fake_counterparts.Model"))
+    with library_off("exX"):
+        for call in (lambda: closure(1), lambda: wrapper(1), lambda: Model().step(1), lambda: Model.helper(1)):
+            with pytest.raises(DelegationError):
+                call()
+    assert (closure(1), wrapper(1), Model().step(1), Model.helper(1)) == (3, 3, 2, 0)
+
+
+def test_unknown_names_are_skipped():
+    with library_off("no-such-exercise", "checks.no_such_module.f", "td_lib.mcm.no_such_function"):
+        assert mcm.kappa4_v(0.0) == 0.0
+
+
+def test_student_or_says_which_version_runs(capsys):
+    def lib(x):
+        return 2 * x
+
+    def stub(x):
+        raise NotImplementedError()
+
+    def broken(x):
+        raise ValueError("bad shape")
+
+    def off(x):
+        return 2 * x + 1
+
+    probe = lambda f: f(1.0)
+    assert own_work.student_or(lib, lib, probe, "demo") is lib
+    assert own_work.student_or(stub, lib, probe, "demo") is lib
+    assert own_work.student_or(broken, lib, probe, "demo") is lib
+    assert own_work.student_or(off, lib, probe, "demo", agree=lambda a, b: abs(a - b) < 1e-9) is lib
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "demo: using your function."
+    assert "not written yet" in out[1] and "ValueError: bad shape" in out[2] and "disagrees" in out[3]
