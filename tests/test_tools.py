@@ -24,9 +24,11 @@ def f(x):
     ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_ans", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-assert f(1) == 2, "f(1) should be 2"
+from td_lib.own_work import own_work
+_f = own_work(f, "ans")
+assert _f(1) == 2, "f(1) should be 2: f doubles x"
 ### BEGIN HIDDEN TESTS
-assert f(5) == 10
+assert _f(5) == 10, "f(5) should be 10: f doubles x"
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "md", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -48,7 +50,7 @@ def test_solution_notebook_strips_markers_and_keeps_code(src):
     nb = nbcore.solution_notebook(nbcore.read_source(src))
     text = "\n".join(c.source for c in nb.cells)
     assert "BEGIN" not in text and "END" not in text
-    assert "y = 2 * x" in text and "assert f(5) == 10" in text
+    assert "y = 2 * x" in text and "assert _f(5) == 10" in text
 
 
 def test_our_stubs_equal_nbgraders(src):
@@ -100,7 +102,7 @@ def test_lint_accepts_a_good_source_and_names_each_problem(src, tmp_path):
 
 def test_lint_rejects_quick_mode_in_graded_cells(tmp_path):
     p = tmp_path / "q.py"
-    p.write_text(SRC.replace("assert f(1) == 2", "n = pick(10, 2)\nassert f(1) == 2"))
+    p.write_text(SRC.replace("assert _f(1) == 2", "n = pick(10, 2)\nassert _f(1) == 2"))
     assert any("quick mode" in m for m in nbtool.lint(p))
 
 
@@ -110,9 +112,9 @@ def test_feedback_leak_detector_flags_hidden_lines_only(tmp_path):
     course = tmp_path
     src = course / "source" / "a" / "nb.py"
     src.parent.mkdir(parents=True)
-    src.write_text(SRC.replace("assert f(5) == 10",
-                               "assert f(5) == 10, 'hidden check of f at five, secret'\n"
-                               "assert f(1) == 2, \"f(1) should be 2\""))  # repeats a visible line
+    src.write_text(SRC.replace('assert _f(5) == 10, "f(5) should be 10: f doubles x"',
+                               "assert _f(5) == 10, 'hidden check of f at five, secret'\n"
+                               "assert _f(1) == 2, \"f(1) should be 2: f doubles x\""))  # repeats a visible line
     rel = course / "release" / "a" / "nb.ipynb"
     rel.parent.mkdir(parents=True)
     released = nbcore.read_source(src)
@@ -122,7 +124,16 @@ def test_feedback_leak_detector_flags_hidden_lines_only(tmp_path):
     nbformat.write(released, str(rel))
     fb = course / "feedback" / "s" / "a" / "nb.html"
     fb.parent.mkdir(parents=True)
-    fb.write_text("<pre>assert f(1) == 2, &quot;f(1) should be 2&quot;</pre>")
+    fb.write_text("<pre>assert _f(1) == 2, &quot;f(1) should be 2: f doubles x&quot;</pre>")
     assert pipeline.feedback_leaks("a", course) == []
-    fb.write_text("<pre>assert f(5) == 10, &#39;hidden check of f at five, secret&#39;</pre>")
+    fb.write_text("<pre>assert _f(5) == 10, &#39;hidden check of f at five, secret&#39;</pre>")
     assert len(pipeline.feedback_leaks("a", course)) == 1
+
+
+def test_lint_wants_messages_and_own_work_in_test_cells(tmp_path):
+    p = tmp_path / "m.py"
+    p.write_text(SRC.replace('assert _f(1) == 2, "f(1) should be 2: f doubles x"', "assert f(1) == 2\nassert f(2) == 4, 'no'"))
+    problems = "\n".join(nbtool.lint(p))
+    assert "line 3: assert without a message" in problems
+    assert "line 4: assert message 'no' is too terse" in problems
+    assert "uses the student's 'f' directly" in problems

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import shutil
 import subprocess
 import sys
@@ -111,6 +112,48 @@ def lint(path: Path) -> list[str]:
             problems.append(f"{where} ({gid}): hidden tests outside a test cell")
     if not any(nbcore.is_test(c) for c in nb.cells):
         problems.append(f"{path.name}: no autograded test cell")
+    problems += lint_tests(nb, path.name)
+    return problems
+
+
+MIN_MESSAGE = 20  # characters of a constant assert message
+
+
+def lint_tests(nb, name: str = "notebook") -> list[str]:
+    """Test cells: every assert explains itself, and every function a student writes is
+    called through ``td_lib.own_work.own_work`` (library counterparts off, stubs named)."""
+    answer_names: set[str] = set()
+    for c in nb.cells:
+        if nbcore.is_answer(c) and c.cell_type == "code":
+            try:
+                tree = ast.parse(nbcore.strip_markers(c.source, nbcore.BEGIN_SOL, nbcore.END_SOL, keep=True))
+            except SyntaxError:
+                continue
+            answer_names |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    problems = []
+    for c in nb.cells:
+        if not nbcore.is_test(c):
+            continue
+        gid = nbcore.grade_id(c)
+        try:
+            tree = ast.parse(c.source)
+        except SyntaxError as e:
+            problems.append(f"{name} ({gid}): test cell does not parse: {e}")
+            continue
+        wrapped = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call)
+                   and getattr(call.func, "id", getattr(call.func, "attr", None)) == "own_work" and call.args}
+        for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):
+            if isinstance(node, ast.Assert):
+                msg = node.msg
+                if msg is None:
+                    problems.append(f"{name} ({gid}) line {node.lineno}: assert without a message")
+                elif isinstance(msg, ast.Constant) and len(str(msg.value)) < MIN_MESSAGE:
+                    problems.append(f"{name} ({gid}) line {node.lineno}: assert message {msg.value!r} is too "
+                                    "terse: say what was checked and what is wrong")
+            elif (isinstance(node, ast.Name) and node.id in answer_names and isinstance(node.ctx, ast.Load)
+                  and id(node) not in wrapped):
+                problems.append(f"{name} ({gid}) line {node.lineno}: uses the student's {node.id!r} directly; "
+                                f"call it through own_work({node.id}, <answer grade_id>) (td_lib.own_work)")
     return problems
 
 
