@@ -202,52 +202,79 @@ def j2_erf(C):
 # Visible tests: closed form at simple points, batching, and Price's theorem dI2/dc12 = J2.
 import numpy as np
 from td_lib import cnn_lcn as cl
+from td_lib.own_work import own_work
 
-_v = np.asarray(j2_erf(np.eye(2)), dtype=float)
-assert _v.shape == (), f"j2_erf of one 2x2 matrix should return a scalar (0-d array), got shape {_v.shape}"
+_j2 = own_work(j2_erf, "exA_j2_erf")
+_v = np.asarray(_j2(np.eye(2)), dtype=float)
+assert _v.shape == (), f"j2_erf of one 2x2 matrix should return a 0-d array (shape ()), got shape {_v.shape}"
 assert abs(_v - 1 / np.pi) < 1e-12, (
-    f"For C = I, det(I + C) = 4, so J2 = (2/pi)/2 = 1/pi = 0.3183; got {float(_v):.6f}. "
-    "Check the 2/pi prefactor and that you use det(I + C), not det(C).")
-_v = float(j2_erf(np.zeros((2, 2))))
+    f"C = I: eq. 45 gives J2 = 1/pi = {1 / np.pi:.6f}, your j2_erf gives {float(_v):.6f}."
+    + (" That is 2/pi: the value with det(C) = 1 in place of det(I + C) = 4." if abs(_v - 2 / np.pi) < 1e-9
+       else " Check the prefactor and the determinant of eq. 45."))
+_v = float(_j2(np.zeros((2, 2))))
 assert abs(_v - 2 / np.pi) < 1e-12, (
-    f"For C = 0 both g' equal g'(0) = sqrt(2/pi), so J2 = 2/pi = 0.6366; got {_v:.6f}.")
+    f"C = 0: both g' equal g'(0) = sqrt(2/pi), so J2 = 2/pi = {2 / np.pi:.6f}; your j2_erf gives {_v:.6f}.")
 _rng = np.random.default_rng(1)
 _A = _rng.standard_normal((5, 3, 2, 2))
 _Cs = _A @ np.swapaxes(_A, -1, -2)
-_out = np.asarray(j2_erf(_Cs))
+_out = np.asarray(_j2(_Cs))
 assert _out.shape == (5, 3), f"j2_erf on a batch of shape (5, 3, 2, 2) should return shape (5, 3), got {_out.shape}"
 # Price's theorem: d/dc12 of I2 (eq. 44) is J2; central difference on the closed-form I2.
 _h = 1e-5
-for _C in _Cs.reshape(-1, 2, 2)[:6]:
+for _k, _C in enumerate(_Cs.reshape(-1, 2, 2)[:6]):
     _Cp, _Cm = _C.copy(), _C.copy()
     _Cp[0, 1] = _Cp[1, 0] = _C[0, 1] + _h
     _Cm[0, 1] = _Cm[1, 0] = _C[0, 1] - _h
     _i2 = lambda M: 2 / np.pi * np.arcsin(M[0, 1] / np.sqrt((1 + M[0, 0]) * (1 + M[1, 1])))
     _d = (_i2(_Cp) - _i2(_Cm)) / (2 * _h)
-    assert abs(_d - float(j2_erf(_C))) < 1e-7, (
+    _mine = float(_j2(_C))
+    assert abs(_d - _mine) < 1e-7, (
         f"Price's theorem says dI2/dc12 = J2; at C = {_C.round(3).tolist()} the derivative of eq. 44 "
-        f"is {_d:.8f} but j2_erf gives {float(j2_erf(_C)):.8f}.")
+        f"is {_d:.8f} but j2_erf gives {_mine:.8f}.")
+    assert abs(_mine - float(_out.reshape(-1)[_k])) < 1e-12, (
+        f"j2_erf of the batch and of its element {_k} disagree ({float(_out.reshape(-1)[_k]):.10f} vs {_mine:.10f}): "
+        "each batch entry must be computed from its own matrix.")
 ### BEGIN HIDDEN TESTS
-# Against the engine's J2 on many random covariances (an exact identity).
+# Against the engine's J2 on many random covariances (an exact identity, computed outside the graded call).
 _A = np.random.default_rng(7).standard_normal((200, 2, 2)) * 2
 _Cs = _A @ np.swapaxes(_A, -1, -2)
-assert np.allclose(np.asarray(j2_erf(_Cs)), cl.J2(_Cs), rtol=1e-12, atol=0)
+_ref = cl.J2(_Cs)
+_got = np.asarray(_j2(_Cs), dtype=float)
+assert _got.shape == _ref.shape, f"batch of shape (200, 2, 2): expected an output of shape (200,), got {_got.shape}"
+_k = int(np.argmax(np.abs(_got / _ref - 1)))
+assert np.allclose(_got, _ref, rtol=1e-12, atol=0), (
+    f"200 random covariances: at C = {_Cs[_k].round(4).tolist()} eq. 45 gives {_ref[_k]:.12f}, "
+    f"your j2_erf gives {_got[_k]:.12f}.")
+# Singular, unequal-variance and large covariances (eq. 45 is finite there).
+for _C in (np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([[4.0, 0.0], [0.0, 0.0]]),
+           np.array([[3.0, -1.5], [-1.5, 0.75]]), np.array([[1e6, 0.0], [0.0, 1e-6]])):
+    _ref_v = float(cl.J2(_C))
+    _got_v = float(np.asarray(_j2(_C), dtype=float))
+    assert np.isfinite(_got_v) and abs(_got_v / _ref_v - 1) < 1e-12, (
+        f"C = {_C.tolist()} (singular or badly scaled, still a valid covariance): eq. 45 gives "
+        f"{_ref_v:.12g}, your j2_erf gives {_got_v:.12g}.")
 # Monte Carlo within 5 standard errors at a strongly correlated point.
 _C = np.array([[2.0, 1.3], [1.3, 1.0]])
 _u = np.random.default_rng(11).multivariate_normal([0, 0], _C, size=400_000)
 _gp = np.sqrt(2 / np.pi) * np.exp(-_u ** 2 / 2)
 _s = _gp[:, 0] * _gp[:, 1]
-assert abs(_s.mean() - float(j2_erf(_C))) < 5 * _s.std() / np.sqrt(len(_s))
+_got_v = float(_j2(_C))
+assert abs(_s.mean() - _got_v) < 5 * _s.std() / np.sqrt(len(_s)), (
+    f"C = {_C.tolist()}: a Monte Carlo average of g'(u1) g'(u2) over 400000 samples gives "
+    f"{_s.mean():.5f} ± {_s.std() / np.sqrt(len(_s)):.5f}, your j2_erf gives {_got_v:.5f} (more than 5 standard errors away).")
 ### END HIDDEN TESTS
 
 # %%
 # Monte Carlo check of both integrals at a few covariances (I2 from the engine, J2 yours).
+from td_lib.own_work import student_or
+
+j2_demo = student_or(j2_erf, cl.J2, lambda f: f(np.eye(2)), "Exercise A's j2_erf")
 _Cs = np.array([[[1.0, 0.5], [0.5, 1.0]], [[2.0, -1.2], [-1.2, 1.5]], [[0.3, 0.1], [0.1, 4.0]]])
 for _C in _Cs:
     mc_i2, se_i2 = cl.integrals.monte_carlo("I2", _C, n=pick(400_000, 50_000), seed=1)
     mc_j2, se_j2 = cl.integrals.monte_carlo("J2", _C, n=pick(400_000, 50_000), seed=2)
     print(f"C = {_C.tolist()}:  I2 {float(cl.I2(_C)):.5f} vs MC {float(mc_i2):.5f} ± {float(se_i2):.5f};"
-          f"  J2 {float(j2_erf(_C)):.5f} vs MC {float(mc_j2):.5f} ± {float(se_j2):.5f}")
+          f"  J2 {float(j2_demo(_C)):.5f} vs MC {float(mc_j2):.5f} ± {float(se_j2):.5f}")
 
 # %% [markdown]
 # ### Exercise B — one online SGD step of the LCN
@@ -288,13 +315,49 @@ def lcn_sgd_step(w_hat, x, y, eta):
     ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_exB_lcn_sgd_step", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Visible tests: compare with the td_lib simulator's step on fixed inputs, and with autograd.
+# Visible tests: shape, no in-place change, linearity in eta, and the step against numerical
+# derivatives of the loss l = (y - y_hat)^2 / 2 of the LCN (eqs 10-11, 13).
 import numpy as np
+from scipy.special import erf
+from td_lib.own_work import own_work
+
+_step = own_work(lcn_sgd_step, "exB_lcn_sgd_step")
+
+def _loss(w_hat, x, y):
+    """l = (y - y_hat_LCN(x))^2 / 2, written position by position from eqs 10-11."""
+    P, k_s, D = w_hat.shape
+    lam = [sum(w_hat[p, l] @ x[(p + l) % P] for l in range(k_s)) / np.sqrt(k_s * D) for p in range(P)]
+    return 0.5 * (y - sum(erf(v / np.sqrt(2)) for v in lam)) ** 2
+
+_rng = np.random.default_rng(3)
+for (_P, _ks, _D, _eta) in [(4, 3, 20, 0.5), (5, 2, 12, 0.8), (3, 3, 10, 1.3)]:
+    _w = _rng.standard_normal((_P, _ks, _D))
+    _x = _rng.standard_normal((_P, _D))
+    _y = 0.7
+    _w0 = _w.copy()
+    _new = np.asarray(_step(_w, _x, _y, _eta), dtype=float)
+    assert np.array_equal(_w, _w0), "lcn_sgd_step must not modify its argument w_hat in place (return a new array)"
+    assert _new.shape == _w.shape, f"(P, k_s, D) = {(_P, _ks, _D)}: expected an output of shape {_w.shape}, got {_new.shape}"
+    _half = np.asarray(_step(_w, _x, _y, _eta / 2), dtype=float)
+    _lin = np.abs((_new - _w) - 2 * (_half - _w)).max()
+    assert _lin < 1e-12, (
+        f"(P, k_s, D) = {(_P, _ks, _D)}: halving eta should halve the update w_new - w_hat (eq. 13), "
+        f"but the two updates differ from that by {_lin:.2e}.")
+    # Directional derivatives: (l(w + h v) - l(w - h v)) / 2h = grad l . v = -(w_new - w_hat) . v / eta.
+    for _ in range(3):
+        _vdir = _rng.standard_normal(_w.shape)
+        _hh = 1e-5
+        _fd = (_loss(_w + _hh * _vdir, _x, _y) - _loss(_w - _hh * _vdir, _x, _y)) / (2 * _hh)
+        _mine = -np.sum((_new - _w) * _vdir) / _eta
+        assert abs(_fd - _mine) < 1e-7 * (1 + abs(_fd)), (
+            f"(P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}: along a random direction v the loss changes at rate "
+            f"{_fd:.8f} (central difference), but your update gives -(w_new - w_hat).v / eta = {_mine:.8f}. "
+            "The step must be minus eta times the gradient of (y - y_hat)^2 / 2 with y_hat of eqs 10-11.")
+### BEGIN HIDDEN TESTS
 import torch
 from td_lib import cnn_lcn as cl
 
 def _autograd_step(w_hat, x, y, eta):
-    # Independent reference: differentiate 0.5 (y - y_hat)^2 with torch autograd.
     P, k_s, D = w_hat.shape
     w = torch.tensor(w_hat, dtype=torch.float64, requires_grad=True)
     xt = torch.tensor(x, dtype=torch.float64)
@@ -304,42 +367,32 @@ def _autograd_step(w_hat, x, y, eta):
     loss.backward()
     return (w - eta * w.grad).detach().numpy()
 
-_rng = np.random.default_rng(3)
-for (_P, _ks, _D) in [(4, 3, 50), (5, 2, 40), (3, 3, 30)]:
-    _w = _rng.standard_normal((_P, _ks, _D))
-    _x = _rng.standard_normal((_P, _D))
-    _y = 0.7
-    _w0 = _w.copy()
-    _new = np.asarray(lcn_sgd_step(_w, _x, _y, 0.5))
-    assert np.array_equal(_w, _w0), "lcn_sgd_step must not modify its argument w_hat in place"
-    assert _new.shape == _w.shape, f"expected shape {_w.shape}, got {_new.shape}"
-    _ref = _autograd_step(_w, _x, _y, 0.5)
-    _err = np.abs(_new - _ref).max()
-    assert _err < 1e-12, (
-        f"(P, k_s, D) = {(_P, _ks, _D)}: your step differs from the autograd gradient step by {_err:.2e}. "
-        "Check the window index (p + l) mod P (not (p - l)), the 1/sqrt(k_s D) factor, and that each "
-        "position's kernel gets only its own term g'(lambda_hat_p) x_{(p+l)} (no sum over positions).")
-# The td_lib simulator's own step on fixed inputs.
-_P, _ks, _kt, _D = 4, 3, 2, 60
-_w = _rng.standard_normal((_P, _ks, _D))
-_wt = _rng.standard_normal((_kt, _D))
-_x = _rng.standard_normal((_P, _D))
-_ref = cl.sgd_step("lcn", _w, _wt, _x, eta=0.8)
-_lam = np.array([sum(_wt[l] @ _x[(p + l) % _P] for l in range(_kt)) for p in range(_P)]) / np.sqrt(_kt * _D)
-_y = erf(_lam / np.sqrt(2)).sum()
-_err = np.abs(np.asarray(lcn_sgd_step(_w, _x, _y, 0.8)) - _ref).max()
-assert _err < 1e-12, f"your step differs from td_lib's simulator step (cl.sgd_step) by {_err:.2e}"
-### BEGIN HIDDEN TESTS
+# References first (autograd, and the simulator's step with label noise), then your function.
 _rng = np.random.default_rng(123)
+_cases = []
+for (_P, _ks, _D, _eta, _scale) in [(4, 3, 50, 0.5, 1.0), (5, 2, 40, 0.8, 1.0), (3, 3, 30, 2.0, 1.0),
+                                    (1, 1, 7, 0.7, 1.0), (6, 6, 9, 0.3, 1.0), (4, 2, 25, 1.0, 30.0)]:
+    _w = _scale * _rng.standard_normal((_P, _ks, _D))
+    _x = _rng.standard_normal((_P, _D))
+    _y = float(_rng.normal(0, 2))
+    _cases.append(("autograd", _P, _ks, _D, _eta, _w, _x, _y, _autograd_step(_w, _x, _y, _eta)))
 for (_P, _ks, _kt, _D, _eta) in [(6, 4, 1, 80, 0.3), (4, 4, 2, 25, 2.0), (2, 1, 1, 10, 1.0)]:
     _w = 2 * _rng.standard_normal((_P, _ks, _D))
     _wt = _rng.standard_normal((_kt, _D))
     _x = _rng.standard_normal((_P, _D))
     _xi = 0.4
-    _ref = cl.sgd_step("lcn", _w, _wt, _x, eta=_eta, sigma=1.0, xi=_xi)
     _lam = np.array([sum(_wt[l] @ _x[(p + l) % _P] for l in range(_kt)) for p in range(_P)]) / np.sqrt(_kt * _D)
-    _y = erf(_lam / np.sqrt(2)).sum() + _xi
-    assert np.abs(np.asarray(lcn_sgd_step(_w, _x, _y, _eta)) - _ref).max() < 1e-11
+    _y = float(erf(_lam / np.sqrt(2)).sum() + _xi)
+    _cases.append(("simulator", _P, _ks, _D, _eta, _w, _x, _y,
+                   cl.sgd_step("lcn", _w, _wt, _x, eta=_eta, sigma=1.0, xi=_xi)))
+del _autograd_step
+for (_src, _P, _ks, _D, _eta, _w, _x, _y, _ref) in _cases:
+    _got = np.asarray(_step(_w, _x, _y, _eta), dtype=float)
+    assert _got.shape == _ref.shape, f"(P, k_s, D) = {(_P, _ks, _D)}: expected shape {_ref.shape}, got {_got.shape}"
+    _err = np.abs(_got - _ref).max()
+    assert np.all(np.isfinite(_got)) and _err < 1e-11 * max(1.0, np.abs(_ref).max()), (
+        f"(P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}, y = {_y:.3f}: your step differs from an exact gradient step "
+        f"({_src} reference) by up to {_err:.2e}.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -537,46 +590,66 @@ def matched_lcn_init(R0, Q0, P):
 # Visible tests: the entries of eq. 21, then eq. 22 along an ODE trajectory.
 import numpy as np
 from td_lib import cnn_lcn as cl
+from td_lib.own_work import own_work
 
-_rng = np.random.default_rng(5)
+_init = own_work(matched_lcn_init, "exC_matched_init")
 _P, _ks, _kt = 4, 3, 2
 _R0, _Q0 = cl.random_init("cnn", 30, _P, _ks, _kt, seed=4)  # small D: clearly non-diagonal Q0
-_R, _Q = (np.asarray(a, dtype=float) for a in matched_lcn_init(_R0, _Q0, _P))
+_R, _Q = (np.asarray(a, dtype=float) for a in _init(_R0, _Q0, _P))
 assert _R.shape == (_P, _ks, _kt) and _Q.shape == (_P, _P, _ks, _ks), (
     f"expected shapes {(_P, _ks, _kt)} and {(_P, _P, _ks, _ks)}, got {_R.shape} and {_Q.shape}")
+_same_block = all(np.allclose(_Q[_p, _p], _Q0) for _p in range(_P))
 for _p in range(_P):
-    assert np.allclose(_R[_p], _R0, atol=1e-14), f"R^({_p}) should equal R0 (eq. 21)"
+    assert np.allclose(_R[_p], _R0, atol=1e-14), (
+        f"R[{_p}] should equal R0 (eq. 21); the largest difference is {np.abs(_R[_p] - _R0).max():.3g}")
     for _l in range(_ks):
         for _m in range(_ks):
             _q = (_p + _l - _m) % _P
             assert abs(_Q[_p, _q, _l, _m] - _Q0[_l, _m]) < 1e-14, (
-                f"Q[{_p}, {_q}, {_l}, {_m}] should be Q0[{_l}, {_m}] = {_Q0[_l, _m]:.4f} (eq. 21: q = (p + l - l') mod P), "
-                f"got {_Q[_p, _q, _l, _m]:.4f}. Note that Q^(p,p) = Q0 puts the off-diagonal entries of Q0 "
-                "at the wrong pair of positions.")
-assert np.allclose(_Q, np.transpose(_Q, (1, 0, 3, 2)), atol=1e-14), "Q must satisfy Q[p, q, l, m] == Q[q, p, m, l]"
+                f"Q[{_p}, {_q}, {_l}, {_m}] should be Q0[{_l}, {_m}] = {_Q0[_l, _m]:.4f} (eq. 21 with q = (p + l - l') mod P), "
+                f"got {_Q[_p, _q, _l, _m]:.4f}."
+                + (" Your Q^(p,p) equals Q0 for every p, which puts the off-diagonal entries of Q0 at the wrong "
+                   "pair of positions." if _same_block else ""))
+_asym = np.abs(_Q - np.transpose(_Q, (1, 0, 3, 2))).max()
+assert _asym < 1e-14, f"Q must satisfy Q[p, q, l, m] == Q[q, p, m, l] (a Gram matrix); the largest violation is {_asym:.3g}"
 _al = np.linspace(0, 2.0, 5)
 # The LCN's time step is P times the CNN's, so both RK4 discretisations are the same map.
 _cnn = cl.integrate("cnn", _R0, _Q0, _al, np.eye(_P), T=1.0, eta=0.8, dt=0.05)
 _lcn = cl.integrate("lcn", _R, _Q, _P * _al, np.eye(_P), T=1.0, eta=0.8, dt=_P * 0.05)
 _gap = np.abs(_cnn.eg - _lcn.eg).max()
-assert _gap < 1e-9, f"eq. 22 fails: max |eps_CNN(alpha) - eps_LCN(P alpha)| = {_gap:.2e} (should be ~1e-12)"
+assert _gap < 1e-9, f"eq. 22 fails from your state: max |eps_CNN(alpha) - eps_LCN(P alpha)| = {_gap:.2e} (should be ~1e-12)"
 ### BEGIN HIDDEN TESTS
-for (_P, _ks, _kt, _eta, _seed) in [(5, 2, 1, 0.5, 1), (3, 3, 3, 1.5, 2), (6, 4, 2, 0.3, 3)]:
+for (_P, _ks, _kt, _eta, _seed) in [(5, 2, 1, 0.5, 1), (3, 3, 3, 1.5, 2), (6, 4, 2, 0.3, 3), (2, 1, 1, 1.0, 4)]:
     _R0, _Q0 = cl.random_init("cnn", 40, _P, _ks, _kt, seed=_seed)
-    _R, _Q = (np.asarray(a, dtype=float) for a in matched_lcn_init(_R0, _Q0, _P))
+    _R, _Q = (np.asarray(a, dtype=float) for a in _init(_R0, _Q0, _P))
+    _case = f"(P, k_s, k_t) = {(_P, _ks, _kt)}"
+    assert _R.shape == (_P, _ks, _kt) and _Q.shape == (_P, _P, _ks, _ks), (
+        f"{_case}: expected shapes {(_P, _ks, _kt)} and {(_P, _P, _ks, _ks)}, got {_R.shape} and {_Q.shape}")
+    _asym = np.abs(_Q - np.transpose(_Q, (1, 0, 3, 2))).max()
+    assert _asym < 1e-14, f"{_case}: Q[p, q, l, m] == Q[q, p, m, l] is violated by {_asym:.3g}"
     _al = np.linspace(0, 1.5, 4)
     _cnn = cl.integrate("cnn", _R0, _Q0, _al, np.eye(_P), T=1.3, eta=_eta, sigma=0.5, dt=0.05)
     _lcn = cl.integrate("lcn", _R, _Q, _P * _al, np.eye(_P), T=1.3, eta=_eta, sigma=0.5, dt=_P * 0.05)
-    assert np.abs(_cnn.eg - _lcn.eg).max() < 1e-9
+    _gap = np.abs(_cnn.eg - _lcn.eg).max()
+    assert _gap < 1e-9, f"{_case}: eq. 22 fails from your state, max |eps_CNN(alpha) - eps_LCN(P alpha)| = {_gap:.2e}"
     for _p in range(_P):
-        assert np.abs(_lcn.R[:, _p] - _cnn.R).max() < 1e-9
+        _gr = np.abs(_lcn.R[:, _p] - _cnn.R).max()
+        assert _gr < 1e-9, f"{_case}: R^({_p})(P alpha) should follow the CNN's R(alpha) (Result 3.2); off by {_gr:.2e}"
+        for _l in range(_ks):
+            for _m in range(_ks):
+                _gq = np.abs(_lcn.Q[:, _p, (_p + _l - _m) % _P, _l, _m] - _cnn.Q[:, _l, _m]).max()
+                assert _gq < 1e-9, (
+                    f"{_case}: Q^({_p},{(_p + _l - _m) % _P})_{_l}{_m}(P alpha) should follow the CNN's Q_{_l}{_m}(alpha) "
+                    f"(Result 3.2); off by {_gq:.2e}")
 ### END HIDDEN TESTS
 
 # %%
 # Result 3.2 at Figure 2's parameters, from an LCN that starts with the CNN's kernel at every
 # position (a matched state, eq. 21), and what the same start gives at c = 0.5.
 R0c, Q0c = fig2[0.0, "cnn"][0].R0[0], fig2[0.0, "cnn"][0].Q0[0]
-Rl, _ = matched_lcn_init(R0c, Q0c, 4)
+matched_demo = student_or(matched_lcn_init, cl.matched_lcn_init, lambda f: f(np.zeros((3, 2)), np.eye(3) / 3, 4),
+                          "Exercise C's matched_lcn_init")
+Rl, _ = matched_demo(R0c, Q0c, 4)
 Ql = np.broadcast_to(Q0c, (4, 4, 3, 3)).copy()  # shared weights at every position: satisfies eq. 21
 al = np.linspace(0, pick(4.0, 1.0), 21)
 for c in (0.0, 0.5):
@@ -664,48 +737,79 @@ def fit_log_d(Ds, a_spec):
 # %% nbgrader={"grade": true, "grade_id": "test_exD_alpha_spec", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests for alpha_spec_from_trajectory.
 import numpy as np
+from td_lib.own_work import own_work
 
+_spec = own_work(alpha_spec_from_trajectory, "exD_alpha_spec")
 _al = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
 _g = np.array([[0.1, 0.2], [0.3, 0.5], [0.4, 0.9], [0.2, 0.995], [0.0, 1.0]])
-_v = alpha_spec_from_trajectory(_al, _g)
-assert abs(_v - (2 + (0.99 - 0.9) / (0.995 - 0.9))) < 1e-12, (
+_v = _spec(_al, _g)
+_want = 2 + (0.99 - 0.9) / (0.995 - 0.9)
+assert abs(_v - _want) < 1e-12, (
     f"max_s gamma_s crosses 0.99 between alpha = 2 (0.9) and alpha = 3 (0.995): linear interpolation "
-    f"gives {2 + 0.09 / 0.095:.6f}, got {_v}. Use the maximum over shifts s, not one column.")
-_g2 = _g[:, ::-1]
-assert abs(alpha_spec_from_trajectory(_al, _g2) - _v) < 1e-12, "the answer must not depend on the order of the shifts"
-assert alpha_spec_from_trajectory(_al, 0.5 * _g) == np.inf, "never reaching the threshold must give np.inf"
-assert alpha_spec_from_trajectory(_al, np.full((5, 1), 0.999)) == 0.0, "starting above the threshold gives alphas[0]"
+    f"gives {_want:.6f}, got {_v}."
+    + (" The shift s = 1 reaches the threshold, so eq. 25 (a maximum over s) is finite here." if _v == np.inf else ""))
+_v2 = _spec(_al, _g[:, ::-1])
+assert abs(_v2 - _v) < 1e-12, (
+    f"with the two columns (shifts) swapped you return {_v2} instead of {_v}: eq. 25 does not depend on the order of the shifts")
+_v3 = _spec(_al, 0.5 * _g)
+assert _v3 == np.inf, f"max_s gamma_s stays below 0.99 here (at most 0.5): expected np.inf, got {_v3}"
+_v4 = _spec(_al, np.full((5, 1), 0.999))
+assert _v4 == 0.0, f"gamma = 0.999 >= 0.99 from the first checkpoint on: expected alphas[0] = 0.0, got {_v4}"
 # First crossing, not the last: the alignment here dips below the threshold again.
 _g3 = np.array([[0.0], [0.995], [0.5], [0.999], [1.0]])
-assert abs(alpha_spec_from_trajectory(_al, _g3) - 0.99 / 0.995) < 1e-12, "eq. 25 is the FIRST time the threshold is reached"
+_v5 = _spec(_al, _g3)
+assert abs(_v5 - 0.99 / 0.995) < 1e-12, (
+    f"gamma reaches 0.99 first between alpha = 0 and 1 (interpolated {0.99 / 0.995:.6f}) and again after alpha = 2; "
+    f"eq. 25 is the first time, got {_v5}.")
 ### BEGIN HIDDEN TESTS
 from td_lib import cnn_lcn as cl
 _rng = np.random.default_rng(9)
 for _ in range(20):
     _al = np.cumsum(_rng.uniform(0.1, 1.0, 30))
     _g = np.clip(np.cumsum(_rng.uniform(0, 0.08, (30, 3)), 0), 0, 1)
-    _mine = alpha_spec_from_trajectory(_al, _g, 0.9)
-    _ref = float(cl.alpha_spec(_al, _g, 0.9))
-    assert (_mine == _ref) or abs(_mine - _ref) < 1e-10
+    _thr = float(_rng.choice([0.5, 0.9, 0.99]))
+    _ref = float(cl.alpha_spec(_al, _g, _thr))
+    _mine = _spec(_al, _g, _thr)
+    assert (_mine == _ref) or abs(_mine - _ref) < 1e-10, (
+        f"random increasing alignments (3 shifts, 30 checkpoints from alpha = {_al[0]:.3f}), threshold = {_thr}: "
+        f"expected {_ref}, got {_mine}.")
+# Reaching the threshold exactly counts ("at or above"), also when gamma never exceeds it.
+_al = np.array([0.5, 1.5, 2.5, 3.5])
+for _g, _want in ((np.array([[0.2], [0.9], [0.9], [0.9]]), 1.5), (np.array([[0.2, 0.1], [0.5, 0.9], [0.7, 0.95], [0.8, 0.9]]), 1.5)):
+    _mine = _spec(_al, _g, 0.9)
+    assert abs(_mine - _want) < 1e-12, (
+        f"alphas = {_al.tolist()}, max_s gamma = {_g.max(1).tolist()}, threshold 0.9: the threshold is reached "
+        f"(with equality) at alpha = {_want}; got {_mine}.")
+_g = np.array([[0.3], [0.98], [0.991], [0.995]])
+_mine = _spec(_al, _g)
+_want = 1.5 + (0.99 - 0.98) / (0.991 - 0.98)
+assert abs(_mine - _want) < 1e-12, (
+    f"default threshold: gamma = {_g[:, 0].tolist()} at alphas = {_al.tolist()} reaches 0.99 at {_want:.6f}, got {_mine}.")
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_exD_fit_log_d", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Visible tests for fit_log_d.
 import numpy as np
+from td_lib.own_work import own_work
 
+_fit = own_work(fit_log_d, "exD_alpha_spec")
 _D = np.array([1e2, 1e4, 1e6, 1e8])
-_a, _b = fit_log_d(_D, 3.0 + 2.5 * np.log(_D))
+_a, _b = _fit(_D, 3.0 + 2.5 * np.log(_D))
 assert abs(_a - 3.0) < 1e-9 and abs(_b - 2.5) < 1e-10, (
-    f"exact data a + b ln D with a = 3, b = 2.5 should be fitted exactly; got a = {_a}, b = {_b}. "
-    "Use the natural log: with log10 the slope comes out ln(10) = 2.30 times too large.")
+    f"exact data a + b ln D with a = 3, b = 2.5 should be fitted exactly; got a = {_a}, b = {_b}."
+    + (" Your slope is ln(10) times too large: the fit is in the natural log of D." if abs(_b - 2.5 * np.log(10)) < 1e-6
+       else "") + (" Your (a, b) look swapped." if abs(_a - 2.5) < 1e-6 and abs(_b - 3.0) < 1e-6 else ""))
 ### BEGIN HIDDEN TESTS
 _rng = np.random.default_rng(2)
-_D = 10.0 ** _rng.uniform(1, 12, 15)
-_y = -4.0 + 7.0 * np.log(_D) + _rng.normal(0, 0.1, 15)
-_a, _b = fit_log_d(_D, _y)
-_X = np.stack([np.ones(15), np.log(_D)], 1)
-_ref = np.linalg.lstsq(_X, _y, rcond=None)[0]
-assert abs(_a - _ref[0]) < 1e-8 and abs(_b - _ref[1]) < 1e-9
+for _n, _a0, _b0 in ((15, -4.0, 7.0), (2, 1.5, 0.0), (6, 0.3, -2.0)):
+    _D = 10.0 ** _rng.uniform(1, 12, _n)
+    _y = _a0 + _b0 * np.log(_D) + (_rng.normal(0, 0.1, _n) if _n > 2 else 0.0)
+    _X = np.stack([np.ones(_n), np.log(_D)], 1)
+    _ref = np.linalg.lstsq(_X, _y, rcond=None)[0]
+    _a, _b = _fit(_D, _y)
+    assert abs(_a - _ref[0]) < 1e-8 and abs(_b - _ref[1]) < 1e-9, (
+        f"{_n} noisy points: the least-squares fit gives (a, b) = ({_ref[0]:.6f}, {_ref[1]:.6f}), "
+        f"you return ({_a:.6f}, {_b:.6f}).")
 ### END HIDDEN TESTS
 
 # %%
@@ -728,10 +832,14 @@ for k_s3, (Dk, amax) in progress(list(runs3.items()), desc="Figure 3 (one batch 
     al3 = np.concatenate([[0.0], np.geomspace(1e-2, amax, 400)])
     tr = cl.integrate("cnn", R0, Q0, al3, np.eye(P3), eta=eta3, dtau=pick(0.25, 0.5))
     traj3[k_s3] = (tr.alpha, cl.alignment(tr.R, tr.Q))  # gamma: (n_ckpt, n_D, n_s)
-# alpha_spec of each run with your function of Exercise D
+# alpha_spec of each run with your functions of Exercise D (the library's when yours do not run)
+spec_demo = student_or(alpha_spec_from_trajectory, lambda a, g, th=0.99: float(cl.alpha_spec(a, g, th)),
+                       lambda f: f(np.array([0.0, 1.0]), np.array([[0.5], [1.0]])), "Exercise D's alpha_spec_from_trajectory")
+fit_demo = student_or(fit_log_d, lambda d, a: tuple(np.polyfit(np.log(d), a, 1)[::-1]),
+                      lambda f: f(np.array([10.0, 100.0]), np.array([1.0, 2.0])), "Exercise D's fit_log_d")
 for k_s3, (alpha_k, gam) in traj3.items():
     Dk = runs3[k_s3][0]
-    spec3[k_s3] = (Dk, np.array([alpha_spec_from_trajectory(alpha_k, gam[:, i]) for i in range(len(Dk))]))
+    spec3[k_s3] = (Dk, np.array([spec_demo(alpha_k, gam[:, i]) for i in range(len(Dk))]))
 
 fig, ax = plt.subplots(figsize=(6, 4))
 fits3 = {}
@@ -739,7 +847,7 @@ for k_s3, (Dk, a_sp) in spec3.items():
     ok = np.isfinite(a_sp)
     ax.semilogx(Dk[ok], a_sp[ok], "o", color=f"C{k_s3}", label=f"$k_s={k_s3}$")
     if ok.sum() >= 2:
-        fits3[k_s3] = fit_log_d(Dk[ok], a_sp[ok])
+        fits3[k_s3] = fit_demo(Dk[ok], a_sp[ok])
         dd = np.geomspace(Dk.min(), Dk.max(), 50)
         ax.semilogx(dd, fits3[k_s3][0] + fits3[k_s3][1] * np.log(dd), "--", color=f"C{k_s3}", lw=1)
 ax.set(xlabel="feature dimension $D$", ylabel=r"$\alpha_{\rm spec}$ (eq. 25, $\gamma_{\rm th}=0.99$)",
@@ -850,35 +958,60 @@ def initial_errors(P, T, c):
     ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_exE_initial_errors", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-# Visible tests: against eps_g of the engine at the leading-order initial state (eqs 19-20, 81).
+# Visible tests: eps_0 = E[(f*(x) - y_hat(x))^2] at the random start, by Monte Carlo over the
+# preactivations (teacher ~ N(0, T S), student ~ N(0, S) for the CNN or N(0, I) for the LCN,
+# independent of the teacher), within 5 standard errors; and broadcasting.
 import numpy as np
-from td_lib import cnn_lcn as cl
+from scipy.special import erf
+from td_lib.own_work import own_work
 
-for (_P, _ks, _kt, _T, _c) in [(4, 1, 1, 1.0, 0.0), (4, 3, 2, 1.0, 0.5), (6, 2, 1, 2.5, 0.8), (3, 3, 3, 0.25, 0.3)]:
-    _S = cl.input_covariance(_P, _c)
-    _cnn, _lcn = initial_errors(_P, _T, _c)
-    for _kind, _mine in (("cnn", _cnn), ("lcn", _lcn)):
-        _R0, _Q0 = cl.leading_order_init(_kind, _P, _ks, _kt)
-        _ref = float(cl.generalisation_error(_kind, _R0, _Q0, _S, _T))
-        assert abs(float(_mine) - _ref) < 1e-10, (
-            f"{_kind.upper()} at P={_P}, k_s={_ks}, k_t={_kt}, T={_T}, c={_c}: eq. 81 at the initial state gives "
-            f"{_ref:.6f}, your eps0 is {float(_mine):.6f}. Remember I2 = (2/pi) arcsin(c12 / sqrt((1+c11)(1+c22))): "
-            "the student self-term is (2/pi) arcsin(1/2) = 1/3 and the CNN's cross terms have argument c/2.")
-_cnn, _lcn = initial_errors(np.array([2, 4, 8]), 1.0, np.array([[0.0], [0.5]]))
-assert np.shape(_cnn) == (2, 3) and np.shape(_lcn) == (2, 3), "initial_errors must broadcast its arguments"
+_eps0 = own_work(initial_errors, "exE_initial_errors")
+_rng = np.random.default_rng(8)
+_n = 200_000
+for (_P, _T, _c) in [(4, 1.0, 0.0), (4, 1.0, 0.5), (6, 2.5, 0.8), (3, 0.25, 0.3)]:
+    _S = (1 - _c) * np.eye(_P) + _c * np.ones((_P, _P))  # eq. 3
+    _fstar = erf(_rng.multivariate_normal(np.zeros(_P), _T * _S, _n) / np.sqrt(2)).sum(1)
+    _cnn, _lcn = _eps0(_P, _T, _c)
+    for _kind, _mine, _Sst in (("CNN", _cnn, _S), ("LCN", _lcn, np.eye(_P))):
+        _yhat = erf(_rng.multivariate_normal(np.zeros(_P), _Sst, _n) / np.sqrt(2)).sum(1)
+        _sq = (_fstar - _yhat) ** 2
+        _m, _se = _sq.mean(), _sq.std() / np.sqrt(_n)
+        assert abs(float(_mine) - _m) < 5 * _se, (
+            f"{_kind} at P={_P}, T={_T}, c={_c}: a Monte Carlo estimate of eps_0 gives {_m:.4f} ± {_se:.4f}, "
+            f"your value is {float(_mine):.4f} (more than 5 standard errors away). Compare your terms one by one "
+            "with eq. 81 at the initial state: teacher-teacher, student-student and teacher-student averages.")
+_cnn, _lcn = _eps0(np.array([2, 4, 8]), 1.0, np.array([[0.0], [0.5]]))
+assert np.shape(_cnn) == (2, 3) and np.shape(_lcn) == (2, 3), (
+    f"P of shape (3,) and c of shape (2, 1) should broadcast to (2, 3); got shapes {np.shape(_cnn)} and {np.shape(_lcn)}")
 ### BEGIN HIDDEN TESTS
+from td_lib import cnn_lcn as cl
+# Exact: eps_g of the ODE engine at the leading-order initial state (eq. 81), computed before your call.
 _rng = np.random.default_rng(17)
+_cases = [(4, 1, 1, 1.0, 0.0), (4, 3, 2, 1.0, 0.5), (6, 2, 1, 2.5, 0.8), (3, 3, 3, 0.25, 0.3), (1, 1, 1, 1.7, 0.4)]
 for _ in range(25):
     _P = int(_rng.integers(2, 8))
     _ks = int(_rng.integers(1, _P + 1))
-    _kt = int(_rng.integers(1, _ks + 1))
-    _T = float(_rng.uniform(0.2, 5))
-    _c = float(_rng.uniform(0, 0.95))
-    _S = cl.input_covariance(_P, _c)
-    _cnn, _lcn = initial_errors(_P, _T, _c)
+    _cases.append((_P, _ks, int(_rng.integers(1, _ks + 1)), float(_rng.uniform(0.2, 5)), float(_rng.uniform(0, 0.95))))
+_refs = [{k: float(cl.generalisation_error(k, *cl.leading_order_init(k, _P, _ks, _kt), cl.input_covariance(_P, _c), _T))
+          for k in ("cnn", "lcn")} for (_P, _ks, _kt, _T, _c) in _cases]
+for (_P, _ks, _kt, _T, _c), _ref in zip(_cases, _refs):
+    _cnn, _lcn = _eps0(_P, _T, _c)
     for _kind, _mine in (("cnn", _cnn), ("lcn", _lcn)):
-        _R0, _Q0 = cl.leading_order_init(_kind, _P, _ks, _kt)
-        assert abs(float(_mine) - float(cl.generalisation_error(_kind, _R0, _Q0, _S, _T))) < 1e-10
+        assert abs(float(_mine) - _ref[_kind]) < 1e-10, (
+            f"{_kind.upper()} at P={_P}, T={_T:.4f}, c={_c:.4f}: eq. 81 at the initial state gives {_ref[_kind]:.10f}, "
+            f"your value is {float(_mine):.10f}.")
+# Broadcast values: every entry equals the scalar case (P, T and c all arrays).
+_Pa, _Ta, _ca = np.array([2, 3, 5]), np.array([[0.5], [2.0]]), np.array([[[0.0]], [[0.6]]])
+_cnn, _lcn = _eps0(_Pa, _Ta, _ca)
+assert np.shape(_cnn) == (2, 2, 3) and np.shape(_lcn) == (2, 2, 3), (
+    f"P (3,), T (2, 1), c (2, 1, 1) should broadcast to (2, 2, 3); got {np.shape(_cnn)} and {np.shape(_lcn)}")
+for _i in range(2):
+    for _j in range(2):
+        for _k in range(3):
+            _sc, _sl = _eps0(int(_Pa[_k]), float(_Ta[_j, 0]), float(_ca[_i, 0, 0]))
+            assert abs(np.asarray(_cnn)[_i, _j, _k] - float(_sc)) < 1e-12 and abs(np.asarray(_lcn)[_i, _j, _k] - float(_sl)) < 1e-12, (
+                f"the broadcast result at P={_Pa[_k]}, T={_Ta[_j, 0]}, c={_ca[_i, 0, 0]} differs from the scalar call "
+                f"({np.asarray(_cnn)[_i, _j, _k]:.8f}, {np.asarray(_lcn)[_i, _j, _k]:.8f}) vs ({float(_sc):.8f}, {float(_sl):.8f})")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -904,6 +1037,8 @@ c0_num = cl.c_star_slope_numeric(P6, k6, k6, T6, s6)
 c0_eq = cl.c_star_slope(P6, k6, T6, s6)
 print(f"c0 from the ODE's A, B: {c0_num:.4f};  eq. 119 as printed: {c0_eq:.4f}")
 # The early-time expansion against the ODE at a small horizon:
+eps0_demo = student_or(initial_errors, lambda P, T, c: (cl.initial_error("cnn", P, T, c), cl.initial_error("lcn", P, T, c)),
+                       lambda f: f(4, 1.0, 0.5), "Exercise E's initial_errors")
 al_small = np.array([0.0, 1e-3, 2e-3])
 for kind in ("cnn", "lcn"):
     R0, Q0 = cl.leading_order_init(kind, P6, k6, k6)
@@ -912,7 +1047,7 @@ for kind in ("cnn", "lcn"):
                      dt=1e-4).eg
     print(f"{kind.upper()} c = 0.5: eps_g slope from the ODE {(e[1] - e[0]) / 1e-3:+.4f}, "
           f"from eq. 27 {-(0.3 * A_ode - 0.09 * B_ode):+.4f};  eps0 {e[0]:.4f} vs eq. 28 "
-          f"{initial_errors(P6, T6, 0.5)[kind == 'lcn']:.4f}")
+          f"{float(eps0_demo(P6, T6, 0.5)[kind == 'lcn']):.4f}")
 
 # %% [markdown]
 # At $c=0$ the ODE gives $A_{\rm CNN}=$ 4.323, which is $P=4$ times $A_{\rm LCN}$, and
@@ -990,6 +1125,9 @@ def optimal_eta_log_parabola(etas, errors):
 # %% nbgrader={"grade": true, "grade_id": "test_exF_noise_floor", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests: eqs 31-32 at a few parameter values.
 import numpy as np
+from td_lib.own_work import own_work
+
+_nf = own_work(noise_floor_eq34, "exF_noise_floor")
 
 def _eq31(eta, sigma, P, T, c):
     return eta * sigma**2 / np.pi * (P / np.sqrt(1 + 2 * T) + P * (P - 1) * c / np.sqrt((1 + T)**2 - T**2 * c**2))
@@ -997,48 +1135,77 @@ def _eq31(eta, sigma, P, T, c):
 def _eq32(eta, sigma, P, T, c):
     return eta * sigma**2 * P / (np.pi * np.sqrt(1 + 2 * T))
 
-for (_eta, _s, _P, _T, _c) in [(2e-3, 1.0, 6, 1.0, 0.0), (2e-3, 1.0, 6, 1.0, 0.5), (0.1, 2.0, 4, 2.0, 0.8)]:
-    _mc = noise_floor_eq34("cnn", _eta, _s, _P, _T, _c)
-    _ml = noise_floor_eq34("lcn", _eta, _s, _P, _T, _c)
-    assert abs(_ml / _eq32(_eta, _s, _P, _T, _c) - 1) < 1e-11, (
-        f"LCN at P={_P}, T={_T}, c={_c}: eq. 32 gives {_eq32(_eta, _s, _P, _T, _c):.6g}, you give {_ml:.6g}. "
-        "Only the diagonal W_pp = (2/pi)/sqrt(1+2T) survives, times eta sigma^2 / 2.")
-    assert abs(_mc / _eq31(_eta, _s, _P, _T, _c) - 1) < 1e-11, (
-        f"CNN at P={_P}, T={_T}, c={_c}: eq. 31 gives {_eq31(_eta, _s, _P, _T, _c):.6g}, you give {_mc:.6g}. "
-        "The CNN's errors are correlated like the data, E[e_p e_q] = eta sigma^2 S_pq / 2, and W_pq (p != q) is "
-        "J2 at covariance T c between the teacher preactivations.")
+_cases = [(2e-3, 1.0, 6, 1.0, 0.0), (2e-3, 1.0, 6, 1.0, 0.5), (0.1, 2.0, 4, 2.0, 0.8)]
+_refs = [(_eq31(*_a), _eq32(*_a)) for _a in _cases]
+del _eq31, _eq32  # references computed; your function runs without them
+for (_eta, _s, _P, _T, _c), (_r31, _r32) in zip(_cases, _refs):
+    _case = f"eta={_eta}, sigma={_s}, P={_P}, T={_T}, c={_c}"
+    _ml = _nf("lcn", _eta, _s, _P, _T, _c)
+    _mc = _nf("cnn", _eta, _s, _P, _T, _c)
+    assert abs(_ml / _r32 - 1) < 1e-11, (
+        f"LCN at {_case}: eq. 32 gives {_r32:.6g}, your noise_floor_eq34 gives {_ml:.6g} "
+        f"(ratio {_ml / _r32:.6g}). Check E[e_p e_q] of eq. 34 for the LCN and W at the teacher covariance T S.")
+    assert abs(_mc / _r31 - 1) < 1e-11, (
+        f"CNN at {_case}: eq. 31 gives {_r31:.6g}, your noise_floor_eq34 gives {_mc:.6g} (ratio {_mc / _r31:.6g})."
+        + (" Your CNN value equals your LCN value although c > 0: the two students' E[e_p e_q] differ (eq. 34)."
+           if _c > 0 and abs(_mc / _ml - 1) < 1e-12 else ""))
 ### BEGIN HIDDEN TESTS
+from td_lib import cnn_lcn as cl
 _rng = np.random.default_rng(31)
+_cases = [(1e-3, 1.0, 1, 1.0, 0.5), (1e-3, 0.7, 5, 40.0, 0.9), (0.05, 1.5, 3, 0.3, 0.0)]
 for _ in range(20):
-    _eta, _s, _P, _T, _c = 10 ** _rng.uniform(-4, -1), _rng.uniform(0.1, 3), int(_rng.integers(2, 9)), _rng.uniform(0.25, 10), _rng.uniform(0, 0.97)
-    assert abs(noise_floor_eq34("cnn", _eta, _s, _P, _T, _c) / _eq31(_eta, _s, _P, _T, _c) - 1) < 1e-11
-    assert abs(noise_floor_eq34("lcn", _eta, _s, _P, _T, _c) / _eq32(_eta, _s, _P, _T, _c) - 1) < 1e-11
+    _cases.append((10 ** _rng.uniform(-4, -1), _rng.uniform(0.1, 3), int(_rng.integers(2, 9)), _rng.uniform(0.25, 10),
+                   _rng.uniform(0, 0.97)))
+_refs = [(float(cl.noise_floor("cnn", *_a)), float(cl.noise_floor("lcn", *_a))) for _a in _cases]
+for (_eta, _s, _P, _T, _c), (_r31, _r32) in zip(_cases, _refs):
+    _case = f"eta={_eta:.3g}, sigma={_s:.3g}, P={_P}, T={_T:.3g}, c={_c:.3g}"
+    _mc = _nf("cnn", _eta, _s, _P, _T, _c)
+    _ml = _nf("lcn", _eta, _s, _P, _T, _c)
+    assert abs(_mc / _r31 - 1) < 1e-11, f"CNN at {_case}: eq. 31 gives {_r31:.8g}, your noise_floor_eq34 gives {_mc:.8g}"
+    assert abs(_ml / _r32 - 1) < 1e-11, f"LCN at {_case}: eq. 32 gives {_r32:.8g}, your noise_floor_eq34 gives {_ml:.8g}"
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_exF_optimal_eta", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests: exact recovery when ln(error) is a parabola in ln(eta); NaN handling; edges.
 import numpy as np
+from td_lib.own_work import own_work
 
+_opt = own_work(optimal_eta_log_parabola, "exF_noise_floor")
 _etas = np.geomspace(1e-3, 1.0, 13)
 _err = np.exp(0.7 * (np.log(_etas) - np.log(0.037)) ** 2 - 2.0)
-_v = optimal_eta_log_parabola(_etas, _err)
+_v = _opt(_etas, _err)
 assert abs(_v / 0.037 - 1) < 1e-10, (
-    f"ln(error) is exactly a parabola in ln(eta) with vertex at eta = 0.037; got {_v:.6g}. "
-    "Fit in log-log coordinates (a parabola in (eta, error) is biased on a log grid) and refine beyond the grid point.")
+    f"ln(error) is exactly a parabola in ln(eta) with its vertex at eta = 0.037; got {_v:.6g} "
+    f"(the grid point nearest the vertex is {_etas[np.argmin(_err)]:.6g}). The parabola is fitted in (ln eta, ln error).")
 _err2 = _err.copy()
 _err2[-3:] = np.nan
-assert abs(optimal_eta_log_parabola(_etas, _err2) / 0.037 - 1) < 1e-10, "NaN (diverged) errors must be ignored"
-assert optimal_eta_log_parabola(_etas, 1 / _etas) == _etas[-1], "a minimum at the grid edge must return that edge"
+_v2 = _opt(_etas, _err2)
+assert abs(_v2 / 0.037 - 1) < 1e-10, (
+    f"the same errors with the last three replaced by NaN (diverged runs) should still give 0.037; got {_v2:.6g}")
+_v3 = _opt(_etas, 1 / _etas)
+assert abs(_v3 / _etas[-1] - 1) < 1e-12, f"errors decreasing over the whole grid: expected the right edge {_etas[-1]:.6g}, got {_v3:.6g}"
 ### BEGIN HIDDEN TESTS
 from td_lib.cnn_lcn.observables import _refine_min
 _rng = np.random.default_rng(4)
+_cases = []
 for _ in range(20):
     _etas = np.geomspace(10 ** _rng.uniform(-4, -2), 10 ** _rng.uniform(0, 1), int(_rng.integers(9, 30)))
     _y = np.exp(np.cos(np.log(_etas) * 0.3 + _rng.uniform(0, 3)) + 0.1 * np.log(_etas) ** 2)
     if np.argmin(_y) in (0, len(_y) - 1):
         continue
-    _ref = float(np.exp(_refine_min(np.log(_etas), np.log(_y))[0]))
-    assert abs(optimal_eta_log_parabola(_etas, _y) / _ref - 1) < 1e-9
+    _cases.append((_etas, _y, float(np.exp(_refine_min(np.log(_etas), np.log(_y))[0]))))
+for _etas, _y, _ref in _cases:
+    _mine = _opt(_etas, _y)
+    assert abs(_mine / _ref - 1) < 1e-9, (
+        f"a smooth error curve on a {len(_etas)}-point grid from {_etas[0]:.3g} to {_etas[-1]:.3g} with its grid minimum at "
+        f"{_etas[np.argmin(_y)]:.4g}: the log-log parabola gives {_ref:.8g}, you return {_mine:.8g}")
+# Left edge, with NaN both inside and at the far end of the grid.
+_etas = np.geomspace(1e-2, 1.0, 9)
+_y = _etas.copy()
+_y[[4, 8]] = np.nan
+_mine = _opt(_etas, _y)
+assert abs(_mine / _etas[0] - 1) < 1e-12, (
+    f"errors increasing from the left edge (NaN at two other points): expected the left edge {_etas[0]:.6g}, got {_mine}")
 ### END HIDDEN TESTS
 
 # %%
@@ -1094,13 +1261,15 @@ for kind in ("cnn", "lcn"):
 
 # %%
 # Eq. 34 itself: the preactivation-error covariance at the ODE's stationary state (P = 6, c = 0.5).
+floor34_demo = student_or(noise_floor_eq34, lambda *a: float(cl.noise_floor(*a)),
+                          lambda f: f("cnn", 1e-3, 1.0, 4, 1.0, 0.5), "Exercise F's noise_floor_eq34")
 S5 = cl.input_covariance(6, 0.5)
 for kind in ("cnn", "lcn"):
     tr = run_a[kind][0]
     E = cl.error_covariance(kind, tr.R[-1, i05[1]], tr.Q[-1, i05[1]], S5) / (eta5 / 2)
     print(f"{kind.upper()}: E[e_0 e_q] / (eta sigma^2 / 2) for q = 0..5: {np.round(E[0], 3)}"
           f"   (eq. 34: {'S' if kind == 'cnn' else 'identity'} row = {np.round((S5 if kind == 'cnn' else np.eye(6))[0], 3)})"
-          f";  sum W E = {noise_floor_eq34(kind, eta5, 1.0, 6, 1.0, 0.5) / eta5:.4f} eta sigma^2")
+          f";  sum W E = {floor34_demo(kind, eta5, 1.0, 6, 1.0, 0.5) / eta5:.4f} eta sigma^2")
 
 # %% [markdown]
 # The ODE floors sit on eqs 31–32 (the small residual differences are the $O(\eta^2)$
@@ -1128,12 +1297,26 @@ for kind in ("cnn", "lcn"):
 etas_h = np.geomspace(1e-3, 2.0, pick(25, 9))
 alF_h = np.array(pick([0.0, 0.01, 0.1, 1.0, 10.0, 100.0], [0.0, 0.01, 0.1, 1.0]))
 S_h = cl.input_covariance(4, 0.5)
+from td_lib.cnn_lcn.observables import _refine_min  # the engine's parabola (Figure 6), used if yours fails
+
+
+def _library_eta(etas, errors):
+    errors = np.asarray(errors, dtype=float)
+    i = int(np.nanargmin(np.where(np.isfinite(errors), errors, np.nan)))
+    if i in (0, len(etas) - 1):
+        return float(etas[i])
+    return float(np.exp(_refine_min(np.log(etas), np.log(np.where(np.isfinite(errors), errors, 1e300)))[0]))
+
+
+opt_eta_demo = student_or(optimal_eta_log_parabola, _library_eta,
+                          lambda f: f(np.geomspace(0.1, 1.0, 5), np.array([3.0, 2.0, 1.0, 2.0, 3.0])),
+                          "Exercise F's optimal_eta_log_parabola")
 eta_star = {}
 for kind in ("cnn", "lcn"):
     R0, Q0 = cl.leading_order_init(kind, 4, 1, 1)
     tr = cl.integrate(kind, R0, Q0, alF_h, S_h, T=1.0, eta=etas_h, sigma=1.0, dtau=0.1,
                       steady_tol=1e-9, on_divergence="nan")
-    eta_star[kind] = [optimal_eta_log_parabola(etas_h, tr.eg[i]) for i in range(1, len(alF_h))]
+    eta_star[kind] = [opt_eta_demo(etas_h, tr.eg[i]) for i in range(1, len(alF_h))]
     A_, B_ = cl.early_time_coefficients(kind, 4, 1, 1, 1.0, 1.0, 0.5)
     print(f"{kind.upper()}: eta*(alpha_F) for alpha_F = {alF_h[1:].tolist()}: {np.round(eta_star[kind], 4)};"
           f"  early-time A/2B = {A_ / (2 * B_):.4f}")

@@ -270,6 +270,10 @@ def grad_from_moments(Wt: np.ndarray, Exy: np.ndarray, Exx: np.ndarray) -> np.nd
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_moments", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_loss = own_work(loss_from_moments, "ex71A_moments")
+_grad = own_work(grad_from_moments, "ex71A_moments")
 _rng = np.random.default_rng(0)
 _X = _rng.standard_normal((500, 4)) + 0.3
 _Y = np.c_[np.sign(_X[:, 0] + _rng.standard_normal(500)), _X[:, 1] ** 2]  # two outputs
@@ -277,34 +281,45 @@ _Xt = np.c_[_X, np.ones(500)]
 _Wt = _rng.standard_normal((2, 5))
 _Eyy, _Exy, _Exx = _Y.T @ _Y / 500, _Xt.T @ _Y / 500, _Xt.T @ _Xt / 500
 _L_direct = 0.5 * np.mean(np.sum((_Y - _Xt @ _Wt.T) ** 2, axis=1))
-_L = loss_from_moments(_Wt, _Eyy, _Exy, _Exx)
+_L = _loss(_Wt, _Eyy, _Exy, _Exx)
 assert abs(_L - _L_direct) < 1e-10 * max(1.0, abs(_L_direct)), (
-    f"loss_from_moments gives {_L}, the loss averaged over the examples is {_L_direct}: "
-    "expand the square and take the expectation of each trace.")
-_G = np.asarray(grad_from_moments(_Wt, _Exy, _Exx))
-assert _G.shape == _Wt.shape, f"the gradient must have the shape of Wt {_Wt.shape}, got {_G.shape}"
-_G_direct = (_Xt @ _Wt.T - _Y).T @ _Xt / 500  # per-example gradients (Wt x~ - y) x~^T, averaged
+    f"loss_from_moments on a data set of 500 points (k = 2 outputs, d = 4 inputs): expected the "
+    f"loss averaged over the examples, {_L_direct:.10g}, got {_L!r}.")
+_G = np.asarray(_grad(_Wt, _Exy, _Exx))
+assert _G.shape == _Wt.shape, f"the gradient must have the shape of Wt, {_Wt.shape}; got {_G.shape}"
+_G_direct = (_Xt @ _Wt.T - _Y).T @ _Xt / 500  # per-example gradients, averaged
+_hint = (" It equals minus the expected gradient: the gradient points uphill, not along the flow."
+         if np.abs(_G + _G_direct).max() < 1e-10 else "")
 assert np.abs(_G - _G_direct).max() < 1e-10, (
-    "grad_from_moments does not match the average of the per-example gradients "
-    "(Wt x~ - y) x~^T; check the sign and the transposes.")
+    "grad_from_moments on the same data: expected the average of the per-example gradients, "
+    f"max |got - expected| = {np.abs(_G - _G_direct).max():.3e} (expected [0, 0] = "
+    f"{_G_direct[0, 0]:.8f}, got {_G[0, 0]:.8f}).{_hint}")
 ### BEGIN HIDDEN TESTS
 import torch as _torch
 
 _Wtt = _torch.tensor(_Wt, requires_grad=True)
 _lt = 0.5 * ((_torch.tensor(_Y) - _torch.tensor(_Xt) @ _Wtt.T) ** 2).sum(1).mean()
 (_ga,) = _torch.autograd.grad(_lt, _Wtt)
-assert np.abs(_G - _ga.numpy()).max() < 1e-10, "gradient differs from autograd"
+assert np.abs(_G - _ga.numpy()).max() < 1e-10, (
+    f"grad_from_moments differs from the autograd gradient of the loss by "
+    f"{np.abs(_G - _ga.numpy()).max():.3e}.")
 for _s in range(3):
     _r = np.random.default_rng(10 + _s)
     _k, _d = 1 + _s, 2 + 2 * _s
-    _A = _r.standard_normal((50, _d + 1))
+    _A = _r.standard_normal((50, _d + 1)) + 0.5 * _r.standard_normal(_d + 1)
     _A[:, -1] = 1
-    _B = _r.standard_normal((50, _k))
+    _B = _r.standard_normal((50, _k)) + 1.0  # E y != 0: the bias column matters
     _W = _r.standard_normal((_k, _d + 1))
     _Ld = 0.5 * np.mean(np.sum((_B - _A @ _W.T) ** 2, axis=1))
-    assert abs(loss_from_moments(_W, _B.T @ _B / 50, _A.T @ _B / 50, _A.T @ _A / 50) - _Ld) < 1e-10
-    assert np.abs(grad_from_moments(_W, _A.T @ _B / 50, _A.T @ _A / 50)
-                  - (_A @ _W.T - _B).T @ _A / 50).max() < 1e-10
+    _Lg = _loss(_W, _B.T @ _B / 50, _A.T @ _B / 50, _A.T @ _A / 50)
+    assert abs(_Lg - _Ld) < 1e-10 * max(1.0, abs(_Ld)), (
+        f"loss_from_moments with k = {_k} outputs, d = {_d} inputs: expected {_Ld:.10g}, got {_Lg!r}.")
+    _Gd = (_A @ _W.T - _B).T @ _A / 50
+    _Gg = np.asarray(_grad(_W, _A.T @ _B / 50, _A.T @ _A / 50))
+    assert _Gg.shape == _Gd.shape and np.abs(_Gg - _Gd).max() < 1e-10, (
+        f"grad_from_moments with k = {_k} outputs, d = {_d} inputs: expected shape {_Gd.shape}, got "
+        f"{_Gg.shape}" + (f", max |got - expected| = {np.abs(_Gg - _Gd).max():.3e}"
+                          if _Gg.shape == _Gd.shape else "") + ".")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71A_2_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -339,6 +354,9 @@ def linear_flow(W0: np.ndarray, Syx: np.ndarray, Sxx: np.ndarray, t: float) -> n
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_flow", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 from scipy.integrate import solve_ivp
 
+from td_lib.own_work import own_work
+
+_flow = own_work(linear_flow, "ex71A_flow")
 _r = np.random.default_rng(1)
 _A = _r.standard_normal((3, 3))
 _Sxx = _A @ _A.T + 0.5 * np.eye(3)   # not diagonal: the eigenbasis matters
@@ -347,22 +365,45 @@ _W0 = 0.1 * _r.standard_normal((2, 3))
 _sol = solve_ivp(lambda t, w: (_Syx - w.reshape(2, 3) @ _Sxx).ravel(), (0, 1.5), _W0.ravel(),
                  rtol=1e-11, atol=1e-13)
 _Wnum = _sol.y[:, -1].reshape(2, 3)
-_Wex = np.asarray(linear_flow(_W0, _Syx, _Sxx, 1.5))
-assert _Wex.shape == (2, 3), f"W(t) must have the shape of W0, got {_Wex.shape}"
+_Wex = np.asarray(_flow(_W0, _Syx, _Sxx, 1.5))
+assert _Wex.shape == (2, 3), f"W(t) must have the shape of W0, (2, 3); got {_Wex.shape}"
 assert np.abs(_Wex - _Wnum).max() < 1e-8, (
-    f"linear_flow differs from a numerical solution of the ODE by {np.abs(_Wex - _Wnum).max():.2e}. "
-    "The error E = W - W* obeys dE/dt = -E Sxx: use a matrix exponential (scipy.linalg.expm), "
-    "applied on the right.")
-assert np.abs(np.asarray(linear_flow(_W0, _Syx, _Sxx, 0.0)) - _W0).max() < 1e-12, "W(0) must be W0"
+    "linear_flow(W0, Syx, Sxx, t = 1.5) with k = 2, d = 3 and a non-diagonal Sxx: expected a "
+    f"high-accuracy numerical solution of the ODE, max |got - expected| = {np.abs(_Wex - _Wnum).max():.2e} "
+    f"(expected W[0] = {np.round(_Wnum[0], 6)}, got {np.round(_Wex[0], 6)}).")
+_W00 = np.asarray(_flow(_W0, _Syx, _Sxx, 0.0))
+assert np.abs(_W00 - _W0).max() < 1e-12, (
+    f"linear_flow at t = 0 must return W0; max |W(0) - W0| = {np.abs(_W00 - _W0).max():.2e}.")
 ### BEGIN HIDDEN TESTS
 _Wst = _Syx @ np.linalg.inv(_Sxx)
-assert np.abs(np.asarray(linear_flow(_W0, _Syx, _Sxx, 200.0)) - _Wst).max() < 1e-8, "W(inf) = W*"
+_Winf = np.asarray(_flow(_W0, _Syx, _Sxx, 200.0))
+assert np.abs(_Winf - _Wst).max() < 1e-8, (
+    "linear_flow at t = 200 (long after every mode has relaxed): expected the fixed point of the "
+    f"flow, max |got - expected| = {np.abs(_Winf - _Wst).max():.2e}.")
 # whitened: a_alpha(t) = s + (a0 - s) e^{-t}
 _U, _s, _Vt = np.linalg.svd(_Syx, full_matrices=False)
-_Wt3 = np.asarray(linear_flow(_W0, _Syx, np.eye(3), 0.7))
+_Wt3 = np.asarray(_flow(_W0, _Syx, np.eye(3), 0.7))
 _a0 = np.einsum("ia,ij,aj->a", _U, _W0, _Vt)
 _at = np.einsum("ia,ij,aj->a", _U, _Wt3, _Vt)
-assert np.abs(_at - (_s + (_a0 - _s) * np.exp(-0.7))).max() < 1e-12, "whitened modes"
+_want = _s + (_a0 - _s) * np.exp(-0.7)
+assert np.abs(_at - _want).max() < 1e-12, (
+    f"linear_flow with whitened inputs (Sxx = I) at t = 0.7: the mode strengths a_alpha should be "
+    f"{_want}, got {_at}.")
+# a square case (k = d = 4) and a rectangular one with k > d: the multiplication order matters
+for _k, _dd, _t in ((4, 4, 0.9), (5, 2, 0.4)):
+    _rr = np.random.default_rng(20 + _k)
+    _B = _rr.standard_normal((_dd, _dd))
+    _Sx = _B @ _B.T + 0.3 * np.eye(_dd)
+    _Sy = _rr.standard_normal((_k, _dd))
+    _V0 = _rr.standard_normal((_k, _dd))
+    _ref = solve_ivp(lambda t, w, Sy=_Sy, Sx=_Sx: (Sy - w.reshape(Sy.shape) @ Sx).ravel(), (0, _t),
+                     _V0.ravel(),
+                     rtol=1e-12, atol=1e-14).y[:, -1].reshape(_k, _dd)
+    _got = np.asarray(_flow(_V0, _Sy, _Sx, _t))
+    assert _got.shape == _ref.shape and np.abs(_got - _ref).max() < 1e-8, (
+        f"linear_flow with k = {_k}, d = {_dd}, t = {_t}: expected shape {_ref.shape}, got {_got.shape}"
+        + (f", max |got - expected| = {np.abs(_got - _ref).max():.2e}" if _got.shape == _ref.shape
+           else "") + ".")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71A_3_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -511,26 +552,53 @@ def gradient_orders(c: dict, max_order: int) -> dict:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71B_orders", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_orders = own_work(gradient_orders, "ex71B_orders")
 _all = {k: 1.0 for k in range(1, 8)}
-_t = gradient_orders(_all, 5)
-assert set(_t) == {("label", k) for k in range(1, 6)} | {("input", p) for p in range(2, 5)}, (
-    "keys: ('label', k) for k = 1..max_order and ('input', p) for p = 2..max_order-1")
-assert [_t[("label", k)] for k in range(1, 6)] == [1, 2, 3, 4, 5], (
-    "E[y x^k] carries a_j w_j^(k-1): order eps^k")
-assert [_t[("input", p)] for p in (2, 3, 4)] == [3, 4, 5], (
-    "E[x^p] reaches the gradient through the output f, which is itself O(eps): order eps^(p+1)")
+_t = _orders(_all, 5)
+_keys = {("label", k) for k in range(1, 6)} | {("input", p) for p in range(2, 5)}
+assert set(_t) == _keys, (
+    f"gradient_orders(c, max_order = 5): expected the keys {sorted(_keys)}, got {sorted(_t)} "
+    f"(missing {sorted(_keys - set(_t))}, extra {sorted(set(_t) - _keys)}).")
+_lab = [_t[("label", k)] for k in range(1, 6)]
+assert _lab == [1, 2, 3, 4, 5], (
+    f"all c_k = 1, max_order = 5: expected the orders of ('label', 1..5) to be [1, 2, 3, 4, 5], got {_lab}.")
+_inp = [_t[("input", p)] for p in (2, 3, 4)]
+assert _inp == [3, 4, 5], (
+    f"all c_k = 1, max_order = 5: expected the orders of ('input', 2..4) to be [3, 4, 5], got {_inp}.")
 _gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi))}
-_g = gradient_orders(_gelu_c, 5)
-assert _g[("label", 3)] is None and _g[("label", 4)] == 4, "GELU has c_3 = 0 but c_4 != 0"
+_g = _orders(_gelu_c, 5)
+assert (_g[("label", 3)], _g[("label", 4)]) == (None, 4), (
+    "GELU coefficients (c_3 = 0.0 is given as a key with value zero), max_order = 5: expected "
+    f"('label', 3) -> None and ('label', 4) -> 4, got {_g[('label', 3)]} and {_g[('label', 4)]}.")
 ### BEGIN HIDDEN TESTS
 _tanh_c = {1: 1.0, 3: -1 / 3, 5: 2 / 15, 7: -17 / 315}
-_h = gradient_orders(_tanh_c, 8)
-assert [_h[("label", k)] for k in range(1, 9)] == [1, None, 3, None, 5, None, 7, None]
-assert [_h[("input", p)] for p in range(2, 8)] == [3, None, 5, None, 7, None]
-assert _g[("input", 4)] == 5 and _g[("input", 3)] == 4 and _g[("label", 5)] is None
-_q = gradient_orders({2: 1.0}, 6)  # pure quadratic: only even label moment 2, input moment 4
-assert [_q[("label", k)] for k in range(1, 7)] == [None, 2, None, None, None, None]
-assert [_q[("input", p)] for p in range(2, 6)] == [None, None, 5, None]
+_h = _orders(_tanh_c, 8)
+_hl, _hi = [_h.get(("label", k), "missing") for k in range(1, 9)], [_h.get(("input", p), "missing")
+                                                                   for p in range(2, 8)]
+assert _hl == [1, None, 3, None, 5, None, 7, None], (
+    f"tanh coefficients (c_1, c_3, c_5, c_7), max_order = 8: expected ('label', 1..8) -> "
+    f"[1, None, 3, None, 5, None, 7, None], got {_hl}.")
+assert _hi == [3, None, 5, None, 7, None], (
+    f"tanh coefficients, max_order = 8: expected ('input', 2..7) -> [3, None, 5, None, 7, None], got {_hi}.")
+_gi = (_g[("input", 3)], _g[("input", 4)], _g[("label", 5)])
+assert _gi == (4, 5, None), (
+    f"GELU coefficients (c_1..c_4), max_order = 5: expected ('input', 3), ('input', 4), ('label', 5) "
+    f"-> (4, 5, None), got {_gi}.")
+_q = _orders({2: 1.0}, 6)  # pure quadratic
+_ql = [_q.get(("label", k), "missing") for k in range(1, 7)]
+_qi = [_q.get(("input", p), "missing") for p in range(2, 6)]
+assert (_ql, _qi) == ([None, 2, None, None, None, None], [None, None, 5, None]), (
+    f"sigma(z) = z^2 (only c_2 = 1), max_order = 6: expected ('label', 1..6) -> "
+    f"[None, 2, None, None, None, None] and ('input', 2..5) -> [None, None, 5, None], got {_ql} and {_qi}.")
+_z = _orders({1: 1.0, 2: 0.0, 3: 2.0, 4: 0.0, 9: 1.0}, 4)  # zero values mean c_k = 0; c_9 is beyond reach
+_zk = {("label", k) for k in range(1, 5)} | {("input", p) for p in range(2, 4)}
+assert set(_z) == _zk and [_z[("label", k)] for k in range(1, 5)] == [1, None, 3, None] \
+        and [_z[("input", p)] for p in (2, 3)] == [3, None], (
+    "c = {1: 1, 2: 0, 3: 2, 4: 0, 9: 1}, max_order = 4: expected {('label', 1): 1, ('label', 2): None, "
+    "('label', 3): 3, ('label', 4): None, ('input', 2): 3, ('input', 3): None}, got "
+    f"{dict(sorted(_z.items(), key=str))}.")
 ### END HIDDEN TESTS
 
 # %%
@@ -544,6 +612,9 @@ try:
 except NotImplementedError:
     tables = None
     print("(write gradient_orders above to see the table)")
+except Exception as exc:  # noqa: BLE001 - the demo must not stop Run All
+    tables = None
+    print(f"(gradient_orders raised {type(exc).__name__}: {exc}; run its test cell to see why)")
 if tables:
     fmt = lambda o: "  -  " if o is None else f"eps^{o}"
     print(f"{'statistic':12s}" + "".join(f"{nm:>10s}" for nm in tables))
@@ -589,17 +660,25 @@ def first_clone_difference_order(c: dict, max_order: int = 12):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71B_clone_order", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-_gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi))}
-assert first_clone_difference_order(_gelu_c) == 4, (
-    "GELU has c_4 != 0, so E[y x^4] (which differs by the fourth cumulant) enters at eps^4")
-assert first_clone_difference_order({1: 1.0, 3: -1 / 3, 5: 2 / 15}) == 5, (
-    "tanh has c_2 = c_4 = 0: no E[y x^4] term. The first fourth-order statistics are E[x^4] "
-    "(through c_1 c_3, at eps^5) and E[y x^5] (c_5, eps^5).")
+from td_lib.own_work import own_work
+
+_first = own_work(first_clone_difference_order, "ex71B_clone_order")
+for _c, _want in (({1: 1.0, 3: 0.2, 4: 0.1}, 4), ({1: 1.0, 2: 0.4, 6: 0.1}, 5), ({3: 1.0, 4: 0.0, 6: 0.2}, 6)):
+    _got = _first(_c)
+    assert _got == _want, f"first_clone_difference_order({_c}): expected {_want}, got {_got!r}."
 ### BEGIN HIDDEN TESTS
-assert first_clone_difference_order({1: 1.0}) is None, "a linear network never sees the difference"
-assert first_clone_difference_order({2: 1.0}) == 5, "pure quadratic: E[x^4] via c_2^2 at eps^5"
-assert first_clone_difference_order({1: 1.0, 7: 1.0}) == 7
-assert first_clone_difference_order({1: 1.0, 7: 1.0}, max_order=6) is None
+_gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi))}
+for _name, _c, _kw, _want in (
+        ("GELU (c_1..c_4)", _gelu_c, {}, 4),
+        ("tanh (c_1, c_3, c_5)", {1: 1.0, 3: -1 / 3, 5: 2 / 15}, {}, 5),
+        ("sigma(z) = z", {1: 1.0}, {}, None),
+        ("sigma(z) = z^2", {2: 1.0}, {}, 5),
+        ("c = {1: 1, 7: 1}", {1: 1.0, 7: 1.0}, {}, 7),
+        ("c = {1: 1, 7: 1}, max_order = 6", {1: 1.0, 7: 1.0}, {"max_order": 6}, None),
+        ("c = {1: 1, 4: 0.0, 5: 0.3} (c_4 = 0 given as a key)", {1: 1.0, 4: 0.0, 5: 0.3}, {}, 5),
+        ("c = {2: 1}, max_order = 4", {2: 1.0}, {"max_order": 4}, None)):
+    _got = _first(_c, **_kw)
+    assert _got == _want, f"first_clone_difference_order for {_name}: expected {_want}, got {_got!r}."
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71B_4_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -765,6 +844,9 @@ def empirical_ntk(X1: torch.Tensor, X2: torch.Tensor, W: torch.Tensor, a: torch.
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+
 def _ntk_autograd(X1, X2, W, a, act):
     sig = nets.ACTIVATIONS[act][0]
 
@@ -778,23 +860,42 @@ def _ntk_autograd(X1, X2, W, a, act):
     return jac(X1) @ jac(X2).T
 
 
+_ntk = own_work(empirical_ntk, "ex71C_ntk")
 _gn = torch.Generator().manual_seed(0)
 _W = torch.randn(5, 3, generator=_gn, dtype=torch.float64)
 _a = torch.randn(5, generator=_gn, dtype=torch.float64)
 _X1 = torch.randn(4, 3, generator=_gn, dtype=torch.float64)
 _X2 = torch.randn(6, 3, generator=_gn, dtype=torch.float64)
-_K = empirical_ntk(_X1, _X2, _W, _a, "tanh")
-assert tuple(_K.shape) == (4, 6), f"K must have shape (n1, n2) = (4, 6), got {tuple(_K.shape)}"
-_err = (_K - _ntk_autograd(_X1, _X2, _W, _a, "tanh")).abs().max().item()
-assert _err < 1e-12, (
-    f"empirical_ntk differs from the autograd Jacobian product by {_err:.2e}. The features are "
-    "d f/d a_j = sigma(w_j.x) and d f/d w_j = a_j sigma'(w_j.x) x: the w-part of K carries a_j^2.")
+_Kref = _ntk_autograd(_X1, _X2, _W, _a, "tanh")
 ### BEGIN HIDDEN TESTS
-for _act in ("gelu", "erf", "linear"):
-    _e = (empirical_ntk(_X1, _X2, _W, _a, _act) - _ntk_autograd(_X1, _X2, _W, _a, _act)).abs().max()
-    assert _e.item() < 1e-12, _act
-_Ks = empirical_ntk(_X1, _X1, _W, _a, "tanh")
-assert (_Ks - _Ks.T).abs().max().item() < 1e-13 and torch.linalg.eigvalsh(_Ks).min().item() > -1e-10
+_Krefs = {_act: _ntk_autograd(_X1, _X2, _W, _a, _act) for _act in ("gelu", "erf", "linear")}
+_gm = torch.Generator().manual_seed(5)
+_W4 = 0.7 * torch.randn(4, 4, generator=_gm, dtype=torch.float64)
+_a4 = torch.rand(4, generator=_gm, dtype=torch.float64) + 0.5
+_X4 = torch.randn(3, 4, generator=_gm, dtype=torch.float64)
+_Kr4 = _ntk_autograd(_X4, _X4, _W4, _a4, "gelu")
+### END HIDDEN TESTS
+del _ntk_autograd  # the references are computed: your function runs without them
+_K = torch.as_tensor(_ntk(_X1, _X2, _W, _a, "tanh"))
+assert tuple(_K.shape) == (4, 6), f"K must have shape (n1, n2) = (4, 6), got {tuple(_K.shape)}"
+_err = (_K - _Kref).abs().max().item()
+assert _err < 1e-12, (
+    "empirical_ntk for tanh, N = 5 units, d = 3, n1 = 4, n2 = 6: expected the product of the "
+    f"autograd Jacobians, max |got - expected| = {_err:.2e} (expected K[0, 0] = {_Kref[0, 0].item():.10f}, "
+    f"got {_K[0, 0].item():.10f}).")
+### BEGIN HIDDEN TESTS
+for _act, _Kr in _Krefs.items():
+    _Kg = torch.as_tensor(_ntk(_X1, _X2, _W, _a, _act))
+    _e = (_Kg - _Kr).abs().max().item() if tuple(_Kg.shape) == (4, 6) else float("inf")
+    assert _e < 1e-12, (
+        f"empirical_ntk for act = {_act!r} (same W, a, X1, X2): expected the product of the autograd "
+        f"Jacobians, got shape {tuple(_Kg.shape)}, max |got - expected| = {_e:.2e}.")
+# another point: a square W (d = N = 4), positive readouts, X2 = X1
+_Ks = torch.as_tensor(_ntk(_X4, _X4, _W4, _a4, "gelu"))
+_e = (_Ks - _Kr4).abs().max().item() if tuple(_Ks.shape) == (3, 3) else float("inf")
+assert _e < 1e-12, (
+    f"empirical_ntk(X, X, W, a, 'gelu') with d = N = 4: expected the product of the autograd Jacobians, "
+    f"got shape {tuple(_Ks.shape)}, max |got - expected| = {_e:.2e}.")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71C_12_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -827,24 +928,46 @@ def tanh_sq_moment(w: float, kind: str) -> float:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_tanh", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-assert abs(tanh_sq_moment(1.0, "rademacher") - 0.5800) < 5e-5, (
-    "For x = ±1, E[tanh²(wx)] = tanh²(w); at w = 1 that is 0.5800.")
-assert abs(tanh_sq_moment(1.0, "gaussian") - 0.3943) < 5e-5, (
-    "For x ~ N(0,1), E[tanh²(x)] = 0.3943: integrate tanh²(x) against the Gaussian density.")
-_d01 = tanh_sq_moment(0.1, "gaussian") - tanh_sq_moment(0.1, "rademacher")
-assert abs(_d01 + 1.2824e-4) < 1e-8, (
-    f"At w = 0.1 the Gaussian minus Rademacher difference should be -1.2824e-4, got {_d01:.5e}: "
-    "the integral has to be accurate to ~1e-10 (Monte Carlo is not enough).")
+from td_lib.own_work import own_work
+
+_tsq = own_work(tanh_sq_moment, "ex71C_tanh")
+_v = _tsq(0.5, "rademacher")
+assert abs(_v - 0.21355226703407) < 1e-12, (
+    f"tanh_sq_moment(0.5, 'rademacher'): expected 0.21355226703407, got {_v!r}.")
+_v = _tsq(0.8, "gaussian")
+assert abs(_v - 0.31498492072347) < 1e-11, (
+    f"tanh_sq_moment(0.8, 'gaussian'): expected 0.31498492072347, got {_v!r}"
+    + (" (that is within 1e-3: is the integral accurate to 1e-12?)" if abs(_v - 0.31498492072347) < 1e-3
+       else "") + ".")
+_d15 = _tsq(0.15, "gaussian") - _tsq(0.15, "rademacher")
+assert abs(_d15 + 6.1952722313e-4) < 1e-10, (
+    f"at w = 0.15, Gaussian minus Rademacher: expected -6.1952722313e-04, got {_d15:.10e}; the two "
+    "values must each be accurate to ~1e-12 for their difference to be right.")
 ### BEGIN HIDDEN TESTS
-assert tanh_sq_moment(0.0, "gaussian") == 0.0 or abs(tanh_sq_moment(0.0, "gaussian")) < 1e-15
-for _w in (0.02, 0.03):
-    _dd = tanh_sq_moment(_w, "gaussian") - tanh_sq_moment(_w, "rademacher")
-    _ser = -4 / 3 * _w**4 + 17 / 45 * 14 * _w**6 - 62 / 315 * 104 * _w**8
-    assert abs(_dd - _ser) < 1e-12, (_w, _dd, _ser)
-_r2 = tanh_sq_moment(0.7, "gaussian")
 from scipy.integrate import quad as _quad
-assert abs(_r2 - _quad(lambda x: np.tanh(0.7 * x) ** 2 * np.exp(-x * x / 2), -40, 40,
-                       epsabs=1e-14, limit=200)[0] / math.sqrt(2 * math.pi)) < 1e-11
+
+
+def _gauss_ref(w):
+    return _quad(lambda x: np.tanh(w * x) ** 2 * np.exp(-x * x / 2), -40, 40, epsabs=1e-14,
+                 epsrel=1e-13, limit=400, points=[0.0])[0] / math.sqrt(2 * math.pi)
+
+
+_cases = [(1.0, "rademacher", math.tanh(1.0) ** 2), (1.0, "gaussian", _gauss_ref(1.0)),
+          (0.7, "gaussian", _gauss_ref(0.7)), (2.5, "gaussian", _gauss_ref(2.5)),
+          (-0.7, "gaussian", _gauss_ref(0.7)), (-1.3, "rademacher", math.tanh(1.3) ** 2)]
+_diffs = {_w: _gauss_ref(_w) - math.tanh(_w) ** 2 for _w in (0.02, 0.03)}
+del _gauss_ref  # references computed before the graded calls
+_v0 = _tsq(0.0, "gaussian")
+assert abs(_v0) < 1e-15, f"tanh_sq_moment(0.0, 'gaussian'): expected 0, got {_v0!r}."
+for _w, _kind, _want in _cases:
+    _v = _tsq(_w, _kind)
+    assert abs(_v - _want) < 1e-11, (
+        f"tanh_sq_moment({_w}, {_kind!r}): expected {_want:.13f}, got {_v!r}.")
+for _w, _want in _diffs.items():
+    _dd = _tsq(_w, "gaussian") - _tsq(_w, "rademacher")
+    assert abs(_dd - _want) < 1e-12, (
+        f"at w = {_w}, Gaussian minus Rademacher: expected {_want:.6e} to within 1e-12, got {_dd:.6e} "
+        f"(off by {abs(_dd - _want):.1e}).")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71C_3_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -869,6 +992,8 @@ try:
         print(f"w = {w_}: Gaussian {g_:.6f}, Rademacher {r_:.6f}, difference {g_ - r_:.4e}")
 except NotImplementedError:
     print("(write tanh_sq_moment above to see the exact values)")
+except Exception as exc:  # noqa: BLE001 - the demo must not stop Run All
+    print(f"(tanh_sq_moment raised {type(exc).__name__}: {exc}; run its test cell to see why)")
 w_ = 0.1
 print("series through w^4, w^6, w^8:",
       [f"{s:.4e}" for s in np.cumsum([-4 / 3 * w_**4, 17 / 45 * 14 * w_**6, -62 / 315 * 104 * w_**8])])

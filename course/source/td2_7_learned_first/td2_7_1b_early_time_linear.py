@@ -286,6 +286,9 @@ def my_ntk(X, W, v, phi, dphi):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71bB_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+
 def _autograd_ntk(X, W, v, act):
     """Reference: Jacobian rows by autograd, then J J^T for each layer."""
     Xt = torch.as_tensor(X, dtype=torch.float64)
@@ -307,31 +310,55 @@ def _np_act(act):
             lambda z: dphi_t(torch.as_tensor(z, dtype=torch.float64)).numpy())
 
 
+def _ntk_gap(got, ref):
+    """max |got - ref|, or inf when the shapes differ."""
+    got = np.asarray(got, dtype=float)
+    return float(np.abs(got - ref).max()) if got.shape == ref.shape else float("inf")
+
+
+_ntk = own_work(my_ntk, "ex71bB_ntk")
 _X, _S = el.make_data(12, 5, seed=3)
 _W, _v = el.symmetric_init(5, 8, seed=4)
 _W = _W + 0.2 * torch.randn(_W.shape, generator=torch.Generator().manual_seed(0),
                             dtype=torch.float64)  # a generic point, not only the init
 _ref1, _ref2 = _autograd_ntk(_X, _W, _v, "gelu")
-_t1, _t2 = my_ntk(_X, _W.numpy(), _v.numpy(), *_np_act("gelu"))
-assert np.shape(_t1) == (12, 12) and np.shape(_t2) == (12, 12), (
-    "Return two n x n arrays (Theta1, Theta2).")
-assert np.allclose(_t2, _ref2, atol=1e-12, rtol=0), (
-    "Theta2 differs from J2 J2^T: df/dv_r = phi(w_r.x/sqrt d)/sqrt m — check the 1/m.")
-assert np.allclose(_t1, _ref1, atol=1e-12, rtol=0), (
-    "Theta1 differs from J1 J1^T: df/dw_r = v_r phi'(w_r.x/sqrt d) x / sqrt(m d) — check the "
-    "factor x.x'/d, the 1/m and v_r^2.")
-print("my_ntk agrees with autograd to", np.abs(_t1 - _ref1).max(), np.abs(_t2 - _ref2).max())
 ### BEGIN HIDDEN TESTS
+_cases = []
 for _act, _seed in (("relu", 7), ("tanh", 8), ("softplus", 9)):
-    _X, _S = el.make_data(9, 4, seed=_seed)
-    _W, _v = el.symmetric_init(4, 6, seed=_seed + 1)
-    _W = _W + 0.3 * torch.randn(_W.shape, generator=torch.Generator().manual_seed(_seed),
-                                dtype=torch.float64)
-    _v = _v * torch.linspace(0.5, 1.5, 6, dtype=torch.float64)  # v_r^2 != 1 must be kept
-    _ref1, _ref2 = _autograd_ntk(_X, _W, _v, _act)
-    _t1, _t2 = my_ntk(_X, _W.numpy(), _v.numpy(), *_np_act(_act))
-    assert np.allclose(_t1, _ref1, atol=1e-12, rtol=0), f"Theta1 wrong for {_act}"
-    assert np.allclose(_t2, _ref2, atol=1e-12, rtol=0), f"Theta2 wrong for {_act}"
+    _Xh, _ = el.make_data(9, 4, seed=_seed)
+    _Wh, _vh = el.symmetric_init(4, 6, seed=_seed + 1)
+    _Wh = _Wh + 0.3 * torch.randn(_Wh.shape, generator=torch.Generator().manual_seed(_seed),
+                                  dtype=torch.float64)
+    _vh = _vh * torch.linspace(0.5, 1.5, 6, dtype=torch.float64)  # v_r^2 != 1 must be kept
+    _cases.append((f"{_act} (n = 9, d = 4, m = 6, |v_r| between 0.5 and 1.5)", _act, _Xh, _Wh, _vh))
+# an odd number of neurons (no symmetric pairs), n != m, d > m
+_rg = np.random.default_rng(12)
+_cases.append(("tanh with m = 5 neurons, d = 6, n = 7 and Gaussian v", "tanh", _rg.standard_normal((7, 6)),
+               torch.as_tensor(_rg.standard_normal((5, 6))), torch.as_tensor(_rg.standard_normal(5))))
+_cases = [(_name, _act, _Xh, _Wh, _vh, _autograd_ntk(_Xh, _Wh, _vh, _act))
+          for _name, _act, _Xh, _Wh, _vh in _cases]
+### END HIDDEN TESTS
+del _autograd_ntk  # the references are computed: your function runs without them
+_t1, _t2 = _ntk(_X, _W.numpy(), _v.numpy(), *_np_act("gelu"))
+assert np.shape(_t1) == (12, 12) and np.shape(_t2) == (12, 12), (
+    f"my_ntk on n = 12 points: expected two 12 x 12 arrays (Theta1, Theta2), got shapes "
+    f"{np.shape(_t1)} and {np.shape(_t2)}.")
+assert _ntk_gap(_t2, _ref2) < 1e-12, (
+    "Theta2 (GELU, n = 12, d = 5, m = 8, v = ±1): expected J2 J2^T from the autograd Jacobian of the "
+    f"second layer, max |got - expected| = {_ntk_gap(_t2, _ref2):.2e} (expected [0, 0] = "
+    f"{_ref2[0, 0]:.10f}, got {np.asarray(_t2)[0, 0]:.10f}).")
+assert _ntk_gap(_t1, _ref1) < 1e-12, (
+    "Theta1 (GELU, n = 12, d = 5, m = 8, v = ±1): expected J1 J1^T from the autograd Jacobian of the "
+    f"first layer, max |got - expected| = {_ntk_gap(_t1, _ref1):.2e} (expected [0, 0] = "
+    f"{_ref1[0, 0]:.10f}, got {np.asarray(_t1)[0, 0]:.10f}).")
+print("my_ntk agrees with autograd to", _ntk_gap(_t1, _ref1), _ntk_gap(_t2, _ref2))
+### BEGIN HIDDEN TESTS
+for _name, _act, _Xh, _Wh, _vh, (_ref1, _ref2) in _cases:
+    _t1, _t2 = _ntk(_Xh, _Wh.numpy(), _vh.numpy(), *_np_act(_act))
+    for _which, _got, _ref in (("Theta1", _t1, _ref1), ("Theta2", _t2, _ref2)):
+        assert _ntk_gap(_got, _ref) < 1e-12, (
+            f"{_which} for {_name}: expected the autograd J J^T, got shape {np.shape(_got)}, "
+            f"max |got - expected| = {_ntk_gap(_got, _ref):.2e}.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -372,29 +399,52 @@ def my_linear_kernels(X, act, tr_sigma2_over_d=1.0):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71bC_linear_kernels", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-# ReLU in closed form: zeta = 1/2, E phi'' = E phi = E[g phi'] = 1/sqrt(2 pi), theta2 = 0.
+from td_lib.own_work import own_work
+
+_lk = own_work(my_linear_kernels, "ex71bC_linear_kernels")
 _X = np.array([[1.0, 2.0, -1.0, 0.5], [0.3, -1.2, 2.0, 1.0], [-0.7, 0.4, 0.1, -2.2]])
-_d, _r = 4, 1 / math.sqrt(2 * math.pi)
-_S = _X @ _X.T / _d
-_e = np.linalg.norm(_X, axis=1) / 2 - 1
-_K1, _K2 = my_linear_kernels(_X, "relu", 1.3)
-_want1 = 0.25 * _S + 1.3 * _r**2 / _d
-_want2 = 0.25 * _S + 1.3 * _r**2 / (2 * _d) + np.outer(_r + _r * _e, _r + _r * _e)
-assert np.shape(_K1) == (3, 3) and np.shape(_K2) == (3, 3), "Return two n x n arrays."
-assert np.allclose(_K1, _want1, atol=1e-10, rtol=0), (
-    "K1 should be (zeta^2 x.x' + nu^2)/d with zeta = E phi'(g) (not sqrt(E phi'^2)) and "
-    "nu = E phi''(g) sqrt(tr Sigma^2 / d); for ReLU zeta = 1/2, nu^2 = 1.3/(2 pi).")
-assert np.allclose(_K2, _want2, atol=1e-10, rtol=0), (
-    "K2 should be (zeta^2 x.x' + nu^2/2)/d + q(x)q(x') with q = theta0 + theta1 e + theta2 e^2, "
-    "e = ||x||/sqrt(d) - 1; for ReLU theta0 = theta1 = 1/sqrt(2 pi), theta2 = 0.")
-print("ReLU kernels match the closed form.")
+_K1, _K2 = _lk(_X, "relu", 1.3)
+_want1 = np.array([[0.44235035650486, -0.17327464349513, -0.01702464349513],
+                   [-0.17327464349513, 0.45985035650486, -0.11639964349513],
+                   [-0.01702464349513, -0.11639964349513, 0.39547535650486]])
+_want2 = np.array([[0.66516727683351, 0.05505167066884, 0.19039481991869],
+                   [0.05505167066884, 0.69380812284994, 0.09618808945315],
+                   [0.19039481991869, 0.09618808945315, 0.58845072500378]])
+assert np.shape(_K1) == (3, 3) and np.shape(_K2) == (3, 3), (
+    f"my_linear_kernels on n = 3 points: expected two 3 x 3 arrays, got shapes {np.shape(_K1)} and "
+    f"{np.shape(_K2)}.")
+for _name, _got, _want in (("K1", _K1, _want1), ("K2", _K2, _want2)):
+    _got = np.asarray(_got, dtype=float)
+    _i, _j = np.unravel_index(np.argmax(np.abs(_got - _want)), _want.shape)
+    assert np.abs(_got - _want).max() < 1e-10, (
+        f"{_name} for ReLU, d = 4, tr(Sigma^2)/d = 1.3 on the 3 points above: largest error at entry "
+        f"[{_i}, {_j}], expected {_want[_i, _j]:.12f}, got {_got[_i, _j]:.12f}.")
+print("ReLU kernels match the expected values.")
 ### BEGIN HIDDEN TESTS
-for _act, _t2 in (("gelu", 1.0), ("softplus", 1.4), ("tanh", 1.1)):
+for _act, _t2 in (("gelu", 1.0), ("softplus", 1.4), ("tanh", 1.1), ("leaky_relu", 0.8)):
     _X, _S = el.make_data(15, 6, seed=2)
     _c = el.linear_constants(_act, _t2)
-    _K1, _K2 = my_linear_kernels(_X, _act, _t2)
-    assert np.allclose(_K1, el.linear_kernel(_X, _c, "first"), atol=1e-10, rtol=0), _act
-    assert np.allclose(_K2, el.linear_kernel(_X, _c, "second"), atol=1e-10, rtol=0), _act
+    _r1, _r2 = el.linear_kernel(_X, _c, "first"), el.linear_kernel(_X, _c, "second")
+    _K1, _K2 = _lk(_X, _act, _t2)
+    for _name, _got, _want in (("K1", _K1, _r1), ("K2", _K2, _r2)):
+        _got = np.asarray(_got, dtype=float)
+        _e = float(np.abs(_got - _want).max()) if _got.shape == _want.shape else float("inf")
+        assert _e < 1e-10, (
+            f"{_name} for {_act}, n = 15, d = 6, tr(Sigma^2)/d = {_t2}: "
+            + (f"max |got - expected| = {_e:.2e}." if _got.shape == _want.shape
+               else f"expected shape {_want.shape}, got {_got.shape}."))
+# the default tr(Sigma^2)/d = 1, and points whose norms differ a lot from sqrt(d)
+_X = np.random.default_rng(4).standard_normal((5, 3)) * np.array([[0.3], [0.8], [1.0], [1.6], [2.5]])
+_c = el.linear_constants("softplus")
+_r1, _r2 = el.linear_kernel(_X, _c, "first"), el.linear_kernel(_X, _c, "second")
+_K1, _K2 = _lk(_X, "softplus")
+for _name, _got, _want in (("K1", _K1, _r1), ("K2", _K2, _r2)):
+    _got = np.asarray(_got, dtype=float)
+    _e = float(np.abs(_got - _want).max()) if _got.shape == _want.shape else float("inf")
+    assert _e < 1e-10, (
+        f"{_name} for softplus with the default tr(Sigma^2)/d, n = 5, d = 3, norms far from sqrt(d): "
+        + (f"max |got - expected| = {_e:.2e}." if _got.shape == _want.shape
+           else f"expected shape {_want.shape}, got {_got.shape}."))
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71bD_identity_part", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}

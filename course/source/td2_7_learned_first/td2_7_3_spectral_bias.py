@@ -211,23 +211,55 @@ def gd_efold_steps(eta, lam):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73A_gd_steps", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_bound = own_work(gd_step_bound, "ex73A_gd_steps")
+_efold = own_work(gd_efold_steps, "ex73A_gd_steps")
+
+
+def _gd_modes(eta, lam, steps):
+    """|residual| per mode after ``steps`` GD steps on L(r) = sum_k lam_k r_k^2 / 2, from r = 1."""
+    r = np.ones_like(lam)
+    for _ in range(steps):
+        r = r - eta * lam * r          # one gradient step: the gradient of L is lam * r
+    return np.abs(r)
+
+
 _lam = np.array([0.0, 1e-4, 0.02, 0.5])
-_b = gd_step_bound(_lam)
-assert abs(_b - 4.0) < 1e-12, (
-    f"gd_step_bound({_lam.tolist()}) returned {_b}; the factor per step is |1 - eta lam|, which is "
-    "< 1 for every positive lam iff eta < 2 / lam_max.")
-_e = gd_efold_steps(1.0, 0.5)
-assert abs(_e - 1 / np.log(2)) < 1e-12, (
-    f"gd_efold_steps(1, 0.5) returned {_e}: each step multiplies the mode by 1/2, so one e-fold "
-    "takes ln(e)/ln(2) = 1.4427 steps (do not approximate 1/(eta lam) here).")
+_b = float(_bound(_lam))
+assert np.isfinite(_b) and _b > 0, f"gd_step_bound({_lam.tolist()}) returned {_b}, expected a positive finite step"
+_below = _gd_modes(0.99 * _b, _lam, 500)
+assert np.all(_below[1:] < 1), (
+    f"gd_step_bound({_lam.tolist()}) returned {_b}, but 500 GD steps with eta = 0.99 * {_b:.4g} "
+    f"leave the positive modes at |r| = {_below[1:].tolist()} (started at 1): some mode does not "
+    "decay, so GD is unstable below your bound")
+_above = _gd_modes(1.01 * _b, _lam, 500)
+assert np.any(_above[1:] > 1), (
+    f"gd_step_bound({_lam.tolist()}) returned {_b}, but 500 GD steps with eta = 1.01 * {_b:.4g} "
+    f"still shrink every positive mode (|r| = {_above[1:].tolist()}, started at 1): GD is still "
+    "stable above your value, so it is not the largest stable step")
+_e = float(_efold(1.0, 0.5))
+assert abs(_e - 1.4426950408889634) < 1e-12, (
+    f"gd_efold_steps(1, 0.5) returned {_e}, expected 1.4426950408889634 steps"
+    + (" — 2 is the small-step estimate 1/(eta lam) and also the count rounded up; the exact, "
+       "unrounded number of steps is asked" if abs(_e - 2.0) < 1e-9 else "")
+    + (" — the result must not be rounded to whole steps" if _e == round(_e) and abs(_e - 2.0) >= 1e-9 else "")
+    + ". Check it on the one-mode problem: s steps of r <- r - eta * lam * r must shrink r by a factor e.")
 ### BEGIN HIDDEN TESTS
-assert abs(gd_step_bound(np.array([3.0, 0.1, 1.0])) - 2 / 3) < 1e-12, "the bound uses the largest eigenvalue"
-_s = np.asarray(gd_efold_steps(0.5, np.array([1e-3, 1.0, 3.0])), dtype=float)
-assert np.allclose(_s, [-1 / np.log(1 - 5e-4), 1 / np.log(2), 1 / np.log(2)], rtol=1e-12, atol=0), (
-    "gd_efold_steps must be elementwise and use |1 - eta lam| (eta lam = 1.5 oscillates but decays "
-    f"by 1/2 per step); got {_s}")
-assert abs(float(gd_efold_steps(1e-3, 1.0)) - 999.5) < 0.01, "for small eta lam it is ~ 1/(eta lam) - 1/2"
+for _l, _want in (([0.0, 1e-4, 0.02, 0.5], 4.0), ([3.0, 0.1, 1.0], 2 / 3), ([0.7], 2 / 0.7)):
+    _got = float(_bound(np.array(_l)))
+    assert abs(_got - _want) < 1e-12 * _want, (
+        f"gd_step_bound({_l}) returned {_got}, expected {_want} (the supremum of the stable steps; "
+        "the eigenvalues need not be sorted)")
+_s = np.asarray(_efold(0.5, np.array([1e-3, 1.0, 3.0])), dtype=float)
+_want = np.array([-1 / np.log1p(-5e-4), 1 / np.log(2), 1 / np.log(2)])
+assert _s.shape == (3,) and np.allclose(_s, _want, rtol=1e-12, atol=0), (
+    f"gd_efold_steps(0.5, [1e-3, 1, 3]) returned {_s}, expected {_want} elementwise (at eta lam = 1.5 "
+    "the mode flips sign at every step but its size still halves)")
+_s = float(_efold(1e-3, 1.0))
+assert abs(_s - 999.4999166249736) < 1e-8, f"gd_efold_steps(1e-3, 1) returned {_s}, expected 999.4999166249736"
 ### END HIDDEN TESTS
+
 
 # %% [markdown]
 # A quick numerical check of 7.3.A with random features: the library's flow formula against the
@@ -346,39 +378,74 @@ def t_ratio_power_law(l_slow, l_fast, power=2.0):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_eigenvalues", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-_k1 = float(vm_eigenvalue(1, 4.0))
-assert abs(_k1 - 0.178751) < 1e-6, (
-    f"vm_eigenvalue(1, 4) = {_k1}, expected 0.178751 = exp(-4) I_1(4). Check the factor "
-    "exp(-kappa) (scipy.special.ive includes it) and the normalisation 1/(2 pi).")
-_k8 = float(vm_eigenvalue(8, 4.0))
-assert abs(_k8 - 1.79675e-4) < 1e-8, f"vm_eigenvalue(8, 4) = {_k8}, expected 1.79675e-4"
-_r = float(vm_eigenvalue_large_l(30, 4.0)) / float(ive(30, 4.0))
-assert 0.85 < _r < 1.0, (
-    f"vm_eigenvalue_large_l(30, 4) / exact = {_r}: the leading series term exp(-kappa) "
-    "(kappa/2)^l / l! is a little below the exact value for large l")
+from td_lib.own_work import own_work
+
+_vm = own_work(vm_eigenvalue, "ex73B_eigenvalues")
+_vm_large = own_work(vm_eigenvalue_large_l, "ex73B_eigenvalues")
+
+for _l, _want in ((1, 0.21526928924893765), (6, 2.16559915379896e-4)):
+    _got = float(_vm(_l, 2.0))
+    assert abs(_got / _want - 1) < 1e-10, (
+        f"vm_eigenvalue({_l}, 2) = {_got}, expected {_want}"
+        + (" — that is e^kappa times too large: the kernel exp(kappa (cos phi - 1)) carries a factor "
+           "exp(-kappa)" if abs(_got / _want / np.exp(2.0) - 1) < 1e-6 else "")
+        + (" — that is twice the expected value: check the normalisation (uniform measure d theta / 2 pi)"
+           if abs(_got / _want - 2) < 1e-6 else ""))
+_got = float(_vm_large(30, 4.0))
+_want = 7.41415852105773e-26
+assert abs(_got / _want - 1) < 1e-10, (
+    f"vm_eigenvalue_large_l(30, 4) = {_got}, expected {_want} (the leading j = 0 term of the series)"
+    + (" — that is 30 times too large: check the factorial" if abs(_got / _want / 30 - 1) < 1e-6 else "")
+    + (" — that is e^kappa times too large: the factor exp(-kappa) is missing"
+       if abs(_got / _want / np.exp(4.0) - 1) < 1e-6 else ""))
 ### BEGIN HIDDEN TESTS
 _ls = np.arange(0, 13)
-assert np.allclose(np.asarray(vm_eigenvalue(_ls, 2.5), dtype=float), ive(_ls, 2.5), rtol=1e-10, atol=0), \
-    "vm_eigenvalue must work elementwise on integer arrays"
-# the exact ratio to the leading term is between 1 + kappa^2/(4(l+1)) and exp(kappa^2/(4(l+1)))
-for _l in (10, 25, 60):
-    _q = float(ive(_l, 4.0)) / float(vm_eigenvalue_large_l(_l, 4.0))
-    assert 1 + 4 / (_l + 1) - 1e-9 <= _q <= np.exp(4 / (_l + 1)) + 1e-9, \
-        f"vm_eigenvalue_large_l is not the leading term at l = {_l} (exact/yours = {_q})"
-assert np.isfinite(float(vm_eigenvalue_large_l(200, 4.0))), "avoid overflow for large l (use logs)"
+_got = np.asarray(_vm(_ls, 2.5), dtype=float)
+assert _got.shape == _ls.shape and np.allclose(_got, ive(_ls, 2.5), rtol=1e-10, atol=0), (
+    f"vm_eigenvalue(np.arange(13), 2.5) returned {_got}, expected {ive(_ls, 2.5)} elementwise")
+for _l, _k in ((1, 4.0), (8, 4.0), (3, 0.5), (20, 9.0)):
+    _got = float(_vm(_l, _k))
+    assert abs(_got / ive(_l, _k) - 1) < 1e-10, f"vm_eigenvalue({_l}, {_k}) = {_got}, expected {ive(_l, _k)}"
+# the exact value over the leading term lies between 1 + kappa^2/(4(l+1)) and exp(kappa^2/(4(l+1)))
+for _l in (10, 25, 60, 175):
+    _mine = float(_vm_large(_l, 4.0))
+    _q = float(ive(_l, 4.0)) / _mine if _mine > 0 else np.inf
+    assert 1 + 4 / (_l + 1) - 1e-9 <= _q <= np.exp(4 / (_l + 1)) + 1e-9, (
+        f"vm_eigenvalue_large_l({_l}, 4) = {_mine}: the exact eigenvalue {float(ive(_l, 4.0))} over it is "
+        f"{_q}, expected between {1 + 4 / (_l + 1)} and {np.exp(4 / (_l + 1))} for the leading series term"
+        + (" (it underflowed or overflowed: compute it in log space)" if not np.isfinite(_q) or _mine == 0 else ""))
+_got = np.asarray(_vm_large(np.array([40, 50]), 4.0), dtype=float)
+_want = np.array([float(_vm_large(40, 4.0)), float(_vm_large(50, 4.0))])
+assert _got.shape == (2,) and np.allclose(_got, _want, rtol=1e-12, atol=0), (
+    f"vm_eigenvalue_large_l([40, 50], 4) = {_got}, expected the elementwise values {_want}")
 ### END HIDDEN TESTS
 
+
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_ratios", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-_t = float(t_ratio_von_mises(4.0, 8, 1))
-assert abs(_t - 994.856) < 0.01, (
-    f"t_ratio_von_mises(4, 8, 1) = {_t}; the learning time is 1/k_hat, so t_8/t_1 = "
-    "k_hat_1 / k_hat_8 ~ 995")
-assert abs(float(t_ratio_power_law(8, 1)) - 64.0) < 1e-9, "an l^-2 spectrum gives t_8/t_1 = 8^2"
+from td_lib.own_work import own_work
+
+_t_vm = own_work(t_ratio_von_mises, "ex73B_eigenvalues")
+_t_pow = own_work(t_ratio_power_law, "ex73B_eigenvalues")
+
+_t = float(_t_vm(2.5, 6, 2))
+assert abs(_t / 193.3083016023886 - 1) < 1e-9, (
+    f"t_ratio_von_mises(2.5, 6, 2) = {_t}, expected 193.3083016023886"
+    + (" — that is the inverse: the ratio asked is t_slow / t_fast, and l = 6 is the slow one"
+       if abs(_t * 193.3083016023886 - 1) < 1e-6 else ""))
+_t = float(_t_pow(6, 2))
+assert abs(_t - 9.0) < 1e-9, (
+    f"t_ratio_power_law(6, 2) = {_t}, expected 9 for the default spectrum l^-2"
+    + (" — that is the inverse (t_slow / t_fast is asked)" if abs(_t * 9 - 1) < 1e-6 else ""))
 ### BEGIN HIDDEN TESTS
-assert abs(float(t_ratio_von_mises(2.0, 4, 2)) - ive(2, 2.0) / ive(4, 2.0)) < 1e-9
-assert abs(float(t_ratio_power_law(6, 2, 1.5)) - 3**1.5) < 1e-9
-assert abs(float(t_ratio_von_mises(4.0, 1, 8)) - 1 / 994.856) < 1e-7, "the ratio is t_slow / t_fast"
+for _args, _want in (((4.0, 8, 1), float(ive(1, 4.0) / ive(8, 4.0))), ((2.0, 4, 2), float(ive(2, 2.0) / ive(4, 2.0))),
+                     ((4.0, 1, 8), float(ive(8, 4.0) / ive(1, 4.0)))):
+    _t = float(_t_vm(*_args))
+    assert abs(_t / _want - 1) < 1e-9, f"t_ratio_von_mises{_args} = {_t}, expected {_want}"
+for _args, _want in (((8, 1), 64.0), ((6, 2, 1.5), 3**1.5), ((3, 9, 2.0), 1 / 9)):
+    _t = float(_t_pow(*_args))
+    assert abs(_t / _want - 1) < 1e-9, f"t_ratio_power_law{_args} = {_t}, expected {_want}"
 ### END HIDDEN TESTS
+
 
 # %% [markdown]
 # ## Kernel gradient flow on the circle
@@ -507,28 +574,53 @@ def cos_coef(F, l):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_cos_coef", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-_exact = kernels.basri_coefficients(np.arange(9))   # the closed form, from td_lib
-_got = np.array([float(cos_coef(K_nobias, l)) for l in range(9)])
-assert abs(_got[0] - 1 / np.pi**2) < 1e-6, (
-    f"cos_coef(K_nobias, 0) = {_got[0]:.6f}, expected 1/pi^2 = 0.101321"
-    + (" — that is twice it: use z_0 = 2 pi for l = 0" if abs(_got[0] - 2 / np.pi**2) < 1e-4 else "")
-    + (" — a factor pi off: divide the integral by z_l" if abs(_got[0] - 1 / np.pi) < 1e-4 else ""))
-assert np.abs(_got - _exact).max() < 1e-6, (
-    f"cos_coef(K_nobias, l) for l = 0..8: {np.round(_got, 6).tolist()}, expected "
-    f"{np.round(_exact, 6).tolist()} (a_1 = 1/4, odd l >= 3 vanish). Integrate over [-pi, pi] "
-    "and divide by z_l = pi for l >= 1; an FFT needs >= 1024 points on [-pi, pi).")
+from td_lib.own_work import own_work
+
+_cc = own_work(cos_coef, "ex73C_cos_coef")
+
+# a trigonometric polynomial: its cosine coefficients can be read off
+_trig = lambda t: 0.7 + 0.2 * np.cos(t) - 0.05 * np.cos(6 * t) + 0.0 * t
+for _l, _w in {0: 0.7, 1: 0.2, 2: 0.0, 3: 0.0, 6: -0.05}.items():
+    _got = float(_cc(_trig, _l))
+    assert abs(_got - _w) < 1e-6, (
+        f"cos_coef(F, {_l}) for F(t) = 0.7 + 0.2 cos t - 0.05 cos 6t returned {_got:.8f}, expected {_w}"
+        + (" — twice the expected value: check z_0 (l = 0)" if _l == 0 and abs(_got - 2 * _w) < 1e-4 else "")
+        + (" — half the expected value: check z_l for l >= 1" if _l > 0 and _w and abs(_got - _w / 2) < 1e-4 else "")
+        + (" — a factor pi off: divide the integral by z_l" if _w and min(abs(_got - np.pi * _w), abs(_got - _w / np.pi)) < 1e-4 else ""))
+# |t| has a kink at t = 0, like the ReLU kernels: a_0 = pi/2, a_l = -4/(pi l^2) for odd l, 0 for even l >= 2
+_abs_ref = [np.pi / 2] + [(-4 / (np.pi * _l**2) if _l % 2 else 0.0) for _l in range(1, 9)]
+_got = np.array([float(_cc(np.abs, _l)) for _l in range(9)])
+assert np.abs(_got - _abs_ref).max() < 1e-6, (
+    f"cos_coef(np.abs, l) for l = 0..8 returned {np.round(_got, 8).tolist()}, expected "
+    f"{np.round(_abs_ref, 8).tolist()} (largest error {np.abs(_got - _abs_ref).max():.1e}, needed < 1e-6). "
+    "A kink needs an accurate rule: an adaptive quadrature with a break point at 0, or an FFT with "
+    ">= 1024 points on [-pi, pi)")
 ### BEGIN HIDDEN TESTS
 _ls = np.arange(21)
-_got = np.array([float(cos_coef(K_nobias, l)) for l in _ls])
-assert np.abs(_got - kernels.basri_coefficients(_ls)).max() < 1e-6, "no-bias coefficients for l <= 20"
+_ref = kernels.basri_coefficients(_ls)
+_got = np.array([float(_cc(K_nobias, l)) for l in _ls])
+assert np.abs(_got - _ref).max() < 1e-6, (
+    f"cos_coef(K_nobias, l) for l = 0..20 is off by up to {np.abs(_got - _ref).max():.1e} "
+    f"(at l = {int(np.argmax(np.abs(_got - _ref)))}), needed < 1e-6")
 _ref = kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, _ls)
-_gotb = np.array([float(cos_coef(K_bias, l)) for l in _ls])
-assert np.abs(_gotb - _ref).max() < 1e-6, f"bias-kernel coefficients off: {_gotb - _ref}"
-_trig = lambda t: 0.7 + 0.2 * np.cos(t) - 0.05 * np.cos(6 * t) + 0.0 * t
-_want = {0: 0.7, 1: 0.2, 2: 0.0, 3: 0.0, 6: -0.05}
-for _l, _w in _want.items():
-    assert abs(float(cos_coef(_trig, _l)) - _w) < 1e-6, f"cos_coef of a trig polynomial, l = {_l}"
+_got = np.array([float(_cc(K_bias, l)) for l in _ls])
+assert np.abs(_got - _ref).max() < 1e-6, (
+    f"cos_coef(K_bias, l) for l = 0..20 is off by up to {np.abs(_got - _ref).max():.1e} "
+    f"(at l = {int(np.argmax(np.abs(_got - _ref)))}), needed < 1e-6")
+# F is not promised to be even: its sine part contributes nothing to the cosine coefficients
+_odd = lambda t: 0.5 + 0.3 * np.sin(t) + 0.2 * np.cos(2 * t) - 0.1 * np.sin(5 * t)
+for _l, _w in {0: 0.5, 1: 0.0, 2: 0.2, 5: 0.0}.items():
+    _got = float(_cc(_odd, _l))
+    assert abs(_got - _w) < 1e-6, (
+        f"cos_coef(F, {_l}) for F(t) = 0.5 + 0.3 sin t + 0.2 cos 2t - 0.1 sin 5t (not even) returned "
+        f"{_got:.8f}, expected {_w}: integrate over the whole of [-pi, pi]")
+_ref = np.r_[ive(0, 1.0), 2 * ive(np.arange(1, 7), 1.0)]
+_got = np.array([float(_cc(lambda t: np.exp(np.cos(t) - 1), l)) for l in range(7)])
+assert np.abs(_got - _ref).max() < 1e-6, (
+    f"cos_coef(exp(cos t - 1), l) for l = 0..6 returned {np.round(_got, 8).tolist()}, expected "
+    f"{np.round(_ref, 8).tolist()}")
 ### END HIDDEN TESTS
+
 
 # %% nbgrader={"grade": false, "grade_id": "ex73C_basri", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def basri(l):
@@ -544,57 +636,92 @@ def basri(l):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_basri", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-_q = kernels.cosine_coefficients_quad(kernels.relu_ntk_nobias, np.arange(11))  # quadrature
-_b = np.array([float(basri(l)) for l in range(11)])
-assert np.abs(_b[3::2]).max() < 1e-15, f"odd l >= 3 must give exactly 0, got {_b[3::2]}"
-assert abs(_b[0] - 1 / np.pi**2) < 1e-14 and abs(_b[1] - 0.25) < 1e-14, "a_0 = 1/pi^2, a_1 = 1/4"
-assert np.abs(_b - _q).max() < 1e-13, (
-    f"basri(l) for l = 0..10: {np.round(_b, 6).tolist()}; quadrature gives {np.round(_q, 6).tolist()}. "
-    "For even l >= 2 the closed form is 2 (l^2 + 1) / (pi^2 (l^2 - 1)^2).")
+from td_lib.own_work import own_work
+
+_basri = own_work(basri, "ex73C_basri")
+
+_odd = {l: float(_basri(l)) for l in (3, 5, 7, 9)}
+assert all(abs(v) < 1e-15 for v in _odd.values()), (
+    f"basri(l) for odd l = 3, 5, 7, 9 returned {_odd}, expected exactly 0 for each")
+# reference values: a quadrature of K_nobias (accurate to ~1e-16)
+_ref = {0: 0.10132118364233778, 1: 0.25, 2: 0.11257909293593087, 4: 0.015310756639286598,
+        10: 0.002088243964468139}
+_got = {l: float(_basri(l)) for l in _ref}
+_bad = {l: (_got[l], _ref[l]) for l in _ref if not abs(_got[l] - _ref[l]) < 1e-13}
+assert not _bad, (
+    "basri(l) differs from the quadrature of K_nobias at l = " + ", ".join(
+        f"{l} (got {g!r}, expected {w!r})" for l, (g, w) in _bad.items())
+    + (" — a_0 and a_1 are the two special cases; check the branch for l = 1"
+       if 1 in _bad and 2 not in _bad else ""))
 ### BEGIN HIDDEN TESTS
 _ls = np.arange(11, 41)
-_q = kernels.cosine_coefficients_quad(kernels.relu_ntk_nobias, _ls)
-assert np.abs(np.array([float(basri(int(l))) for l in _ls]) - _q).max() < 1e-14, "closed form for 11 <= l <= 40"
+_ref = kernels.cosine_coefficients_quad(kernels.relu_ntk_nobias, _ls)
+_got = np.array([float(_basri(int(l))) for l in _ls])
+assert np.abs(_got - _ref).max() < 1e-14, (
+    f"basri(l) for 11 <= l <= 40 is off from the quadrature by up to {np.abs(_got - _ref).max():.1e} "
+    f"(at l = {int(_ls[np.argmax(np.abs(_got - _ref))])}), needed < 1e-14")
+_ls = np.array([500, 1001, 2000, 4096])
+_ref = kernels.basri_coefficients(_ls)
+_got = np.array([float(_basri(int(l))) for l in _ls])
+assert np.all(np.abs(_got - _ref) <= 1e-12 * np.abs(_ref) + 1e-18), (
+    f"basri(l) for l = {_ls.tolist()} returned {_got.tolist()}, expected {_ref.tolist()} to relative "
+    "1e-12: the closed form is exact at every l (a numerical integral is not)")
 ### END HIDDEN TESTS
+
 
 # %% nbgrader={"grade": false, "grade_id": "ex73C_compare", "locked": false, "schema_version": 3, "solution": true, "task": false}
 # Your code: compare cos_coef with basri for l <= 20; repeat for K_bias and fit a power law for
 # l >= 4; then the Monte Carlo check with N = 20000 Gaussian first-layer weights (ungraded;
-# your results are discussed in the answer cell below).
-### BEGIN SOLUTION
-ls = np.arange(21)
-a_nb = np.array([cos_coef(K_nobias, l) for l in ls])
-a_b = np.array([cos_coef(K_bias, l) for l in ls])
-print("max |numerical - closed form| (no bias):", np.abs(a_nb - [basri(l) for l in ls]).max())
-print("odd coefficients l >= 3, no bias:  ", np.round(a_nb[3::2][:5], 12))
-print("odd coefficients l >= 3, with bias:", np.round(a_b[3::2][:5], 6))
-fit = np.polyfit(np.log(ls[4:]), np.log(a_b[4:]), 1)
-print(f"bias kernel: a_l ~ l^{fit[0]:.2f} for 4 <= l <= 20;",
-      f"l^2 a_l at l = 20: {400 * a_b[20]:.4f} (limit 1/(sqrt 2 pi^2) = {1 / (np.sqrt(2) * np.pi**2):.4f})")
+# your results are discussed in the answer cell below). Write it in the body of compare_73C:
+# the call at the bottom runs it, and the demos further down run whether or not it is done.
+import traceback
 
-# Monte Carlo: finite-width first-layer kernel on an equispaced grid of angles (each unit's
-# kernel row against angle 0 is Fourier-transformed, so we also get standard errors).
-W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
-a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), n_grid=256)
-print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
-print("closed form   l <= 6:   ", np.round([basri(l) for l in range(7)], 4))
-even = np.array([0, 1, 2, 4, 6])
-print("deviation / standard error for l = 0, 1, 2, 4, 6:",
-      np.round((a_mc[even] - kernels.basri_coefficients(even)) / se_mc[even], 2))
 
-plt.figure(figsize=(5, 3.4))
-plt.loglog(ls[1:], np.maximum(a_nb[1:], 1e-12), "o", label="no bias (odd l >= 3: 0)")
-plt.loglog(ls[1:], a_b[1:], "s", mfc="none", label="with bias")
-plt.loglog(ls[2:], 1 / (np.sqrt(2) * np.pi**2) / ls[2:] ** 2, "k--", lw=0.8,
-           label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
-plt.ylim(1e-5, 1)
-plt.xlabel(r"frequency $\ell$")
-plt.ylabel(r"cosine coefficient $a_\ell$")
-plt.legend(fontsize=8)
-plt.title("two-layer ReLU NTK on the circle")
-plt.tight_layout()
-plt.show()
-### END SOLUTION
+def compare_73C():
+    ### BEGIN SOLUTION
+    ls = np.arange(21)
+    a_nb = np.array([cos_coef(K_nobias, l) for l in ls])
+    a_b = np.array([cos_coef(K_bias, l) for l in ls])
+    print("max |numerical - closed form| (no bias):", np.abs(a_nb - [basri(l) for l in ls]).max())
+    print("odd coefficients l >= 3, no bias:  ", np.round(a_nb[3::2][:5], 12))
+    print("odd coefficients l >= 3, with bias:", np.round(a_b[3::2][:5], 6))
+    fit = np.polyfit(np.log(ls[4:]), np.log(a_b[4:]), 1)
+    print(f"bias kernel: a_l ~ l^{fit[0]:.2f} for 4 <= l <= 20;",
+          f"l^2 a_l at l = 20: {400 * a_b[20]:.4f} (limit 1/(sqrt 2 pi^2) = {1 / (np.sqrt(2) * np.pi**2):.4f})")
+
+    # Monte Carlo: finite-width first-layer kernel on an equispaced grid of angles (each unit's
+    # kernel row against angle 0 is Fourier-transformed, so we also get standard errors).
+    W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
+    a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), n_grid=256)
+    print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
+    print("closed form   l <= 6:   ", np.round([basri(l) for l in range(7)], 4))
+    even = np.array([0, 1, 2, 4, 6])
+    print("deviation / standard error for l = 0, 1, 2, 4, 6:",
+          np.round((a_mc[even] - kernels.basri_coefficients(even)) / se_mc[even], 2))
+
+    plt.figure(figsize=(5, 3.4))
+    plt.loglog(ls[1:], np.maximum(a_nb[1:], 1e-12), "o", label="no bias (odd l >= 3: 0)")
+    plt.loglog(ls[1:], a_b[1:], "s", mfc="none", label="with bias")
+    plt.loglog(ls[2:], 1 / (np.sqrt(2) * np.pi**2) / ls[2:] ** 2, "k--", lw=0.8,
+               label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
+    plt.ylim(1e-5, 1)
+    plt.xlabel(r"frequency $\ell$")
+    plt.ylabel(r"cosine coefficient $a_\ell$")
+    plt.legend(fontsize=8)
+    plt.title("two-layer ReLU NTK on the circle")
+    plt.tight_layout()
+    plt.show()
+    ### END SOLUTION
+
+
+try:
+    compare_73C()
+except NotImplementedError as exc:
+    print(f"7.3.C comparison skipped, not written yet ({str(exc) or 'compare_73C is still the stub'}); "
+          "the demos below do not need it.")
+except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop Run All
+    traceback.print_exc()
+    print("7.3.C comparison: your code above raised (traceback printed); the demos below do not need it.")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex73C_discussion", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **7.3.C, results.** Quadrature and Basri's closed form agree to better than 1e-15 for

@@ -380,59 +380,114 @@ def theorem6_monte_carlo(w_star: np.ndarray, w_k: np.ndarray, n_samples: int,
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_closed_form", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-e0, e1, e2 = np.eye(3)
-out = np.asarray(theorem6_closed_form(2 * e0, 5 * e0), float)
-assert out.shape == (3,), f"return a vector of shape (d,) = (3,), got shape {out.shape}"
-assert np.allclose(out, e0, atol=1e-12), (
-    f"at θ = 0 the expectation is E[x relu(w*·x)] = w*/2; for w* = 2e₀ that is e₀, got {out}")
-assert np.allclose(theorem6_closed_form(e0, -e0), 0.0, atol=1e-12), (
-    "at θ = π the active half-spaces of teacher and student are disjoint: the answer is 0")
-expect = (np.pi / 2 * e0 + e1) / (2 * np.pi)
-assert np.allclose(theorem6_closed_form(e0, e1), expect, atol=1e-12), (
-    f"at θ = π/2 with unit vectors the answer is [(π/2)e₀ + e₁]/(2π) = {expect}; "
-    f"got {theorem6_closed_form(e0, e1)} — check the constant 1/(2π)")
-assert np.allclose(theorem6_closed_form(e0, 3 * e1), expect, atol=1e-12), (
-    "z_k is a gate: multiplying w_k by 3 must not change the expectation "
-    "(use the unit vector ŵ_k in the bracket; the printed prefactor ‖w*‖‖w_k‖ is a slip)")
-assert np.allclose(theorem6_closed_form(2.5 * e0, e1), 2.5 * expect, atol=1e-12), (
-    "the expectation is linear in the scale of w* (relu is positively homogeneous)")
+from td_lib.own_work import own_work
+
+_cf = own_work(theorem6_closed_form, "ex74A_closed_form")
+_e0, _e1, _e2 = np.eye(3)
+
+
+def _check_cf(w_star, w_k, want, what, hint=""):
+    got = np.asarray(_cf(w_star, w_k), float)
+    assert got.shape == np.shape(want), (
+        f"theorem6_closed_form({w_star.tolist()}, {w_k.tolist()}) has shape {got.shape}, expected {np.shape(want)} = (d,)")
+    ok = np.allclose(got, want, rtol=0, atol=1e-12)
+    if not ok and np.all(np.isfinite(got)) and np.linalg.norm(want) > 0:
+        c = float(got @ want / (want @ want))
+        if np.allclose(got, c * want, atol=1e-12) and abs(c) > 1e-6 and abs(c - 1) > 1e-6:
+            hint += f" Your vector is {c:.6g} times the expected one: check the prefactor."
+    if not ok and not np.all(np.isfinite(got)):
+        hint += (" Your result is not finite: rounding can push the cosine of the angle slightly outside "
+                 "[-1, 1] for (anti)parallel vectors.")
+    assert ok, (f"theorem6_closed_form({w_star.tolist()}, {w_k.tolist()}) ({what}) returned {got}, "
+                f"expected {np.asarray(want)}.{hint}")
+
+
+_check_cf(2 * _e0, 5 * _e0, _e0, "θ = 0: the gate is the teacher's own, E[x x^T 1{w·x > 0}] = I/2")
+_check_cf(_e0, -_e0, np.zeros(3), "θ = π: the active half-spaces of teacher and student are disjoint")
+_expect = (np.pi / 2 * _e0 + _e1) / (2 * np.pi)
+_got = np.asarray(_cf(_e0, _e1), float)
+_check_cf(_e0, _e1, _expect, "θ = π/2, unit vectors",
+          " The component along ŵ_k has the wrong sign." if np.allclose(_got, [0.25, -1 / (2 * np.pi), 0], atol=1e-9)
+          else (" Teacher and student are swapped: the gate belongs to w_k, the relu to w*."
+                if np.allclose(_got, [1 / (2 * np.pi), 0.25, 0], atol=1e-9) else ""))
+_check_cf(_e0, 3 * _e1, _expect, "θ = π/2 with ‖w_k‖ = 3: z_k is a gate, so the scale of w_k must not matter")
+_check_cf(2.5 * _e0, _e1, 2.5 * _expect, "θ = π/2 with ‖w*‖ = 2.5: relu is positively homogeneous")
+_w = np.array([0.1, 0.7])
+_check_cf(_w, 3 * _w, _w / 2, "parallel vectors, θ = 0")
 ### BEGIN HIDDEN TESTS
+_check_cf(_w, -3 * _w, np.zeros(2), "antiparallel vectors, θ = π")
 _rng = np.random.default_rng(2024)
 for _ in range(20):
     _d = int(_rng.integers(2, 12))
     _ws, _wk = _rng.standard_normal(_d) * _rng.uniform(0.1, 5), _rng.standard_normal(_d)
     _wk *= _rng.uniform(0.1, 5)
-    assert np.allclose(theorem6_closed_form(_ws, _wk), ts.relu_cross_moment(_ws, _wk),
-                       atol=1e-12), "closed form differs from Theorem 6 for a random pair"
+    _check_cf(_ws, _wk, ts.relu_cross_moment(_ws, _wk), f"a random pair in d = {_d}")
 ### END HIDDEN TESTS
 
+
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_monte_carlo", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_mc = own_work(theorem6_monte_carlo, "ex74A_monte_carlo")
 _pair = ts.pair_at_angle  # a random (w*, w_k) at a prescribed angle
 _rng = np.random.default_rng(7)
-for _theta in (0.4, 1.6, 2.8):
-    _ws, _wk = _pair(5, _theta, 1.5, 0.7, _rng)
-    _mean, _se = (np.asarray(a, float) for a in
-                  theorem6_monte_carlo(_ws, _wk, 200_000, np.random.default_rng(1)))
-    assert _mean.shape == (5,) and _se.shape == (5,), "return (mean, se), each of shape (d,)"
-    _exact = ts.relu_cross_moment(_ws, _wk)
-    _z = np.abs(_mean - _exact) / _se
+_ws, _wk = _pair(5, np.pi / 2, 4.0, 0.7, _rng)
+
+# 1. shapes, and all randomness drawn from the generator passed in
+_m1, _s1 = (np.asarray(a, float) for a in _mc(_ws, _wk, 1000, np.random.default_rng(5)))
+assert _m1.shape == (5,) and _s1.shape == (5,), (
+    f"theorem6_monte_carlo must return (mean, se), each of shape (d,) = (5,); got shapes {_m1.shape}, {_s1.shape}")
+_m2, _ = (np.asarray(a, float) for a in _mc(_ws, _wk, 1000, np.random.default_rng(5)))
+assert np.array_equal(_m1, _m2), (
+    f"two calls with np.random.default_rng(5) returned different means ({_m1} and {_m2}): draw every "
+    "sample from the generator `rng` passed in")
+
+# 2. standard errors: 40 independent runs of n = 1000; the spread of their means is the true standard error
+_runs = [tuple(np.asarray(a, float) for a in _mc(_ws, _wk, 1000, np.random.default_rng(100 + _i)))
+         for _i in range(40)]
+_means = np.array([r[0] for r in _runs])
+_spread = float(np.sqrt(np.mean(np.var(_means, axis=0, ddof=1))))
+_reported = float(np.sqrt(np.mean(np.array([r[1] for r in _runs]) ** 2)))
+assert _spread > 1e-10, (
+    f"your means do not change with the generator: 40 runs with 40 different generators scatter by only "
+    f"{_spread:.1e} — the mean must be the average of samples drawn from `rng`")
+assert 0.55 < _reported / _spread < 2.0, (
+    f"n = 1000: your standard errors are about {_reported:.4g}, but the means of 40 independent runs "
+    f"scatter by {_spread:.4g} (ratio {_reported / _spread:.3g}, expected close to 1) — the standard "
+    "error is the sample standard deviation divided by √n")
+
+# 3. means against Theorem 6 at angles where it is simple, in units of your (now checked) standard errors
+_cases = [(0.0, 4.0, 0.7), (np.pi / 2, 4.0, 0.7), (np.pi / 2, 1.5, 3.0)]
+_zs = []
+for _theta, _ns, _nk in _cases:
+    _ws, _wk = _pair(5, _theta, _ns, _nk, _rng)
+    _us, _uk = _ws / _ns, _wk / _nk
+    _exact = _ws / 2 if _theta == 0 else _ns * (np.pi / 2 * _us + _uk) / (2 * np.pi)
+    _mean, _se = (np.asarray(a, float) for a in _mc(_ws, _wk, 200_000, np.random.default_rng(1)))
+    _z = (_mean - _exact) / _se
+    _zs.append(_z)
     # 15 coordinates: P(any |z| > 5) < 1e-5 for a correct estimator
-    assert _z.max() < 5, (
-        f"θ = {_theta}: Monte Carlo mean is {_z.max():.1f} standard errors from Theorem 6 "
-        f"(mean {_mean}, exact {_exact}) — check the gate z_k and the relu of the teacher")
-    _ref_mean, _ref_se = ts.relu_cross_moment_mc(_ws, _wk, 50_000, seed=3)
-    _ratio = _se / (_ref_se * np.sqrt(50_000 / 200_000))
-    assert np.all((_ratio > 0.8) & (_ratio < 1.25)), (
-        f"θ = {_theta}: your standard errors are {_ratio} times the expected size — "
-        "the standard error is the sample standard deviation divided by √n")
+    assert np.abs(_z).max() < 5, (
+        f"θ = {_theta:.4g}, ‖w*‖ = {_ns}, ‖w_k‖ = {_nk}: your mean {_mean} is {np.abs(_z).max():.1f} "
+        f"standard errors from the expected value {_exact}. Your standard errors passed the check above, "
+        "so the mean itself is off: the gate uses w_k, the relu uses w*, and x ~ N(0, I_d)")
+_chi2 = float(np.sum(np.square(_zs)))
+assert _chi2 > 1.2, (
+    f"your means sit closer to the exact expectation than sampling noise allows: the sum of the 15 "
+    f"squared z-scores is {_chi2:.3g}, while a sample mean gives about 15 (below 1.2 with probability "
+    "1e-6). Return the sample mean of the draws, not the closed form")
 ### BEGIN HIDDEN TESTS
-for _theta, _d in ((0.05, 2), (3.0, 8)):
-    _ws, _wk = _pair(_d, _theta, 0.3, 4.0, _rng)
-    _mean, _se = (np.asarray(a, float) for a in
-                  theorem6_monte_carlo(_ws, _wk, 100_000, np.random.default_rng(99)))
-    assert np.all(np.abs(_mean - ts.relu_cross_moment(_ws, _wk)) < 5 * _se + 1e-15), (
-        f"Monte Carlo disagrees with Theorem 6 at θ = {_theta}, d = {_d}")
+for _theta, _d, _ns, _nk in ((0.4, 5, 1.5, 0.7), (1.6, 5, 1.5, 0.7), (2.8, 5, 1.5, 0.7), (0.05, 2, 0.3, 4.0),
+                             (3.0, 8, 0.3, 4.0)):
+    _ws, _wk = _pair(_d, _theta, _ns, _nk, _rng)
+    _exact = ts.relu_cross_moment(_ws, _wk)
+    _mean, _se = (np.asarray(a, float) for a in _mc(_ws, _wk, 100_000, np.random.default_rng(99)))
+    _z = np.abs(_mean - _exact) / _se
+    assert _z.max() < 5, (
+        f"θ = {_theta}, d = {_d}: your Monte Carlo mean {_mean} is {_z.max():.1f} standard errors from "
+        f"Theorem 6's {_exact}")
 ### END HIDDEN TESTS
+
 
 # %% [markdown]
 # The same comparison, drawn: each component of the expectation along $\hat w^*$ and along
@@ -522,44 +577,65 @@ def escape_time_asymptotic(eps: float, theta_end: float, alpha: float) -> float:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_rhs", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-assert abs(float(angle_rhs(np.pi / 2, 1.0)) + 0.25) < 1e-12, (
-    f"at θ = π/2, α = 1: -ψ(π/2) sin(π/2) = -1/4, got {angle_rhs(np.pi / 2, 1.0)}")
+from td_lib.own_work import own_work
+
+_rhs = own_work(angle_rhs, "ex74B_rhs")
+
+_v = float(_rhs(np.pi / 2, 1.0))
+assert abs(_v + 0.25) < 1e-12, f"angle_rhs(π/2, 1) returned {_v}, expected -ψ(π/2) sin(π/2) = -0.25"
 _th = np.pi - np.array([1e-2, 1e-3, 1e-4])
-_v = np.asarray(angle_rhs(_th, 2.0), float)
-assert _v.shape == (3,), "angle_rhs must work on an array of angles"
+_v = np.asarray(_rhs(_th, 2.0), float)
+assert _v.shape == (3,), f"angle_rhs must work on an array of angles: for 3 angles it returned shape {_v.shape}"
 _q = -2.0 * (np.pi - _th) ** 2 / (2 * np.pi)
 assert np.allclose(_v / _q, 1.0, atol=1e-4), (
-    f"near π, dθ/dt ≈ -α(π-θ)²/(2π); your ratio to it is {_v / _q} — is ψ = (π-θ)/(2π)?")
-assert abs(float(angle_rhs(1e-6, 3.0)) + 1.5e-6) < 1e-10, (
-    "near θ = 0, dθ/dt ≈ -αθ/2 (ψ(0) = 1/2)")
+    f"near π, dθ/dt ≈ -α(π-θ)²/(2π); at α = 2 and π - θ = 1e-2, 1e-3, 1e-4 your values are {_v / _q} "
+    "times that (expected 1)")
+_v = float(_rhs(1e-6, 3.0))
+assert abs(_v + 1.5e-6) < 1e-10, f"angle_rhs(1e-6, 3) returned {_v}, expected about -1.5e-6 (ψ(0) = 1/2)"
 ### BEGIN HIDDEN TESTS
 _g = np.linspace(0.01, np.pi - 0.01, 50)
-assert np.allclose(angle_rhs(_g, 0.7), ts.angle_velocity(_g, 0.7), rtol=1e-12, atol=1e-15)
+_ref = ts.angle_velocity(_g, 0.7)
+_v = np.asarray(_rhs(_g, 0.7), float)
+assert _v.shape == _g.shape and np.allclose(_v, _ref, rtol=1e-12, atol=1e-15), (
+    f"angle_rhs on 50 angles in (0, π) at α = 0.7 is off by up to {np.abs(_v - _ref).max():.2e} "
+    f"(at θ = {_g[np.argmax(np.abs(_v - _ref))]:.3f})")
 ### END HIDDEN TESTS
 
+
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-for _eps in (0.5, 1e-2, 1e-3):
-    _tn = float(escape_time_numeric(_eps, np.pi / 2, 1.0))
-    _tr = float(ts.escape_time(np.pi - _eps, np.pi / 2, 1.0))
+from td_lib.own_work import own_work
+
+_num = own_work(escape_time_numeric, "ex74B_escape")
+_asy = own_work(escape_time_asymptotic, "ex74B_escape")
+
+# reference times to θ_end = π/2 at α = 1 (an accurate quadrature of eq. 12)
+for _eps, _tr in ((0.5, 9.870551142729678), (1e-2, 626.1410105652944), (1e-3, 6281.017211846245)):
+    _tn = float(_num(_eps, np.pi / 2, 1.0))
     assert abs(_tn / _tr - 1) < 1e-5, (
-        f"ε = {_eps}: numeric escape time {_tn:.6g}, expected {_tr:.6g} — "
-        "integrate from π - ε until θ = θ_end, with a tight tolerance")
-_ta = float(escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
-assert abs(_ta - 2 * np.pi * (1e3 - 2 / np.pi)) < 1e-8, (
-    f"asymptotic time at ε = 1e-3, θ_end = π/2, α = 1 should be 2π(1000 - 2/π) = "
-    f"{2 * np.pi * (1e3 - 2 / np.pi):.4f}, got {_ta:.4f}")
-_r = [float(escape_time_numeric(e, np.pi / 2, 1.0)) / float(escape_time_asymptotic(e, np.pi / 2, 1.0))
-      for e in (1e-2, 1e-3)]
+        f"ε = {_eps}: escape_time_numeric returned {_tn:.8g}, expected {_tr:.8g} (relative error "
+        f"{abs(_tn / _tr - 1):.1e}, needed < 1e-5)"
+        + (" — close: tighten the integration tolerance" if abs(_tn / _tr - 1) < 1e-2 else
+           " — integrate eq. 12 from θ = π - ε until θ = θ_end"))
+_ta = float(_asy(1e-3, np.pi / 2, 1.0))
+assert abs(_ta - 6279.185307179587) < 1e-8, (
+    f"escape_time_asymptotic(1e-3, π/2, 1) returned {_ta:.6f}, expected 6279.185307"
+    + (" — that is the paper's t0 without its constant (correction (3) in the box above)"
+       if abs(_ta - (1e3 - 2 / np.pi)) < 1e-6 else ""))
+_r = [float(_num(e, np.pi / 2, 1.0)) / float(_asy(e, np.pi / 2, 1.0)) for e in (1e-2, 1e-3)]
 assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
-    f"the numeric/asymptotic ratio should tend to 1 as ε → 0; got {_r}")
+    f"numeric / asymptotic escape time at ε = 1e-2 and 1e-3: {_r}; expected ratios tending to 1 as ε → 0")
 ### BEGIN HIDDEN TESTS
-for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0)):
-    _tn = float(escape_time_numeric(_eps, _te, _a))
-    assert abs(_tn / float(ts.escape_time(np.pi - _eps, _te, _a)) - 1) < 1e-5, (
-        f"numeric escape time wrong at ε={_eps}, θ_end={_te}, α={_a}")
-    assert abs(float(escape_time_asymptotic(_eps, _te, _a))
-               - float(ts.escape_time_asymptotic(_eps, _te, _a))) < 1e-8
+for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
+    _tr = float(ts.escape_time(np.pi - _eps, _te, _a))
+    _ar = float(ts.escape_time_asymptotic(_eps, _te, _a))
+    _tn = float(_num(_eps, _te, _a))
+    assert abs(_tn / _tr - 1) < 1e-5, (
+        f"escape_time_numeric({_eps}, {_te}, {_a}) returned {_tn:.8g}, expected {_tr:.8g}")
+    _ta = float(_asy(_eps, _te, _a))
+    assert abs(_ta - _ar) < 1e-8 * max(1.0, abs(_ar)), (
+        f"escape_time_asymptotic({_eps}, {_te}, {_a}) returned {_ta:.8g}, expected {_ar:.8g}")
 ### END HIDDEN TESTS
+
 
 # %% [markdown]
 # The plateau, drawn (library functions): trajectories of eq. 12 from starts closer and
