@@ -46,12 +46,51 @@ __all__ = ["COUNTERPARTS", "DelegationError", "library_off", "own_work", "studen
 #: absent from a student's installation) are skipped.
 COUNTERPARTS: dict[str, tuple[str, ...]] = {
     # §7.1 two moments
+    "ex71A_flow": ("td_lib.kernel_flow.training_residual",),
+    "ex71C_ntk": ("td_lib.early_linear.ntk_at_init", "td_lib.basri.empirical_ntk"),
+    "ex71C_tanh": ("checks.lf_7_1._e_tanh2_gauss",),
     # §7.1b early-time linear learning
+    "ex71bB_ntk": ("td_lib.early_linear.ntk_at_init",),
+    "ex71bC_linear_kernels": ("td_lib.early_linear.linear_constants",
+                              "td_lib.early_linear.linear_kernel",
+                              "td_lib.early_linear.linear_features",
+                              "td_lib.early_linear.hermite_coefficients"),
     # §7.2 higher cumulants
-    "ex72A_kappa4": ("td_lib.mcm.kappa4_v",),
+    "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy",
+                     "checks.lf_7_2.bayes_accuracy_v"),
+    "ex72A_cross_term": ("td_lib.mcm.cross_term", "td_lib.mcm.class_cov"),
+    "ex72C_escape_times": ("td_lib.escape.single_index_escape_times",
+                           "td_lib.escape.reduced_escape_times", "td_lib.escape.spherical_sgd"),
+    "ex72D_var": ("td_lib.mcm.class_cov",),
+    "ex72D_coefficients": ("td_lib.hermite.mcm_relu_loss", "checks.lf_7_2.fitted_coefficients"),
     # §7.3 spectral bias
+    "ex73B_eigenvalues": ("td_lib.kernels.von_mises_eigenvalues",
+                          "td_lib.kernels.von_mises_eigenvalues_asymptotic",
+                          "td_lib.kernels.cosine_coefficients_quad", "td_lib.kernels.cosine_coefficients_fft",
+                          "td_lib.kernels.circulant_eigenvalues", "checks.lf_7_3.von_mises_series"),
+    "ex73C_cos_coef": ("td_lib.kernels.cosine_coefficients_quad", "td_lib.kernels.cosine_coefficients_fft",
+                       "td_lib.kernels.circulant_eigenvalues", "checks.lf_7_3.bias_coefficients"),
+    "ex73C_basri": ("td_lib.kernels.basri_coefficients", "td_lib.kernels.cosine_coefficients_quad",
+                    "td_lib.kernels.cosine_coefficients_fft", "td_lib.kernels.circulant_eigenvalues"),
     # §7.4 teacher nodes
+    "ex74A_closed_form": ("td_lib.teacher_student.relu_cross_moment", "td_lib.teacher_student.psi_gaussian"),
+    "ex74A_monte_carlo": ("td_lib.teacher_student.relu_cross_moment_mc",
+                          "td_lib.teacher_student.relu_cross_moment"),
+    "ex74B_rhs": ("td_lib.teacher_student.angle_velocity", "td_lib.teacher_student.psi_gaussian"),
+    "ex74B_escape": ("td_lib.teacher_student.escape_time", "td_lib.teacher_student.escape_time_asymptotic",
+                     "td_lib.teacher_student.escape_time_constant", "td_lib.teacher_student.integrate_angle"),
     # CNN vs LCN
+    "exA_j2_erf": ("td_lib.cnn_lcn.integrals.J2", "td_lib.cnn_lcn.integrals.j2_entries"),
+    "exB_lcn_sgd_step": ("td_lib.cnn_lcn.sgd.sgd_step", "td_lib.cnn_lcn.sgd._Net.step"),
+    "exC_matched_init": ("td_lib.cnn_lcn.init.matched_lcn_init",),
+    "exD_alpha_spec": ("td_lib.cnn_lcn.observables.alpha_spec",),
+    "exE_initial_errors": ("td_lib.cnn_lcn.observables.initial_error",
+                           "td_lib.cnn_lcn.model.generalisation_error",
+                           "td_lib.cnn_lcn.model.eg_from_covariance"),
+    "exF_noise_floor": ("td_lib.cnn_lcn.observables.noise_floor",
+                        "td_lib.cnn_lcn.observables.noise_floor_from_M",
+                        "td_lib.cnn_lcn.observables._W",
+                        "td_lib.cnn_lcn.observables._refine_min"),
 }
 
 
