@@ -20,7 +20,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
-.PHONY: all course setup notebooks solutions release validate checks autograde-demo lab \
+.PHONY: all course setup notebooks solutions release validate checks autograde-demo lab formgrader \
         test test-fast chromium figures bench lint clean help
 
 all: course ## build and run the course (= make course)
@@ -30,12 +30,22 @@ course: setup notebooks solutions release checks ## everything a user runs: note
 
 setup: $(STAMP) ## venv with pinned packages (torch==2.13.0 CPU) and td_lib editable; idempotent
 
-$(STAMP): requirements.txt pyproject.toml
+# The stamp holds a hash of requirements.txt and pyproject.toml: the venv is reinstalled
+# when their *content* changes, not when only their timestamps do (a fresh checkout, a
+# copy of the repository).
+REQ_HASH := $(shell cat requirements.txt pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)
+ifneq ($(REQ_HASH),$(shell cat $(STAMP) 2>/dev/null))
+.PHONY: $(STAMP)
+endif
+
+$(STAMP):
+	@if [ -L $(VENV) ]; then echo "error: $(VENV) links to another checkout's venv;" \
+	  "run 'make setup' there (an editable install from here would repoint it)" >&2; exit 1; fi
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	$(PY) -c "import tools.env"
-	touch $(STAMP)
+	echo $(REQ_HASH) > $(STAMP)
 
 notebooks: setup ## Jupytext sources (.py) -> paired .ipynb (refuses to clobber an edited .ipynb)
 	$(PY) -m tools.nbtool lint
@@ -59,6 +69,10 @@ autograde-demo: setup ## fake students -> autograde -> feedback -> export; print
 lab: setup ## JupyterLab on 127.0.0.1 for a person (students: open course/release/...)
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --notebook-dir=$(CURDIR)
+
+formgrader: setup ## JupyterLab rooted at course/ for instructors: Nbgrader > Formgrader (/formgrader)
+	cd course && $(CURDIR)/$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
+	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --ServerApp.root_dir=$(CURDIR)/course
 
 chromium: ## Debian's chromium for the browser test (apt; skipped when present)
 	bash .ci/install_chromium.sh

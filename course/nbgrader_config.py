@@ -15,7 +15,12 @@ from pathlib import Path
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
-    CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds, GetGrades, OverwriteKernelspec,
+    CheckCellMetadata,
+    ClearHiddenTests,
+    ClearOutput,
+    DeduplicateIds,
+    GetGrades,
+    OverwriteKernelspec,
 )
 
 from tools.nbgrader_ext import ReleaseAwareOverwriteCells, ScrubHiddenOutputs
@@ -58,3 +63,11 @@ c.Autograde.sanitize_preprocessors = [
 # hidden line are removed, then the hidden regions themselves.
 c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenOutputs, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
 c.ClearHiddenTests.enforce_metadata = False
+
+# Feedback pages typeset math offline: the course's feedback template inlines the packaged
+# MathJax (tools/site.py; nbgrader's own template would load it from a CDN).
+from tools.site import feedback_template_basedirs  # noqa: E402
+
+c.HTMLExporter.template_name = "td_feedback"
+c.HTMLExporter.extra_template_basedirs = feedback_template_basedirs()
+c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax"}

@@ -128,6 +128,11 @@ def test_feedback_leak_detector_flags_hidden_lines_only(tmp_path):
     assert pipeline.feedback_leaks("a", course) == []
     fb.write_text("<pre>assert _f(5) == 10, &#39;hidden check of f at five, secret&#39;</pre>")
     assert len(pipeline.feedback_leaks("a", course)) == 1
+    # ... unless the student's own submission holds that very line (their code, no leak).
+    sub = nbformat.read(str(rel), as_version=4)
+    sub.cells.append(nbformat.v4.new_code_cell("assert _f(5) == 10, 'hidden check of f at five, secret'"))
+    nbcore.write(sub, course / "submitted" / "s" / "a" / "nb.ipynb")
+    assert pipeline.feedback_leaks("a", course) == []
 
 
 def test_lint_wants_messages_and_own_work_in_test_cells(tmp_path):

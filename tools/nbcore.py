@@ -136,10 +136,15 @@ def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False,
     ``quick`` sets ``NBGRADER_EXECUTION=validate`` in the kernel, exactly as nbgrader does
     while validating/autograding, so demos shrink. Returns the executed notebook and the
     wall time.
+
+    Stream outputs are coalesced (nbclient's ``coalesce_streams``): the stdout (stderr)
+    chunks of a cell become one stream each, with carriage-return overwrites applied, so a
+    tqdm bar saves as its final line only (in JupyterLab the same ``\\r`` updates give a
+    live bar).
     """
     nb = copy.deepcopy(nb)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                            interrupt_on_timeout=True,
+                            interrupt_on_timeout=True, coalesce_streams=True,
                             resources={"metadata": {"path": str(cwd)}})
     t0 = time.perf_counter()
     with environ(NBGRADER_EXECUTION="validate" if quick else None):

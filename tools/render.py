@@ -1,11 +1,12 @@
-"""Build ``solutions/``: execute each source with its solutions and render it to HTML.
+"""Build ``solutions/``: execute each source with its solutions.
 
-    python -m tools.render [--quick] [PATH...]
+    python -m tools.render [--quick] [--out DIR] [PATH...]
 
 Each notebook is executed in full mode (``--quick``: as nbgrader would) with solution
-markers removed and hidden tests dropped, saved as ``solutions/<assignment>/<nb>.ipynb``
-and rendered to ``solutions/<assignment>/<nb>.html`` with every answer cell folded under
-a "Solution" ``<details>`` (template ``tools/templates/solutions``).
+markers removed and hidden tests dropped, and saved as ``<out>/<assignment>/<nb>.ipynb``
+(default ``solutions/``). The course site (``python -m tools.site``) renders these executed
+notebooks to HTML, with every answer folded under a labelled "Solution — 7.3.A.2" bar; they
+are not executed again.
 """
 
 from __future__ import annotations
@@ -17,12 +18,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from nbconvert import HTMLExporter
-
 from tools import env, nbcore
 
 OUT = env.REPO / "solutions"
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
 def solutions_notebook(source: Path):
@@ -33,29 +31,32 @@ def solutions_notebook(source: Path):
     return nb
 
 
-def to_html(nb) -> str:
-    exporter = HTMLExporter(template_name="solutions", extra_template_basedirs=[str(TEMPLATES)])
-    body, _ = exporter.from_notebook_node(nb)
-    return body
-
-
-def render(source: Path, quick: bool = False) -> tuple[Path, float, int]:
+def render(source: Path, quick: bool = False, out_dir: Path = OUT) -> tuple[Path, float, int]:
+    """Execute ``source`` with its solutions; write ``<out_dir>/<assignment>/<nb>.ipynb``."""
     nb = solutions_notebook(source)
     executed, secs = nbcore.execute(nb, source.parent, quick=quick)
-    out = OUT / source.parent.name / source.stem
-    nbcore.write(executed, out.with_suffix(".ipynb"))
-    out.with_suffix(".html").write_text(to_html(executed))
-    return out.with_suffix(".html"), secs, len(nbcore.error_cells(executed))
+    out = Path(out_dir) / source.parent.name / (source.stem + ".ipynb")
+    nbcore.write(executed, out)
+    return out, secs, len(nbcore.error_cells(executed))
 
 
-def _render_one(args: tuple[Path, bool]) -> tuple[Path, float, int]:
+def _render_one(args: tuple[Path, bool, Path]) -> tuple[Path, float, int]:
     return render(*args)
+
+
+def _shown(path: Path) -> Path | str:
+    try:
+        return path.relative_to(env.REPO)
+    except ValueError:
+        return path
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--out", type=Path, default=OUT,
+                   help="folder for <assignment>/<nb>.ipynb (default: solutions/)")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="notebooks executed in parallel (default: number of cores)")
     p.add_argument("paths", nargs="*", type=Path)
@@ -67,9 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     status = 0
     t0 = time.perf_counter()
     with ProcessPoolExecutor(jobs) as pool:
-        for html, secs, nerr in pool.map(_render_one, [(s, a.quick) for s in srcs]):
-            print(f"{html.relative_to(env.REPO)}: executed in {secs:.1f} s, {nerr} error cell(s)",
-                  flush=True)
+        for out, secs, nerr in pool.map(_render_one, [(s, a.quick, a.out.resolve()) for s in srcs]):
+            print(f"{_shown(out)}: executed in {secs:.1f} s, {nerr} error cell(s)", flush=True)
             status |= nerr > 0
     print(f"solutions built in {time.perf_counter() - t0:.1f} s with {jobs} parallel kernel(s)")
     return status

@@ -1,0 +1,407 @@
+"""nbgrader's real lifecycle, run from the README's own shell blocks.
+
+The blocks of README.md marked ``<!-- test: NAME -->`` (``tools/readme_blocks.py``) run
+verbatim with ``bash -e`` in a clean environment (PATH=/usr/bin:/bin, a temporary HOME,
+TD_EXCHANGE, LANG; no JUPYTER_*, IPYTHONDIR, MPLCONFIGDIR or Makefile variables), in a
+scratch copy of the repository whose ``.venv`` links to the real one, on a file-system
+exchange in a temporary folder:
+
+    instructor-release   make release; nbgrader release_assignment (both assignments)
+    student-setup/fetch  three students, each with a HOME of their own and its
+                         ~/.jupyter/nbgrader_config.py (course id, exchange, student id)
+    (work)               the test fills the fetched notebooks (tools.pipeline.plan_students):
+                         alice = ``partial``, bob = ``delegates``, carol stays ``blank``
+    student-submit
+    instructor-autograde nbgrader collect; nbgrader autograde
+    instructor-feedback  generate_feedback; release_feedback; export
+    student-feedback     nbgrader fetch_feedback
+
+then checks the exported scores against the plan, the fetched feedback (present, no
+hidden-test line), the autograde log (no checksum warning for untouched cells), that a
+tampered locked test cell is still reported and restored, and (browser) that the
+Formgrader started by ``make formgrader`` lists both assignments and their submissions.
+
+Both students run as the same Unix user here, so TD_STUDENT (read by the README's
+student-setup block) gives each its student id; on a real machine it is the login name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import html
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools import env, fake_students, nbcore, pipeline, readme_blocks
+
+REPO = env.REPO
+ASSIGNMENTS = ("td2_7_learned_first", "cnn_lcn")
+STUDENTS = {"alice": "partial", "bob": "delegates", "carol": "blank"}  # student id -> plan kind
+TAMPERED = ("mallory", "cnn_lcn")  # a 4th submission, collected by hand: locked test cells edited
+BLOCK_TIMEOUT_S = 1500
+SHOTS = REPO / "build" / "browser"
+
+
+# --------------------------------------------------------------------------- helpers
+def scratch_repository(dst: Path) -> Path:
+    """Copy the repository's files (tracked, plus new ones not ignored) with their
+    timestamps; link ``.venv`` to the real venv so nothing is reinstalled."""
+    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                         cwd=REPO, capture_output=True, text=True, check=True).stdout
+    for rel in filter(None, out.split("\0")):
+        src = REPO / rel
+        if src.is_file() and not src.is_symlink():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst / rel)
+    (dst / ".venv").symlink_to(REPO / ".venv")
+    return dst
+
+
+def clean_env(home: Path, exchange: Path, **extra: str) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TD_EXCHANGE": str(exchange),
+            "LANG": "C.UTF-8", **extra}
+
+
+@dataclass
+class Run:
+    name: str
+    who: str
+    seconds: float
+    output: str
+
+
+def run_bash(script: str, cwd: Path, environ: dict[str, str], name: str, who: str,
+             logs: Path) -> Run:
+    """``bash -e -c script``; fail with the output's tail if it exits non-zero."""
+    t0 = time.monotonic()
+    p = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=environ, text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=BLOCK_TIMEOUT_S,
+                       stdin=subprocess.DEVNULL)
+    run = Run(name, who, time.monotonic() - t0, p.stdout)
+    logs.mkdir(parents=True, exist_ok=True)
+    (logs / f"{name}.{who}.log").write_text(p.stdout)
+    if p.returncode != 0:
+        pytest.fail(f"README block {name!r} ({who}) exited {p.returncode} after {run.seconds:.0f} s:\n"
+                    f"{script}\n--- output (tail) ---\n{p.stdout[-6000:]}", pytrace=False)
+    return run
+
+
+def checksum_warnings(log: str) -> dict[str, list[str]]:
+    """student id -> the ``checksum`` lines autograde logged while grading that student."""
+    out: dict[str, list[str]] = {}
+    current = "?"
+    for line in log.splitlines():
+        m = re.search(r"/(?:submitted|autograded)/([^/\s]+)/", line)
+        if m:
+            current = m.group(1)
+        if "checksum" in line.lower():
+            out.setdefault(current, []).append(line)
+    return out
+
+
+@dataclass
+class Lifecycle:
+    repo: Path
+    course: Path
+    exchange: Path
+    homes: dict[str, Path]
+    instructor_env: dict[str, str]
+    plans: dict[str, pipeline.Plan]
+    grades: dict[tuple[str, str], dict]
+    runs: list[Run] = field(default_factory=list)
+
+    def log(self, name: str) -> str:
+        return "\n".join(r.output for r in self.runs if r.name == name)
+
+
+@pytest.fixture(scope="module")
+def lifecycle(tmp_path_factory) -> Lifecycle:
+    top = tmp_path_factory.mktemp("instructor_path")
+    repo = scratch_repository(top / "td-course")
+    exchange = top / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    logs = top / "logs"
+    blocks = readme_blocks.blocks(repo / "README.md")
+    ienv = clean_env(top / "home-instructor", exchange)
+
+    # `make release` must not reinstall the (linked, shared) venv.
+    dry = subprocess.run(["make", "-n", "release"], cwd=repo, env=ienv, text=True,
+                         capture_output=True)
+    if "pip install" in dry.stdout or dry.returncode != 0:
+        pytest.fail(f"`make release` would reinstall the venv (its stamp does not match "
+                    f"requirements.txt/pyproject.toml): run `make setup` in {REPO} first.\n"
+                    f"{dry.stdout}{dry.stderr}", pytrace=False)
+
+    runs = [run_bash(blocks["instructor-release"], repo, ienv, "instructor-release", "instructor", logs)]
+    course = repo / "course"
+    plans = {a: pipeline.plan_students(a, course) for a in ASSIGNMENTS}
+
+    homes = {sid: top / f"home-{sid}" for sid in STUDENTS}
+    senv = {sid: clean_env(homes[sid], exchange, TD_STUDENT=sid) for sid in STUDENTS}
+    for sid, kind in STUDENTS.items():
+        for name in ("student-setup", "student-fetch"):
+            runs.append(run_bash(blocks[name], repo, senv[sid], name, sid, logs))
+        for a in ASSIGNMENTS:
+            work = homes[sid] / "td-work" / a
+            released = course / "release" / a
+            for stem, nb in plans[a].notebooks[kind].items():
+                fetched = work / f"{stem}.ipynb"
+                assert fetched.exists(), f"{sid}: fetch_assignment did not bring {a}/{stem}.ipynb"
+                got = nbformat.read(str(fetched), as_version=4)
+                want = nbformat.read(str(released / f"{stem}.ipynb"), as_version=4)
+                assert [c.source for c in got.cells] == [c.source for c in want.cells], (
+                    f"{sid}: the fetched {stem}.ipynb differs from course/release/{a}/")
+                if kind != "blank":  # the student's work
+                    nbformat.write(nb, str(fetched))
+        runs.append(run_bash(blocks["student-submit"], repo, senv[sid], "student-submit", sid, logs))
+
+    for name in ("instructor-autograde", "instructor-feedback"):
+        runs.append(run_bash(blocks[name], repo, ienv, name, "instructor", logs))
+    for sid in STUDENTS:
+        runs.append(run_bash(blocks["student-feedback"], repo, senv[sid], "student-feedback", sid, logs))
+
+    with (course / "grades.csv").open() as f:
+        grades = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
+    life = Lifecycle(repo, course, exchange, homes, ienv, plans, grades, runs)
+    print("\n".join(f"{r.name:22s} {r.who:10s} {r.seconds:6.1f} s" for r in runs))
+    return life
+
+
+# ------------------------------------------------------------------------- no kernels
+def test_readme_marks_the_whole_lifecycle():
+    blocks = readme_blocks.blocks()
+    want = {
+        "instructor-release": ["make release", "nbgrader release_assignment"],
+        "student-setup": ["~/.jupyter/nbgrader_config.py", 'course_id = "td-course"', "Exchange.root"],
+        "student-fetch": ["nbgrader fetch_assignment"],
+        "student-submit": ["nbgrader submit"],
+        "instructor-autograde": ["nbgrader collect", "nbgrader autograde"],
+        "instructor-feedback": ["nbgrader generate_feedback", "nbgrader release_feedback", "nbgrader export"],
+        "student-feedback": ["nbgrader fetch_feedback"],
+    }
+    for name, commands in want.items():
+        assert name in blocks, f"README.md has no block marked <!-- test: {name} -->"
+        for cmd in commands:
+            assert cmd in blocks[name], f"README block {name!r} lacks {cmd!r}"
+        for a in ASSIGNMENTS if name != "student-setup" else ():
+            assert a in blocks[name], f"README block {name!r} does not name {a}"
+    readme = (REPO / "README.md").read_text()
+    assert "nbgrader formgrader" not in readme, "`nbgrader formgrader` is not a command: use make formgrader"
+    assert "make formgrader" in readme
+
+
+# ---------------------------------------------------------------------- the lifecycle
+@pytest.mark.pipeline
+@pytest.mark.timeout(2400)
+def test_exported_scores_match_the_plan(lifecycle: Lifecycle):
+    rows = []
+    for a in ASSIGNMENTS:
+        plan = lifecycle.plans[a]
+        for sid, kind in STUDENTS.items():
+            row = lifecycle.grades.get((a, sid))
+            assert row is not None, f"nbgrader export has no row for {sid}/{a}: {sorted(lifecycle.grades)}"
+            rows.append((a, sid, kind, plan.expected[kind], float(row["score"]), float(row["max_score"])))
+    print("\n".join(f"{a:20s} {sid:6s} {kind:9s} expected {e:6g} got {s:6g} / {m:g}" for a, sid, kind, e, s, m in rows))
+    for a, sid, kind, expected, score, _max in rows:
+        assert score == pytest.approx(expected, abs=1e-9), f"{sid} ({kind}) on {a}: {score}, expected {expected}"
+    for a in ASSIGNMENTS:
+        assert lifecycle.plans[a].expected["blank"] == 0
+        assert 0 < lifecycle.plans[a].expected["partial"] < lifecycle.plans[a].max_score
+
+
+def hidden_lines_shown(assignment: str, course: Path, pages: list[Path]) -> list[str]:
+    """Hidden-test source lines that ``pages`` show (tools.pipeline.feedback_leaks' line
+    matching: lines over 25 characters of the hidden regions, searched in the page's text).
+
+    A hidden line that stands in the released notebook, alone or inside a longer visible
+    line (``import x`` hidden, ``import x  # comment`` visible), is no leak.
+    """
+    hidden: set[str] = set()
+    for src in pipeline.source_paths(assignment, course):
+        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", src.read_text(), re.S):
+            hidden |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
+    visible = "\n".join(c.source for nb in sorted((course / "release" / assignment).glob("*.ipynb"))
+                        for c in nbformat.read(str(nb), as_version=4).cells)
+    secret = {ln for ln in hidden if ln not in visible}
+    problems = []
+    for page in pages:
+        plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+        problems += [f"{page}: shows hidden line {ln[:70]!r}" for ln in sorted(secret) if ln in plain]
+    return problems
+
+
+@pytest.mark.pipeline
+@pytest.mark.timeout(2400)
+def test_students_fetched_feedback_without_hidden_tests(lifecycle: Lifecycle, tmp_path):
+    for a in ASSIGNMENTS:
+        # The check is alive: a page quoting the hidden tests is caught.
+        src = "\n".join(s.read_text() for s in pipeline.source_paths(a, lifecycle.course))
+        quoted = re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", src, re.S)
+        (tmp_path / "quoting.html").write_text("<pre>" + html.escape("\n".join(quoted)) + "</pre>")
+        assert hidden_lines_shown(a, lifecycle.course, [tmp_path / "quoting.html"]), a
+        stems = sorted(p.stem for p in pipeline.source_paths(a, lifecycle.course))
+        for sid in STUDENTS:
+            pages = sorted((lifecycle.homes[sid] / "td-work" / a / "feedback").glob("*/*.html"))
+            assert sorted(p.stem for p in pages) == stems, (
+                f"{sid}: fetched feedback for {a} is {[str(p) for p in pages]}, expected one page per notebook")
+            for page in pages:
+                text = page.read_text()
+                for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+                    assert marker not in text, f"{page} shows {marker!r}"
+            leaks = hidden_lines_shown(a, lifecycle.course, pages)
+            assert leaks == [], f"hidden-test lines in {sid}'s feedback:\n" + "\n".join(leaks)
+
+
+@pytest.mark.pipeline
+@pytest.mark.timeout(2400)
+def test_untouched_cells_raise_no_checksum_warning(lifecycle: Lifecycle):
+    log = lifecycle.log("instructor-autograde")
+    assert all(f"/submitted/{sid}/" in log or f"submitted/{sid}" in log for sid in STUDENTS), (
+        "the autograde log does not name every student's submission; cannot attribute warnings")
+    warnings = checksum_warnings(log)
+    assert warnings.get("carol", []) == [], "checksum warnings for the blank student:\n" + "\n".join(warnings["carol"])
+    assert warnings == {}, f"checksum warnings for submissions with untouched test cells: {warnings}"
+
+
+@pytest.mark.pipeline
+@pytest.mark.timeout(2400)
+def test_tampered_test_cell_is_reported_and_restored(lifecycle: Lifecycle):
+    sid, a = TAMPERED
+    plan = lifecycle.plans[a]
+    subs = lifecycle.course / "submitted" / sid / a
+    subs.mkdir(parents=True)
+    tampered: dict[str, list[str]] = {}
+    for stem, nb in plan.notebooks["tampered"].items():
+        nbformat.write(nb, str(subs / f"{stem}.ipynb"))
+        tampered[stem] = [nbcore.grade_id(c) for c in nb.cells if c.source == fake_students.TAMPER]
+    (subs / "timestamp.txt").write_text("2026-12-01 12:00:00.000000 UTC")
+    assert any(tampered.values()), "the tampered student edited no test cell"
+    run = run_bash(f"source .venv/bin/activate\nnbgrader autograde {a} --student={sid}\n"
+                   f"nbgrader export --to=course/grades.csv\n", lifecycle.repo, lifecycle.instructor_env,
+                   "tampered-autograde", sid, lifecycle.repo.parent / "logs")
+    lifecycle.runs.append(run)
+    warned = checksum_warnings(run.output).get(sid, [])
+    for stem, gids in tampered.items():
+        for gid in gids:
+            assert any(f"Attribute 'checksum' for cell {gid} has changed" in w for w in warned), (
+                f"no checksum warning for the edited cell {gid} of {stem}: {warned}\n{run.output[-3000:]}")
+        graded = nbformat.read(str(lifecycle.course / "autograded" / sid / a / f"{stem}.ipynb"), as_version=4)
+        cells = {nbcore.grade_id(c): c for c in graded.cells}
+        source = {nbcore.grade_id(c): c for c in nbcore.read_source(
+            next(p for p in pipeline.source_paths(a, lifecycle.course) if p.stem == stem)).cells}
+        for gid in gids:
+            assert cells[gid].source == source[gid].source, f"{gid}: the original test was not restored"
+    with (lifecycle.course / "grades.csv").open() as f:
+        score = next(float(r["score"]) for r in csv.DictReader(f) if (r["assignment"], r["student_id"]) == (a, sid))
+    assert score == pytest.approx(plan.expected["tampered"], abs=1e-9), (
+        f"tampered submission scored {score}, expected {plan.expected['tampered']} (tests restored)")
+
+
+# ------------------------------------------------------------------------ formgrader
+def _stop(proc: subprocess.Popen, token: str, port: int) -> list[str]:
+    """Stop `make formgrader`: POST /api/shutdown, else signals to its process group (by
+    its PID); return descriptions of processes that survived (killed)."""
+    import psutil
+
+    family = [psutil.Process(proc.pid)]
+    with contextlib.suppress(psutil.NoSuchProcess):
+        family += family[0].children(recursive=True)
+    with contextlib.suppress(OSError):
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/shutdown", method="POST", data=b"",
+                                     headers={"Authorization": f"token {token}"})
+        urllib.request.urlopen(req, timeout=10).close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+    _gone, alive = psutil.wait_procs(family, timeout=10)
+    strays = []
+    for p in alive:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            strays.append(f"pid {p.pid} {' '.join(p.cmdline())[:120]}")
+            p.kill()
+    return strays
+
+
+_JS_ROWS = """() => Array.from(document.querySelectorAll('td.num-submissions')).map(td => {
+  const tr = td.closest('tr');
+  const name = tr.querySelector('.name');
+  return [name ? name.textContent.trim() : '', td.textContent.trim()];
+})"""
+
+
+@pytest.mark.browser
+@pytest.mark.pipeline
+@pytest.mark.timeout(2400)
+def test_formgrader_lists_assignments_and_submissions(lifecycle: Lifecycle):
+    try:
+        from tests import browser_support as bs
+    except ImportError:  # tests/ on sys.path
+        import browser_support as bs
+
+    problem = bs.chromium_problem()
+    if problem:
+        pytest.fail(f"Chromium is required for the browser test: {problem}", pytrace=False)
+    port = bs.free_port()
+    log_path = lifecycle.repo.parent / "logs" / "formgrader.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(["bash", "-e", "-c", f"make formgrader LAB_PORT={port}"], cwd=lifecycle.repo,
+                                env=lifecycle.instructor_env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    token, strays = "", []
+    try:
+        deadline = time.monotonic() + 120
+        while not token:
+            m = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=([0-9a-f]+)", log_path.read_text())
+            if m:
+                token = m.group(1)
+            elif proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"make formgrader printed no URL with a token:\n{log_path.read_text()[-4000:]}")
+            else:
+                time.sleep(0.5)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        with bs.chromium_browser() as browser:
+            page = browser.new_context(viewport=bs.VIEWPORT).new_page()
+            page.goto(f"http://127.0.0.1:{port}/formgrader?token={token}", timeout=120_000)
+            page.wait_for_selector("td.num-submissions", timeout=120_000)
+            page.wait_for_timeout(1000)
+            rows = dict(page.evaluate(_JS_ROWS))
+            page.screenshot(path=str(SHOTS / "formgrader.png"), full_page=True)
+            for a in ASSIGNMENTS:
+                assert a in rows, f"the Formgrader lists {sorted(rows)}, not {a}"
+                assert int(rows[a] or 0) >= len(STUDENTS), f"{a}: the Formgrader shows {rows[a]!r} submissions"
+            # The submissions of one assignment, by student.
+            page.goto(f"http://127.0.0.1:{port}/formgrader/manage_submissions/cnn_lcn?token={token}",
+                      timeout=120_000)
+            page.wait_for_selector("td", timeout=120_000)
+            page.wait_for_function("() => document.body.innerText.includes('alice')", timeout=60_000)
+            text = page.inner_text("body")
+            page.screenshot(path=str(SHOTS / "formgrader_submissions.png"), full_page=True)
+            for sid in STUDENTS:
+                assert sid in text, f"manage_submissions/cnn_lcn does not list {sid}"
+    finally:
+        strays = _stop(proc, token, port)
+    assert not strays, f"processes survived make formgrader: {strays}"
+    print(json.dumps(rows))
