@@ -20,13 +20,13 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
-.PHONY: all course setup notebooks solutions release validate checks autograde-demo lab formgrader \
+.PHONY: all course setup notebooks solutions site release validate checks autograde-demo lab formgrader handout hub \
         test test-fast chromium figures bench lint clean help
 
 all: course ## build and run the course (= make course)
 
-course: setup notebooks solutions release checks ## everything a user runs: notebooks, solutions, release, checks
-	@echo "course built: solutions/ (rendered pages), course/release/ (student notebooks)"
+course: setup notebooks solutions site release checks ## everything a user runs: notebooks, solutions, site, release, checks
+	@echo "course built: solutions/site/index.html (course site), course/release/ (student notebooks)"
 
 setup: $(STAMP) ## venv with pinned packages (torch==2.13.0 CPU) and td_lib editable; idempotent
 
@@ -51,8 +51,11 @@ notebooks: setup ## Jupytext sources (.py) -> paired .ipynb (refuses to clobber 
 	$(PY) -m tools.nbtool lint
 	$(PY) -m tools.nbtool sync
 
-solutions: setup ## execute every notebook with its solutions; HTML with folded solutions in solutions/
+solutions: setup ## execute every notebook with its solutions into solutions/<assignment>/<nb>.ipynb
 	$(PY) -m tools.render
+
+site: setup ## course site from the executed solutions (no re-run) into solutions/site/; works offline
+	$(PY) -m tools.site
 
 release: setup ## nbgrader generate_assignment for every assignment (checked for leaks)
 	$(PY) -m tools.pipeline release
@@ -74,6 +77,12 @@ formgrader: setup ## JupyterLab rooted at course/ for instructors: Nbgrader > Fo
 	cd course && $(CURDIR)/$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --ServerApp.root_dir=$(CURDIR)/course
 
+handout: setup ## student handout in dist/: released notebooks, td_lib wheel, pinned student requirements, README
+	$(PY) -m tools.handout
+
+hub: setup ## JupyterHub for a class on this machine (deploy/jupyterhub_config.py, variables in deploy/README.md)
+	$(VENV)/bin/jupyterhub -f deploy/jupyterhub_config.py
+
 chromium: ## Debian's chromium for the browser test (apt; skipped when present)
 	bash .ci/install_chromium.sh
 
@@ -94,7 +103,7 @@ lint: setup ## ruff
 	$(VENV)/bin/ruff check .
 
 clean: ## remove everything generated (keeps the venv)
-	rm -rf build solutions/*/ course/release course/submitted course/autograded course/feedback \
+	rm -rf build dist solutions/*/ course/release course/submitted course/autograded course/feedback \
 	  course/gradebook.db course/grades.csv .state
 	find course/source -name '*.ipynb' -delete
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

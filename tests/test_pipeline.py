@@ -130,19 +130,27 @@ def test_release_validates_inverted(src, released):
     assert res == {}, f"some tests of {src.name} pass on the stubs: {res}"
 
 
+# The partial, blank and delegates students go through the README's own instructor and
+# student commands (exchange, collect, autograde, feedback) in tests/test_instructor_path.py,
+# with exact scores and the feedback leak and checksum checks; this test grades the others
+# (and the tampered one again) on nbgrader's copy-into-submitted/ path, `make autograde-demo`.
+DEMO_STUDENTS = ("solutions", "raises", "loop", "tampered")
+
+
 @pytest.mark.pipeline
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_autograde_fake_students(assignment, released):
-    plan, scores = pipeline.autograde_demo(assignment, released)
+    plan, scores = pipeline.autograde_demo(assignment, released, DEMO_STUDENTS)
     print(pipeline.grade_table(assignment, plan, scores))
     assert plan.expected["solutions"] == plan.max_score > 0
     assert plan.expected["blank"] == 0
     assert 0 < plan.expected["partial"] < plan.max_score, "the partial student must lose some points"
-    for s in pipeline.STUDENTS:
+    assert plan.expected["delegates"] < plan.max_score, "the delegates student must lose points"
+    for s in DEMO_STUDENTS:
         assert scores[s] == pytest.approx(plan.expected[s], abs=1e-9), (
             f"{s}: autograded {scores[s]}, expected {plan.expected[s]}\n"
             + pipeline.grade_table(assignment, plan, scores))
-    for s in pipeline.STUDENTS:
+    for s in DEMO_STUDENTS:
         fb = list((released / "feedback" / s / assignment).glob("*.html"))
         assert len(fb) == len(plan.notebooks[s]), f"feedback missing for {s}"
     assert pipeline.feedback_leaks(assignment, released) == []

@@ -1,0 +1,113 @@
+"""JupyterHub for a class of td-course: ``jupyterhub -f deploy/jupyterhub_config.py``.
+
+Every value comes from an environment variable with a default for one course machine, so
+the same file serves a class and the end-to-end test (tests/test_hub.py); deploy/README.md
+maps each one to Zero to JupyterHub on Kubernetes.
+
+- JupyterLab is the default UI of every user server (``/lab``).
+- Students run the course's *student environment*: ``TD_STUDENT_ENV`` is a Python prefix
+  (a venv) holding the handout (``make handout``: requirements-student.txt + the td_lib
+  wheel) plus ``jupyterhub`` for ``jupyterhub-singleuser``; their servers get
+  ``deploy/student-config`` on ``JUPYTER_CONFIG_PATH``: the student side of nbgrader only
+  (assignment list, validate), the exchange, the course id, the hub user as student id.
+- Instructors (``TD_INSTRUCTORS``) run the course's own environment (``TD_INSTRUCTOR_ENV``,
+  the repository's venv) in the course root (``TD_COURSE_DIR``), with every nbgrader
+  extension, the formgrader included (``deploy/instructor-config``): what ``make formgrader``
+  opens on one machine. They are hub admins.
+- The nbgrader exchange ``TD_EXCHANGE`` is one folder shared by everyone (on one machine a
+  local folder; on Kubernetes a ReadWriteMany volume mounted in every pod).
+"""
+
+import os
+import sys
+from pathlib import Path
+
+c = get_config()  # noqa: F821
+
+DEPLOY = Path(__file__).resolve().parent
+REPO = DEPLOY.parent
+
+
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [u.strip() for u in os.environ.get(name, default).split(",") if u.strip()]
+
+
+HUB_ROOT = Path(os.environ.get("TD_HUB_ROOT", "/srv/td-course/hub"))  # hub state, user homes
+EXCHANGE = os.environ.get("TD_EXCHANGE", "/srv/nbgrader/exchange")
+COURSE_DIR = os.environ.get("TD_COURSE_DIR", str(REPO / "course"))
+COURSE_ID = os.environ.get("TD_COURSE_ID", "td-course")
+INSTRUCTORS = _env_list("TD_INSTRUCTORS", "instructor")
+STUDENTS = _env_list("TD_STUDENTS")
+STUDENT_ENV = Path(os.environ.get("TD_STUDENT_ENV", sys.prefix))
+INSTRUCTOR_ENV = Path(os.environ.get("TD_INSTRUCTOR_ENV", str(REPO / ".venv")))
+
+# ------------------------------------------------------------------ network and state
+c.JupyterHub.ip = os.environ.get("TD_HUB_IP", "127.0.0.1")
+c.JupyterHub.port = int(os.environ.get("TD_HUB_PORT", "8000"))
+c.JupyterHub.hub_ip = "127.0.0.1"
+c.JupyterHub.hub_port = int(os.environ.get("TD_HUB_API_PORT", "8081"))
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{os.environ.get('TD_PROXY_API_PORT', '8001')}"
+# The `configurable-http-proxy` of the hub's own environment (the PyPI package; the npm one
+# works the same).
+_chp = Path(sys.prefix) / "bin" / "configurable-http-proxy"
+c.ConfigurableHTTPProxy.command = [str(_chp) if _chp.exists() else "configurable-http-proxy"]
+c.ConfigurableHTTPProxy.pid_file = str(HUB_ROOT / "jupyterhub-proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{HUB_ROOT / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(HUB_ROOT / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(HUB_ROOT / "jupyterhub.pid")
+c.JupyterHub.cleanup_servers = True
+c.JupyterHub.cleanup_proxy = True
+
+# ------------------------------------------------------------------- who comes in
+# TD_AUTHENTICATOR: "dummy" (tests, a demo: one shared password TD_DUMMY_PASSWORD),
+# "native" (nativeauthenticator) or any authenticator entry point ("github", "ldapauthenticator"...).
+c.JupyterHub.authenticator_class = os.environ.get("TD_AUTHENTICATOR", "pam")
+if c.JupyterHub.authenticator_class == "dummy":
+    c.DummyAuthenticator.password = os.environ.get("TD_DUMMY_PASSWORD", "")
+c.Authenticator.admin_users = set(INSTRUCTORS)
+if STUDENTS:
+    c.Authenticator.allowed_users = set(STUDENTS) | set(INSTRUCTORS)
+else:
+    c.Authenticator.allow_all = True
+
+# ------------------------------------------------------------------- user servers
+# TD_SPAWNER: "simple" (SimpleLocalProcessSpawner: every server under the hub's account,
+# homes under TD_HUB_ROOT/home; one machine, tests), "localprocess" (one system user per
+# student) or "kubespawner" (Zero to JupyterHub sets it itself).
+c.JupyterHub.spawner_class = os.environ.get("TD_SPAWNER", "localprocess")
+if c.JupyterHub.spawner_class == "simple":
+    c.SimpleLocalProcessSpawner.home_dir_template = str(HUB_ROOT / "home" / "{username}")
+c.Spawner.default_url = "/lab"
+c.Spawner.http_timeout = int(os.environ.get("TD_SPAWN_TIMEOUT", "120"))
+c.Spawner.start_timeout = int(os.environ.get("TD_SPAWN_TIMEOUT", "120"))
+c.Spawner.environment = {"TD_EXCHANGE": EXCHANGE, "TD_COURSE_ID": COURSE_ID,
+                         "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+if os.geteuid() == 0:  # servers spawned as root (the simple spawner under a root hub)
+    c.Spawner.args = ["--allow-root"]
+
+
+def _per_role(spawner) -> None:
+    """Students: the student environment and config; instructors: the course's."""
+    name = spawner.user.name
+    env = dict(spawner.environment)
+    if name in INSTRUCTORS:
+        env.update(JUPYTER_CONFIG_PATH=str(DEPLOY / "instructor-config"), TD_COURSE_DIR=COURSE_DIR)
+        spawner.cmd = [str(INSTRUCTOR_ENV / "bin" / "jupyterhub-singleuser")]
+        spawner.notebook_dir = COURSE_DIR
+    else:
+        env.update(JUPYTER_CONFIG_PATH=str(DEPLOY / "student-config"))
+        spawner.cmd = [str(STUDENT_ENV / "bin" / "jupyterhub-singleuser")]
+    if c.JupyterHub.spawner_class == "simple":
+        Path(spawner.home_dir).mkdir(parents=True, exist_ok=True)
+    env["PATH"] = f"{Path(spawner.cmd[0]).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    spawner.environment = env
+
+
+c.Spawner.pre_spawn_hook = _per_role
+
+HUB_ROOT.mkdir(parents=True, exist_ok=True)
+# nbgrader's exchange: writable by everyone, as nbgrader's docs ask (release_assignment
+# creates the course's inbound/outbound/feedback folders with their own modes).
+if not Path(EXCHANGE).exists():
+    Path(EXCHANGE).mkdir(parents=True)
+    Path(EXCHANGE).chmod(0o777)

@@ -1,0 +1,184 @@
+"""The student handout (``python -m tools.handout`` / ``make handout``).
+
+* what is in it: the released notebooks of every assignment, one wheel holding ``td_lib``
+  only, pinned student requirements, the student Jupyter config, a README; and what is not
+  (:func:`tools.handout.leaks`: solution text, hidden-test text, ``.py`` sources, markers);
+  the leak check itself is shown to catch planted leaks;
+* that it works with nothing but itself: installed into a fresh venv in a temporary folder
+  (``tests/handout_support.py``), ``checks`` and ``tools`` do not import, and every released
+  notebook runs top to bottom with its exercises left as stubs on that venv's kernel
+  (``TD_QUICK=1``), judged as the browser test judges a student's run: every code cell ran,
+  ordinary cells before the first test raised nothing, afterwards only an unwritten
+  exercise's ``NotImplementedError``; the first exercise's test reports it; no visible test
+  needs anything but ``td_lib`` (no ``ModuleNotFoundError``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+try:
+    from tests import browser_support as bs
+    from tests.handout_support import student_env
+except ImportError:  # tests/ on sys.path
+    import browser_support as bs
+    from handout_support import student_env
+
+from tools import env, handout, pipeline
+
+pytestmark = [pytest.mark.pipeline, pytest.mark.timeout(2400)]
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    return handout.build(tmp_path_factory.mktemp("handout") / "dist", fresh=False)
+
+
+def test_handout_holds_what_a_student_needs(dist: Path) -> None:
+    for a in pipeline.assignments():
+        want = sorted(p.stem + ".ipynb" for p in pipeline.source_paths(a))
+        assert sorted(p.name for p in (dist / a).iterdir()) == want, f"{a} in the handout"
+    (wheel,) = dist.glob("td_lib-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"td_lib"}, tops
+    lib = sorted(str(p.relative_to(env.REPO)) for p in (env.REPO / "td_lib").rglob("*.py"))
+    assert sorted(n for n in names if n.endswith(".py")) == lib, "the wheel should hold td_lib's modules"
+    reqs = [ln for ln in (dist / "requirements-student.txt").read_text().splitlines()
+            if ln and not ln.startswith("#")]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.-]+==[^=\s]+", r) for r in reqs), reqs
+    names_ = {r.split("==")[0].lower().replace("_", "-") for r in reqs}
+    for needed in ("numpy", "scipy", "torch", "matplotlib", "tqdm", "jupyterlab", "nbgrader", "ipykernel"):
+        assert needed in names_, f"{needed} missing from requirements-student.txt"
+    assert "torch==2.13.0" in reqs
+    for tool in ("jupytext", "pytest", "ruff", "playwright", "jupyterhub"):
+        assert tool not in names_, f"{tool} is an instructor tool: not in the student requirements"
+    readme = (dist / "README.md").read_text()
+    assert f"pip install -r requirements-student.txt {wheel.name}" in readme
+    assert "JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab" in readme
+    page = json.loads((dist / "jupyter-config" / "labconfig" / "page_config.json").read_text())
+    assert set(page["disabledExtensions"]) == set(handout.INSTRUCTOR_LAB_PLUGINS)
+    assert handout.leaks(dist) == []
+
+
+def test_deploy_student_config_is_the_handouts(dist: Path) -> None:
+    deploy = env.REPO / "deploy" / "student-config"
+    for rel in ("labconfig/page_config.json", "jupyter_server_config.d/td-student.json"):
+        assert (deploy / rel).read_text() == (dist / "jupyter-config" / rel).read_text(), (
+            f"deploy/student-config/{rel} is stale: python -m tools.handout --student-config deploy/student-config")
+
+
+def test_leak_check_catches_planted_leaks(dist: Path, tmp_path: Path) -> None:
+    bad = shutil.copytree(dist, tmp_path / "dist")
+    a = pipeline.assignments()[0]
+    src = pipeline.source_paths(a)[0]
+    secret = handout.secret_lines()
+    sol = next(s for s, w in secret.items() if w.startswith(src.name) and "solution" in w)
+    hid = next((s for s, w in secret.items() if "hidden" in w), None)
+    nb_path = bad / a / (src.stem + ".ipynb")
+    nb = nbformat.read(str(nb_path), as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(sol + "\n" + (hid or "")))
+    nbformat.write(nb, str(nb_path))
+    shutil.copy2(src, bad / a / src.name)
+    problems = "\n".join(handout.leaks(bad))
+    assert f"source file in the handout: {a}/{src.name}" in problems
+    assert sol[:70] in problems, problems
+    if hid:
+        assert hid[:70] in problems, problems
+
+
+# ---------------------------------------------------------------- installed and run
+RUNNER = r"""
+import json, sys
+import nbformat
+from nbclient import NotebookClient
+src, out = sys.argv[1], sys.argv[2]
+nb = nbformat.read(src, as_version=4)
+NotebookClient(nb, timeout=600, allow_errors=True, kernel_name="python3",
+               resources={"metadata": {"path": str(__import__("pathlib").Path(src).parent)}}).execute()
+nbformat.write(nb, out)
+"""
+
+
+def run_problems(cells: list[dict]) -> list[str]:
+    """What a student would find wrong in a notebook run top to bottom on the stubs."""
+    problems = []
+    target = bs.first_exercise_test(cells)
+    if target is None:
+        problems.append("no autograded test cell after a code exercise")
+    first_test = next((i for i, c in enumerate(cells) if bs.cell_kind(c) == "test"), len(cells))
+    for i, cell in enumerate(cells):
+        kind = bs.cell_kind(cell)
+        if kind not in ("code", "answer", "test"):
+            continue
+        gid = bs.nbgrader_meta(cell).get("grade_id", "")
+        where = f"cell {i} ({kind}{' ' + gid if gid else ''}): {cell['source'][:60]!r}"
+        errs = bs.errors(cell)
+        if cell["source"].strip() and cell.get("execution_count") is None:
+            problems.append(f"{where} did not run")
+        if kind == "code" and i < first_test and errs:
+            problems.append(f"{where} raised {errs} before any exercise")
+        elif kind in ("code", "answer") and [e for e in errs if e[0] != "NotImplementedError"]:
+            problems.append(f"{where} raised {errs} (only an unwritten exercise's NotImplementedError is acceptable)")
+        elif kind == "test" and [e for e in errs if e[0] in ("ModuleNotFoundError", "ImportError")]:
+            problems.append(f"{where}: a visible test needs more than td_lib: {errs}")
+    if target is not None and "NotImplementedError" not in [e[0] for e in bs.errors(cells[target])]:
+        problems.append(f"first exercise's test cell {target} should report NotImplementedError on the stub; "
+                        f"it shows {bs.errors(cells[target])}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def installed():
+    return student_env()
+
+
+@pytest.mark.slow
+def test_handout_installs_alone(installed) -> None:
+    s = installed
+    assert env.REPO not in s.root.parents and s.root != env.REPO
+    p = s.run("-c", "import td_lib, sys; print(td_lib.__file__); print(sys.prefix)")
+    assert p.returncode == 0, p.stderr
+    assert str(s.venv) in p.stdout and str(env.REPO) not in p.stdout, p.stdout
+    for forbidden in ("checks", "tools", "td_course"):
+        p = s.run("-c", f"import {forbidden}")
+        assert p.returncode != 0 and "ModuleNotFoundError" in p.stderr, (
+            f"`import {forbidden}` works in the student environment: {p.stdout}{p.stderr}")
+    p = s.run("-m", "pip", "check")
+    assert p.returncode == 0, p.stdout + p.stderr
+    p = s.run("-c", "import torch; print(torch.__version__)")
+    assert p.returncode == 0 and p.stdout.strip() == "2.13.0+cpu", p.stdout + p.stderr
+
+
+def _notebooks() -> list:
+    return [pytest.param(p.parent.name, p.stem, id=f"{p.parent.name}/{p.stem}")
+            for p in sorted(env.SOURCE.glob("*/*.py")) if not p.name.startswith("_")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("assignment", "stem"), _notebooks())
+def test_released_notebook_runs_in_the_handout_env(installed, assignment: str, stem: str) -> None:
+    s = installed
+    work = s.root / "work" / assignment
+    work.mkdir(parents=True, exist_ok=True)
+    src = s.dist / assignment / f"{stem}.ipynb"
+    shutil.copy2(src, work / src.name)
+    out = work / f"{stem}.executed.ipynb"
+    home = s.root / "home"
+    run_env = s.env(TD_QUICK="1", JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+                    JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
+                    JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"),
+                    IPYTHONDIR=str(home / ".ipython"))
+    p = s.run("-c", RUNNER, str(work / src.name), str(out), cwd=work, env=run_env, timeout=1200)
+    assert p.returncode == 0, f"executing {src.name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    cells = nbformat.read(str(out), as_version=4).cells
+    problems = run_problems(cells)
+    assert not problems, f"{assignment}/{stem} in the handout's environment:\n  " + "\n  ".join(problems)

@@ -1,0 +1,367 @@
+"""The student handout: what a student needs and nothing more, in ``dist/``.
+
+    python -m tools.handout [--out dist] [--reuse-release]
+
+builds
+
+    dist/
+      README.md                     one command to install, one to start JupyterLab
+      requirements-student.txt      pinned: numpy scipy torch (CPU) matplotlib tqdm jupyterlab nbgrader + deps
+      td_lib-<version>-py3-none-any.whl   the course library only (no checks, no tools, no sources)
+      jupyter-config/               a Jupyter config dir: the student side of nbgrader only
+      <assignment>/<notebook>.ipynb released notebooks (tools.pipeline.release), every assignment
+
+and refuses a handout that leaks (:func:`leaks`): a ``.py`` file outside the wheel, a
+wheel holding anything but ``td_lib``, solution text, hidden-test text or nbgrader's
+solution/hidden-test markers anywhere (the wheel's files included).
+
+The student configuration (:func:`write_student_config`) is Jupyter's own extension
+config: ``labconfig/page_config.json`` disables nbgrader's instructor Lab plugins (create
+assignment, formgrader, course list) and ``jupyter_server_config.d/`` disables the
+formgrader and course-list server extensions. It takes effect for a server that has the
+folder on ``JUPYTER_CONFIG_PATH`` (the README's start command; ``deploy/`` does the same on
+JupyterHub). ``deploy/student-config`` is written by the same function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from importlib import metadata
+from pathlib import Path
+
+import nbformat
+
+from tools import env, pipeline
+
+REPO = env.REPO
+DIST = REPO / "dist"
+LIB = "td_lib"
+WHEEL_NAME = "td_lib"
+
+#: What a student's environment needs at the top; the file pins these and everything they
+#: pull in, at the versions of requirements.txt.
+STUDENT_TOP = ("numpy", "scipy", "torch", "matplotlib", "tqdm", "jupyterlab", "ipykernel", "nbgrader")
+
+#: nbgrader's Lab plugins a student must not have (JupyterLab plugin ids).
+INSTRUCTOR_LAB_PLUGINS = (
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:course-list",
+)
+#: ... and its server extensions.
+INSTRUCTOR_SERVER_EXTENSIONS = (
+    "nbgrader.server_extensions.formgrader",
+    "nbgrader.server_extensions.course_list",
+)
+STUDENT_SERVER_EXTENSIONS = (
+    "nbgrader.server_extensions.assignment_list",
+    "nbgrader.server_extensions.validate_assignment",
+)
+
+README = """\
+# {course}: student handout
+
+Notebooks of the course, the library they import (`{wheel}`), and the pinned
+environment (Python 3.11; torch is the CPU build). In this folder:
+
+**Install** (once):
+
+    python3 -m venv .venv && .venv/bin/pip install -r requirements-student.txt {wheel}
+
+(torch's CPU build: where pip would pick a CUDA build, add
+`--extra-index-url https://download.pytorch.org/whl/cpu`.)
+
+**Start JupyterLab**:
+
+    JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab
+
+Open `<assignment>/<notebook>.ipynb` ({assignments}), work top to bottom, fill the
+cells marked `YOUR CODE HERE` / `YOUR ANSWER HERE`, and run the test cell under each
+exercise: it tells you what is wrong. *Nbgrader > Assignment List* fetches and submits when
+your course runs an exchange (a JupyterHub); the *Validate* button checks a notebook.
+`jupyter-config/` turns on the student side of nbgrader only.
+"""
+
+
+# ----------------------------------------------------------------------- pieces
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def repo_pins(path: Path = REPO / "requirements.txt") -> dict[str, str]:
+    """normalised name -> ``Name==version`` line of requirements.txt."""
+    pins = {}
+    for ln in path.read_text().splitlines():
+        ln = ln.strip()
+        if ln and not ln.startswith(("#", "-")) and "==" in ln:
+            pins[_norm(ln.split("==")[0])] = ln
+    return pins
+
+
+def dependency_closure(top: tuple[str, ...] = STUDENT_TOP) -> list[str]:
+    """``top`` and everything they require (markers evaluated here, no extras), from the
+    installed metadata of this environment; normalised names, sorted."""
+    from packaging.requirements import Requirement
+
+    seen: set[str] = set()
+    todo = [_norm(t) for t in top]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            reqs = metadata.requires(name) or []
+        except metadata.PackageNotFoundError as exc:
+            raise RuntimeError(f"{name} (needed by students) is not installed here: make setup") from exc
+        for raw in reqs:
+            req = Requirement(raw)
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            todo.append(_norm(req.name))
+    return sorted(seen)
+
+
+STUDENT_HEADER = ("# Pinned student environment of td-course (generated by tools/handout.py from the\n"
+                  "# course's requirements.txt). torch==2.13.0 is the CPU build.\n"
+                  "# Then: pip install td_lib-*.whl (the course library).")
+
+
+def student_requirements(top: tuple[str, ...] = STUDENT_TOP, without: tuple[str, ...] = (),
+                         header: str = STUDENT_HEADER) -> str:
+    """Pinned requirements of ``top`` and their dependencies (minus those of ``without``)."""
+    pins = repo_pins()
+    lines = [header]
+    skip = set(dependency_closure(without)) if without else set()
+    for name in dependency_closure(top):
+        if name in skip:
+            continue
+        line = pins.get(name) or f"{metadata.metadata(name)['Name']}=={metadata.version(name)}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+#: What a student's server on JupyterHub needs on top of the handout (deploy/).
+HUB_TOP = ("jupyterhub",)
+
+
+def hub_requirements() -> str:
+    """Pins to add to requirements-student.txt in a JupyterHub user image (deploy/README.md)."""
+    return student_requirements(HUB_TOP, without=STUDENT_TOP, header=(
+        "# A student's server on the course's JupyterHub: these pins on top of\n"
+        "# requirements-student.txt and the td_lib wheel (generated by tools/handout.py)."))
+
+
+def install(dist: Path, venv: Path, extra_requirements: str = "") -> Path:
+    """A fresh venv at ``venv`` with the handout of ``dist`` installed (and the extra pins);
+    returns its python. Runs pip with the folder of ``dist`` as working directory."""
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    py = venv / "bin" / "python"
+    (wheel,) = dist.glob(f"{WHEEL_NAME}-*.whl")
+    cmd = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+           "-r", "requirements-student.txt", wheel.name]
+    if extra_requirements:
+        extra = venv / "requirements-extra.txt"
+        extra.write_text(extra_requirements)
+        cmd += ["-r", str(extra)]
+    p = subprocess.run(cmd, cwd=dist, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"installing the handout failed:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return py
+
+
+def write_student_config(dest: Path) -> Path:
+    """A Jupyter config dir enabling only the student side of nbgrader (see module doc)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    lab = dest / "labconfig" / "page_config.json"
+    lab.parent.mkdir(parents=True, exist_ok=True)
+    lab.write_text(json.dumps({"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, True)},
+                              indent=2) + "\n")
+    srv = dest / "jupyter_server_config.d" / "td-student.json"
+    srv.parent.mkdir(parents=True, exist_ok=True)
+    exts = {**dict.fromkeys(INSTRUCTOR_SERVER_EXTENSIONS, False),
+            **dict.fromkeys(STUDENT_SERVER_EXTENSIONS, True)}
+    srv.write_text(json.dumps({"ServerApp": {"jpserver_extensions": exts}}, indent=2) + "\n")
+    return dest
+
+
+def build_wheel(out: Path) -> Path:
+    """``td_lib`` alone as a wheel (a scratch project: the repository's pyproject also
+    packages checks/ and tools/, which students must not get)."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    with tempfile.TemporaryDirectory(prefix="td-wheel-") as tmp:
+        root = Path(tmp)
+        shutil.copytree(REPO / LIB, root / LIB, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        deps = json.dumps(project.get("dependencies", []))
+        (root / "pyproject.toml").write_text(
+            '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
+            f'[project]\nname = "{WHEEL_NAME}"\nversion = "{project["version"]}"\n'
+            f'description = "The library of the td-course notebooks"\n'
+            f'requires-python = "{project.get("requires-python", ">=3.10")}"\ndependencies = {deps}\n\n'
+            f'[tool.setuptools.packages.find]\ninclude = ["{LIB}*"]\n')
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob(f"{WHEEL_NAME}-*.whl"):
+            old.unlink()
+        p = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                            "--no-build-isolation", "-w", str(out), str(root)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"building the td_lib wheel failed:\n{p.stdout}\n{p.stderr}")
+    (wheel,) = out.glob(f"{WHEEL_NAME}-*.whl")
+    return wheel
+
+
+# ------------------------------------------------------------------------ leaks
+def secret_lines(course: Path = env.COURSE, min_len: int = 20) -> dict[str, str]:
+    """Lines that only the instructor may see -> where they come from: the solution
+    regions and hidden tests of every source, and the worked solutions of graded markdown
+    cells; minus lines that the releases show anyway (imports, signatures...)."""
+    secret: dict[str, str] = {}
+    visible: set[str] = set()
+    for assignment in pipeline.assignments(course):
+        for src in pipeline.source_paths(assignment, course):
+            text = src.read_text()
+            for kind, pat in (("solution", r"### BEGIN SOLUTION\n(.*?)### END SOLUTION"),
+                              ("hidden test", r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS")):
+                for block in re.findall(pat, text, re.S):
+                    for ln in block.splitlines():
+                        s = _norm_line(ln)
+                        if len(s) >= min_len:
+                            secret.setdefault(s, f"{src.name} ({kind})")
+            # Markdown answers: the cell's text after its `# %% [markdown] nbgrader=...solution": true` line.
+            for cell in re.split(r"^# %%", text, flags=re.M):
+                head = cell.split("\n", 1)[0]
+                if "[markdown]" in head and '"solution": true' in head:
+                    for ln in cell.split("\n")[1:]:
+                        s = ln.strip().lstrip("#").strip()
+                        if len(s) >= min_len:
+                            secret.setdefault(s, f"{src.name} (markdown solution)")
+            released = course / "release" / assignment / (src.stem + ".ipynb")
+            if released.exists():
+                for c in nbformat.read(str(released), as_version=4).cells:
+                    visible |= {ln.strip().lstrip("#").strip() for ln in c.source.splitlines()}
+    return {s: w for s, w in secret.items() if s not in visible}
+
+
+def library_overlap(course: Path = env.COURSE) -> dict[str, str]:
+    """Secret lines that td_lib's own code also contains (reported, not refused: the
+    library may hold a general version of what an exercise asks for, AUTHORING.md)."""
+    lib = library_lines()
+    return {s: w for s, w in secret_lines(course).items() if s in lib}
+
+
+def _norm_line(ln: str) -> str:
+    return ln.strip().lstrip("#").strip()
+
+
+def library_lines() -> set[str]:
+    """Lines of td_lib's own code (shown to every student by design: AUTHORING.md)."""
+    return {_norm_line(ln) for p in (REPO / LIB).rglob("*.py") for ln in p.read_text().splitlines()}
+
+
+def _texts(dist: Path):
+    """(label, raw text, set of its lines) of every file of the handout, the wheel's
+    members included; a notebook's lines are those of its cells' sources and outputs."""
+    def lines_of(name: str, text: str) -> set[str]:
+        if name.endswith(".ipynb"):
+            nb = nbformat.reads(text, as_version=4)
+            chunks = [c.source for c in nb.cells]
+            chunks += [str(o.get("text", "")) + json.dumps(o.get("data", {}))
+                       for c in nb.cells for o in c.get("outputs", [])]
+            text = "\n".join(chunks)
+        return {_norm_line(ln) for ln in text.splitlines()}
+
+    for p in sorted(dist.rglob("*")):
+        if not p.is_file():
+            continue
+        rel = str(p.relative_to(dist))
+        if p.suffix == ".whl":
+            with zipfile.ZipFile(p) as z:
+                for name in z.namelist():
+                    text = z.read(name).decode("utf-8", "replace")
+                    yield f"{rel}!{name}", text, lines_of(name, text)
+        else:
+            text = p.read_bytes().decode("utf-8", "replace")
+            yield rel, text, lines_of(p.name, text)
+
+
+def leaks(dist: Path, course: Path = env.COURSE) -> list[str]:
+    """What must not be in a handout (empty list: none)."""
+    problems = [f"source file in the handout: {p.relative_to(dist)}" for p in dist.rglob("*.py")]
+    for p in dist.rglob("jupytext.toml"):
+        problems.append(f"jupytext config in the handout: {p.relative_to(dist)}")
+    wheels = list(dist.glob("*.whl"))
+    if len(wheels) != 1:
+        problems.append(f"expected one wheel in the handout, found {[w.name for w in wheels]}")
+    for w in wheels:
+        with zipfile.ZipFile(w) as z:
+            for name in z.namelist():
+                top = name.split("/")[0]
+                if top != LIB and not top.endswith(".dist-info"):
+                    problems.append(f"{w.name} holds {name} (only {LIB}/ may be packaged)")
+    for a in pipeline.assignments(course):
+        problems += [f"{a}: {m}" for m in pipeline.leaks(dist / a)] if (dist / a).exists() else [
+            f"assignment {a} missing from the handout"]
+    secret = secret_lines(course)
+    lib = library_lines()
+    secret = {s: w for s, w in secret.items() if s not in lib}
+    for label, text, lines in _texts(dist):
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+            if marker in text:
+                problems.append(f"{label}: contains {marker!r}")
+        for ln in sorted(lines & secret.keys()):
+            problems.append(f"{label}: shows {secret[ln]} line {ln[:70]!r}")
+    return problems
+
+
+# ------------------------------------------------------------------------ build
+def build(out: Path = DIST, fresh: bool = True, course: Path = env.COURSE) -> Path:
+    """Build the handout in ``out`` (replaced). ``fresh=False`` reuses up-to-date releases."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    names = pipeline.assignments(course)
+    for a in names:
+        rel = pipeline.release(a, course) if fresh else pipeline.ensure_release(a, course)
+        (out / a).mkdir()
+        for nb in sorted(rel.glob("*.ipynb")):
+            shutil.copy2(nb, out / a / nb.name)
+    wheel = build_wheel(out)
+    (out / "requirements-student.txt").write_text(student_requirements())
+    write_student_config(out / "jupyter-config")
+    (out / "README.md").write_text(README.format(course="td-course", wheel=wheel.name,
+                                                 assignments=", ".join(f"`{a}/`" for a in names)))
+    problems = leaks(out, course)
+    if problems:
+        raise RuntimeError("the handout leaks:\n" + "\n".join(problems))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, default=DIST)
+    p.add_argument("--reuse-release", action="store_true",
+                   help="reuse course/release/ where it is newer than the sources")
+    p.add_argument("--student-config", type=Path, metavar="DIR",
+                   help="only write the student Jupyter config dir to DIR")
+    a = p.parse_args(argv)
+    if a.student_config:
+        print(write_student_config(a.student_config))
+        return 0
+    out = build(a.out, fresh=not a.reuse_release)
+    files = sorted(str(q.relative_to(out)) for q in out.rglob("*") if q.is_file())
+    print(f"handout in {out}: {len(files)} files, no leaks\n  " + "\n  ".join(files))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
