@@ -6,7 +6,8 @@
   (:func:`td_lib.mcm.bayes_accuracy`, converged to ~1e-14; not Monte Carlo). "From the means
   alone" is the best classifier that sees x only through its projection on the class-mean
   difference, Phi(beta_m / 2); "means and covariances" is the Bayes accuracy of the population
-  Gaussian clone; "everything" that of the data. The page's 76.7 % is corrected to 76.8 %;
+  Gaussian clone; "everything" that of the data. The original course notes' 76.7 % is corrected to 76.8 %
+  (an errata note in the prose);
   ``full`` adds a 4 x 10^6-sample Monte Carlo check of all three;
 * the exponent p of ||grad L_data - grad L_clone|| ~ eps^p for GELU and tanh, from exact
   population gradients (:func:`td_lib.nets.population_gradient`: the data differ from their
@@ -19,7 +20,8 @@
   the exact-clone moment and linear-network agreements (rounding level);
 * the notebook's seeded GELU run (recomputed with the same seeds: ~20 s): accuracies at steps
   56 and 256, relative output gaps at steps 1, 20, 256, 1500, compared with the digits the
-  prose prints (tolerance = rounding of the printed digits), and the page's printed gaps.
+  prose prints (tolerance = rounding of the printed digits), and the gaps printed by the run of
+  the original course notes (quoted for comparison).
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ def bayes_claims(full: bool = False) -> list[Claim]:
            100 * acc["m"], 0.05, "69.1 % from the means alone"),
         _c("bayes_means_cov", "Bayes accuracy from means + covariances = clone's Bayes (%)", 76.8,
            100 * acc["mu"], 0.05, "76.8 % from means and covariances",
-           note="the course page printed 76.7 %; exact quadrature gives 76.802 % (converged to "
-                "1e-14; a 4e6-sample Monte Carlo check, SE 0.02 %, agrees: claims "
+           note="errata: the original course notes (NB2 §7) printed 76.7 %; exact quadrature gives "
+                "76.802 % (converged to 1e-14; a 4e6-sample Monte Carlo check, SE 0.02 %, agrees: claims "
                 "lf71_bayes_mc_* with --full)"),
         _c("bayes_means_cov_2dp", "the same, to two decimals (%)", 76.80, 100 * acc["mu"], 0.005,
            "gives 76.80 %"),
@@ -143,7 +145,7 @@ def slope_claims(full: bool = False) -> list[Claim]:
         p = np.polyfit(np.log(eps), np.log(gaps), 1)[0]
         out.append(_c(f"slope_{act}", f"fitted exponent of the {act} gradient gap, eps in [0.01, 0.1]",
                       quoted, p, 0.005, quote,
-                      note=f"the course page printed {page} without a range of eps; the local "
+                      note=f"errata: the original course notes printed {page} without a range of eps; the local "
                            f"exponent tends to {4 if act == 'gelu' else 5} as eps -> 0"))
         if act == "gelu":
             e2 = np.array([0.1 / 1.05, 0.1 * 1.05])
@@ -248,9 +250,9 @@ def demo_claims() -> list[Claim]:
         _c("gap_256", "relative output gap at step 256", 0.23, gap[at(256)], 0.005, "0.23 at step 256"),
         _c("gap_1500", "relative output gap at step 1500", 0.45, gap[at(1500)], 0.005,
            "0.45 at step 1500"),
-        _c("gap_page", "the page's printed gap at step 1 (for comparison)", 1.2e-4, gap[at(1)], 0.05e-4,
+        _c("gap_page", "the original notes' printed gap at step 1 (for comparison)", 1.2e-4, gap[at(1)], 0.05e-4,
            "gaps 1.2e-4, 1.8e-3, 2.3e-1 and 4.5e-1",
-           note="the page's four gaps 1.2e-4, 1.8e-3, 2.3e-1, 4.5e-1 are reproduced to the printed "
+           note="the original course notes' four gaps 1.2e-4, 1.8e-3, 2.3e-1, 4.5e-1 are reproduced to the printed "
                 "digits: " + ", ".join(f"{gap[at(t)]:.1e}" for t in (1, 20, 256, 1500))),
     ]
     return out

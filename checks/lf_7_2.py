@@ -9,10 +9,10 @@
 * Exercise 7.2.D: c20, c11, c04 from an exact quadrature of the ReLU loss L(alpha_u, alpha_v)
   (finite differences / polynomial fits around 0), independent and correlated latents, and
   the growing-mode ratio alpha_v / alpha_u;
-* demo 7.2.E's Bayes lines 0.691 / 0.767 / 0.819 (exact quadrature over the m, u, v
-  coordinates, in which the class densities factorise);
+* demo 7.2.E's Bayes lines 0.691 / 0.768 / 0.819 (the original course notes printed 0.767;
+  exact quadrature over the m, u, v coordinates, in which the class densities factorise);
 * the escape-time study of 7.2.C (the notebook's own seeded run, recomputed with the same seeds)
-  and the page's slopes "for comparison" (within three bootstrap spreads of ours);
+  and the original course notes' slopes "for comparison" (within three bootstrap spreads of ours);
 * escape-time slopes from many runs of the exact overlap chain within a stated band of the
   laws' slopes (CI: 400 runs per point; ``--full``: 4000);
 * the step-size sweep (the notebook's seeded run).
@@ -253,14 +253,14 @@ def claims(full: bool = False) -> list[Claim]:
     b1, b2, b3 = bayes_lines(n=4001 if full else 2001)
     for val, q, quote_, note in [
             (0.691, b1, "means (0.691)", "Phi(1/2)"),
-            (0.768, b2, "covariances (0.768", "exact: the course page printed 0.767; the u-integral "
+            (0.768, b2, "covariances (0.768", "errata: the original course notes printed 0.767; the u-integral "
              "in closed form and quad over x_m give 0.76802"),
             (0.819, b3, "everything\n# (0.819)", "closed-form u-integral, 2-d trapezoid")]:
         add(Claim(f"7.2.E.bayes{val}", "test-bed Bayes accuracy", val, q, 5e-4 + 1e-5, NB,
                   quote_, note=note + f"; computed {q:.6f}"))
 
     add(Claim("7.2.E.bayes_exact", "means + covariances Bayes accuracy, 4 digits", 0.7680, b2,
-              5e-5, NB, "0.7680) and", note="the course page printed 0.767"))
+              5e-5, NB, "0.7680) and", note="errata: the original course notes printed 0.767"))
     add(Claim("7.2.C.alpha0", "typical starting overlap d^(-1/2) at d = 16", 0.25, 16**-0.5, 1e-12,
               NB, "0.25 at $d=16$"))
 
@@ -273,7 +273,7 @@ def claims(full: bool = False) -> list[Claim]:
                   law_slopes[k], 0.005, NB, quote_))
     for k, (q, quote_) in zip((1, 2, 3), [(1.00, "1.00, 1.58 and 2.29, and"),
                                           (1.58, "1.58 and 2.29, and the"),
-                                          (2.29, "2.29, and the course")]):
+                                          (2.29, "2.29, and the original")]):
         add(Claim(f"7.2.C.law{k}b", f"law slope k = {k} (second mention)", q, law_slopes[k],
                   0.005, NB, quote_))
     study = notebook_study()
@@ -290,9 +290,9 @@ def claims(full: bool = False) -> list[Claim]:
             3: (2.39, "2.39 for comparison")}
     for k in (1, 2, 3):
         _, slope, sd = study[k]
-        add(Claim(f"7.2.C.page{k}", f"page's slope k = {k} vs ours (tol: 3 bootstrap spreads)",
+        add(Claim(f"7.2.C.page{k}", f"original notes' slope k = {k} vs ours (tol: 3 bootstrap spreads)",
                   page[k][0], slope, 3 * sd, NB, page[k][1],
-                  note="the page's number comes from its own random run; compared with the "
+                  note="the original course notes' number comes from their own random run; compared with the "
                        "notebook's run within three bootstrap spreads"))
     # slopes from many runs of the exact chain, within a band of the laws
     runs = 4000 if full else 400
@@ -309,23 +309,23 @@ def claims(full: bool = False) -> list[Claim]:
     deltas, med, never = notebook_sweep()
     fin = np.isfinite(med)
     best_i = int(np.argmin(np.where(fin, med, np.inf)))
-    add(Claim("7.2.C.sweep_best_lo", "best delta of the sweep >= 0.25 (page: fastest near 0.3-1)",
+    add(Claim("7.2.C.sweep_best_lo", "best delta of the sweep >= 0.25 (original notes: fastest near 0.3-1)",
               None, max(0.0, 0.25 - deltas[best_i]), 0.0,
               note=f"best delta {deltas[best_i]:.3f}"))
     add(Claim("7.2.C.sweep_best_hi", "best delta of the sweep <= 1.3", None,
               max(0.0, deltas[best_i] - 1.3), 0.0, note=f"best delta {deltas[best_i]:.3f}"))
     add(Claim("7.2.C.sweep_best", "step parameter with the smallest median (notebook run)", 0.4,
-              deltas[best_i], 0.01, NB, "0.4$ (the course page"))
+              deltas[best_i], 0.01, NB, "0.4$ (the original course notes"))
     ratio = med[-1] / med[best_i]
     add(Claim("7.2.C.sweep_ratio", "median at delta = 10 over the best median (notebook run)",
               21, ratio, 0.5, NB, "about 21 times the best",
-              note="the page's own sweep gave about 25 (quoted for comparison)"))
+              note="the original course notes' own sweep gave about 25 (quoted for comparison)"))
     add(Claim("7.2.C.sweep_never", "runs not escaped after 60000 steps at delta = 10 (%)",
               31, 100 * never[-1], 0.5, NB, "31 % of the runs",
-              note="the page's own sweep gave 44 % (quoted for comparison)"))
-    add(Claim("7.2.C.sweep_page_ratio", "page's ratio 25 vs ours (factor-2 band)", 25,
+              note="the original course notes' own sweep gave 44 % (quoted for comparison)"))
+    add(Claim("7.2.C.sweep_page_ratio", "original notes' ratio 25 vs ours (factor-2 band)", 25,
               ratio, 25 - 25 / 2, NB, "about 25 times and 44 %",
               note="32 runs per point: the ratio of medians is uncertain by tens of per cent"))
-    add(Claim("7.2.C.sweep_page_never", "page's 44 % vs ours (binomial, 32 runs: 3 SE)", 44,
+    add(Claim("7.2.C.sweep_page_never", "original notes' 44 % vs ours (binomial, 32 runs: 3 SE)", 44,
               100 * never[-1], 3 * 100 * math.sqrt(0.44 * 0.56 / 32), NB, "44 % for comparison"))
     return C

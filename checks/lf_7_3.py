@@ -170,8 +170,8 @@ def flow_claims() -> list[Claim]:
     out = [_c("flow_equispaced", "equispaced flow vs exp(-k_hat t), max deviation", None,
               np.abs(A - pred).max(), 1e-10)]
     p256, p1024 = random_input_plateau(256), random_input_plateau(1024)
-    note = ("the page calls it a floor left by the leak; it is a plateau that lasts until l = 8 "
-            "is fitted and then vanishes")
+    note = ("errata: the original course notes call it a floor left by the leak; it is a plateau "
+            "that lasts until l = 8 is fitted and then vanishes")
     out += [
         _c("plateau_256_l1", "random inputs n = 256: l = 1 residual at t = 1000 (%)", 5.3,
            100 * p256[0], 0.05, "5.3 % and", note=note),
@@ -207,9 +207,9 @@ def demo_claims(run: basri.BasriRun | None = None) -> list[Claim]:
         _c("lazy_t8", "scale 10: steps to 1/e, l = 8", 374, t_fit[1, 2], 1, "374 steps)", f32),
         _c("lazy_dK", "scale 10: relative eNTK change", 0.0076, run.ntk_change[1], 5e-5,
            "0.0076)"),
-        _c("lazy_dK_page", "scale 10: eNTK change as the page printed it", 0.008,
+        _c("lazy_dK_page", "scale 10: eNTK change as the original notes printed it", 0.008,
            run.ntk_change[1], 5e-4, "0.008 for the lazy",
-           note="the page's 0.008 is 0.0076 rounded to three decimals"),
+           note="the original course notes' 0.008 is 0.0076 rounded to three decimals"),
         _c("rich_t4", "scale 1: steps to 1/e, l = 4", 125, t_fit[0, 1], 1, "125 steps)", f32),
         _c("rich_t8_never", "scale 1: l = 8 never reaches 1/e in 2000 steps", None,
            float(not np.isnan(t_fit[0, 2])), 0.0),

@@ -315,17 +315,24 @@ def _W(P, T, c):
 
 # ----------------------------------------------------------------------------- phase diagram
 def _refine_min(x, y):
-    """Minimum of ``y(x)`` on a grid, refined by a parabola through the 3 points around it."""
+    """Minimum of ``y(x)`` on a grid, refined by a parabola through the 3 points around it.
+
+    Where one of the three points is not finite (a diverged or cut-off run, ``+inf``) no
+    parabola exists: the grid minimum is returned unrefined (the caller flags such entries).
+    """
     i = np.argmin(y, axis=-1)
     i = np.clip(i, 1, x.size - 2)
     y0 = np.take_along_axis(y, (i - 1)[..., None], -1)[..., 0]
     y1 = np.take_along_axis(y, i[..., None], -1)[..., 0]
     y2 = np.take_along_axis(y, (i + 1)[..., None], -1)[..., 0]
     h = x[1] - x[0]
-    den = y0 - 2 * y1 + y2
-    off = np.where(den > 0, 0.5 * (y0 - y2) / np.where(den > 0, den, 1.0), 0.0)
+    fin = np.isfinite(y0) & np.isfinite(y1) & np.isfinite(y2)
+    z0, z1, z2 = (np.where(fin, v, 0.0) for v in (y0, y1, y2))  # no inf - inf below
+    den = z0 - 2 * z1 + z2
+    ok = fin & (den > 0)
+    off = np.where(ok, 0.5 * (z0 - z2) / np.where(ok, den, 1.0), 0.0)
     off = np.clip(off, -1, 1)
-    ymin = y1 - 0.25 * (y0 - y2) * off
+    ymin = y1 - 0.25 * (z0 - z2) * off
     ymin = np.minimum(ymin, np.minimum(np.minimum(y0, y1), y2))
     return x[i] + off * h, ymin
 

@@ -3,7 +3,8 @@
 #
 # *Training Dynamics, Iliad Intensive 2026.* CPU only; needs numpy, scipy, matplotlib and the
 # course library `td_lib` (its module `td_lib.cnn_lcn` is the theory engine this notebook
-# uses). Exercise solutions are folded under **Solution** on the course page.
+# uses). Worked solutions of the exercises are in the solutions edition of this notebook, each
+# folded under a **Solution** bar.
 #
 # A convolutional network does two things a fully connected one does not: it looks at the
 # input through **small windows** (locality) and it uses **the same window weights at every
@@ -887,12 +888,14 @@ fig.suptitle(r"Figure 4: alignment with each zero-error solution; erf, $k_t=1$, 
 plt.tight_layout()
 plt.show()
 
-# %% [markdown] nbgrader={"grade": true, "grade_id": "exD_plateau_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# **Question (manually graded).** Near the $\rho$-symmetric plateau, write the state as
+# %% [markdown] nbgrader={"grade": false, "grade_id": "exD_plateau_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **Question (manually graded; answer in the cell below).** Near the $\rho$-symmetric plateau,
+# write the state as
 # $y=y_{\rm sym}+\epsilon\,v$ with $v$ antisymmetric under $\rho$. Explain why
 # $\alpha_{\rm spec}\approx a+b\ln D$ and express $b$ through the growth rate $\kappa$ of
 # $\epsilon$. Why is there no such term for $k_s=k_t$?
-#
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "exD_plateau_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Solution.** Linearise $\dot y=F(y)$ around the plateau state $y^\ast\in\operatorname{Fix}(\rho)$. Since
 # $F(\rho y)=\rho F(y)$ (eq. 98), the Jacobian commutes with $\rho$ and splits into the
 # symmetric and the antisymmetric subspaces. The symmetric part is attracting (that is why
@@ -1377,15 +1380,23 @@ variants9 = [("(a) $P=8$", dict(P=8)), ("(b) $k_s=k_t=2$", dict(k_s=2, k_t=2)),
 cs9 = np.array(pick([0.0, 0.45, 0.9], [0.0, 0.6]))
 aF9 = np.geomspace(1e-2, pick(1e2, 1.0), pick(5, 3))
 etas9 = np.geomspace(pick(1e-3, 1e-2), 2.0, pick(9, 4))
-fig, axes = plt.subplots(1, 4, figsize=(18, 3.6))
-for ax, (title, kw) in zip(axes, progress(variants9, desc="Figure 9 panels")):
+fig, axes = plt.subplots(2, 2, figsize=(10, 7.6))  # 2 x 2: readable at page width
+# the progress bar drives the loop, so it is exhausted and closes at 4/4
+for (title, kw), ax in zip(progress(variants9, desc="Figure 9 panels"), axes.flat):
     par = dict(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0) | kw
     pd9 = cl.phase_diagram(**par, cs=cs9, alpha_F=aF9, etas=etas9, dtau=0.1)
     c0_9 = cl.c_star_slope_numeric(par["P"], par["k_s"], par["k_t"], par["T"], par["sigma"])
     m = phase_plot(ax, pd9, c0_9, title)
-    fig.colorbar(m, ax=ax)
-fig.suptitle(r"Figure 9: $\log_{10}(\varepsilon^\ast_{\rm CNN}/\varepsilon^\ast_{\rm LCN})$; one parameter changed from "
-             r"Figure 6 (erf, $P=4$, $k_s=k_t=1$, $T=1$, $\sigma=1$)", fontsize=10)
+    ax.title.set_fontsize(12)
+    ax.xaxis.label.set_fontsize(11)
+    ax.yaxis.label.set_fontsize(11)
+    ax.tick_params(labelsize=10)
+    ax.legend(fontsize=9, loc="upper right")
+    cb = fig.colorbar(m, ax=ax)
+    cb.set_label(r"$\log_{10}(\varepsilon^\ast_{\rm CNN}/\varepsilon^\ast_{\rm LCN})$", fontsize=10)
+    cb.ax.tick_params(labelsize=9)
+fig.suptitle("Figure 9: CNN vs LCN phase diagram (red: LCN better), one parameter changed from\n"
+             r"Figure 6 (erf, $P=4$, $k_s=k_t=1$, $T=1$, $\sigma=1$)", fontsize=12)
 plt.tight_layout()
 plt.show()
 

@@ -160,8 +160,9 @@ print("quick mode" if QUICK else "full mode")
 #   Bayes accuracy of two Gaussians with these means and a common covariance.
 # * **76.8 % from means and covariances**, the Bayes accuracy of the Gaussian clone (along $v$
 #   the two clone classes coincide). The same classifier scores the same on the real data,
-#   because $(x_m,x_u)$ has the same law in both. (The course page printed 76.7 %; exact
-#   quadrature gives 76.80 %, and a Monte Carlo run on $4\times10^6$ samples agrees with it.)
+#   because $(x_m,x_u)$ has the same law in both. (Errata: the original 2026 course notes, NB2
+#   §7, printed 76.7 %; exact quadrature gives 76.80 %, and a Monte Carlo run on
+#   $4\times10^6$ samples agrees with it.)
 # * **81.9 % from everything**, the Bayes accuracy on the data.
 
 # %%
@@ -709,12 +710,13 @@ for _name, _c, _kw, _want in (
 # $\varepsilon\in[0.01,0.1]$ (nine points in `checks/lf_7_1.py`, five below):
 # the fitted exponent is ≈ 4.00 for GELU
 # and ≈ 4.97 for $\tanh$, as predicted.
-# (The course page printed 3.97 and 4.98 without stating its range of $\varepsilon$.
 # The local exponent tends to exactly 4 and 5 as $\varepsilon\to0$;
 # at $\varepsilon=0.1$ the local GELU exponent is 3.96.
+# (Errata: the original 2026 course notes, NB2 §7, printed 3.97 and 4.98 without stating
+# the range of $\varepsilon$ of their fit.)
 # The check script also compares the GELU coefficient of $\varepsilon^4$ with the prediction of
 # 7.1.B.4: the only difference at that order is $c_4\,\mathbb E[y\,x^{\otimes4}]$, which differs by
-# $\tfrac12\kappa_4\,v^{\otimes4}$.)
+# $\tfrac12\kappa_4\,v^{\otimes4}$.
 
 # %%
 # class +1 of the data: two Gaussian bumps along v; of the clone: one Gaussian
@@ -801,8 +803,9 @@ print("RMS pre-activation (data) :", [round(g.rms_pre[0, i].item(), 3) for i in 
 # in every moment beyond the second). Once the pre-activations grow, the gap reaches
 # 0.23 at step 256
 # and 0.45 at step 1500, while the accuracies stay together.
-# For comparison, the course page's run printed the gaps 1.2e-4, 1.8e-3, 2.3e-1 and 4.5e-1
-# and the same staircase: our sampler reproduces the page's random stream.
+# For comparison, the run in the original 2026 course notes (NB2 §7) printed the
+# gaps 1.2e-4, 1.8e-3, 2.3e-1 and 4.5e-1
+# and the same staircase: the seeded sampler used here draws the same random numbers as that run.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex71C_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.1.C — What a linearised network sees: two moments of its features

@@ -447,14 +447,16 @@ for _name, _got, _want in (("K1", _K1, _r1), ("K2", _K2, _r2)):
            else f"expected shape {_want.shape}, got {_got.shape}."))
 ### END HIDDEN TESTS
 
-# %% [markdown] nbgrader={"grade": true, "grade_id": "ex71bD_identity_part", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
+# %% [markdown] nbgrader={"grade": false, "grade_id": "ex71bD_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.1b.D — What the linear model leaves out, and when it matters
 #
-# *Question.* The first-layer NTK at initialisation is, in spectral norm,
+# *Question (manually graded; answer in the cell below).* The first-layer NTK at
+# initialisation is, in spectral norm,
 # $\Theta_1\approx K_1+\kappa I$ with $\kappa=\mathbb E\phi'(g)^2-\zeta^2$. (a) Why does a
 # Frobenius-norm bound on $\Theta_1-K_1$ say nothing useful here? (b) On which time scale
 # does the term $\kappa I$ change the training predictions, and what does it learn?
-#
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "ex71bD_identity_part", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # **Solution.** (a) $\|\kappa I\|_F=\kappa\sqrt n$, and the entrywise errors of order
 # $1/d$ add up to a Frobenius norm of order $n/d$: the same order as $\|K_1\|_2=\Theta(n/d)$.
 # A Frobenius bound therefore cannot show that the two kernels move the predictions alike;

@@ -11,7 +11,7 @@
 # **Papers.** Bardone & Goldt, *Sliding down the stairs: how correlated latent variables
 # accelerate learning with neural networks* (ICML 2024); Ben Arous, Gheissari & Jagannath,
 # *Online stochastic gradient descent on non-convex losses from high-dimensional inference*
-# (JMLR 2021). See the Readings of this notebook.
+# (JMLR 2021). See the Readings section of notebook `td2_7_1_two_moments` (§7.2 there).
 #
 # **Core idea.** Keep the weight $w$ on the unit sphere and follow its overlap
 # $\alpha = w\cdot v$. A random start has $|\alpha|\approx d^{-1/2}$. If the population loss
@@ -683,7 +683,8 @@ _ks_check(3, 12, 1.0, 400, 2 * 10**4, 32, "For odd k escape is alpha > 1/2; "
 # %% [markdown]
 # ### The escape-time study
 #
-# The study of the course page: $k=1,2,3$, $d\in\{16,32,64\}$, with $\delta=1$, $1/\ln d$ and
+# The study, as set up in the original 2026 course notes (NB2 §7): $k=1,2,3$,
+# $d\in\{16,32,64\}$, with $\delta=1$, $1/\ln d$ and
 # $d^{-1/2}/\ln d$ respectively, 48 runs per point. For reproducible numbers it uses the library
 # simulator `td_lib.escape.single_index_escape_times` (the same algorithm as the solution above,
 # vectorised, seeded); replace it by your `escape_times` to compare. Medians are compared with
@@ -727,8 +728,8 @@ plt.show()
 
 # %% [markdown]
 # In this seeded run the fitted slopes are 1.23, 1.45 and 2.20, with bootstrap spreads of
-# about 0.15, 0.15 and 0.23; the laws' slopes are 1.00, 1.58 and 2.29, and the course page's
-# own run gave 1.09, 1.58 and 2.39 for comparison. Each lies within about two bootstrap spreads of
+# about 0.15, 0.15 and 0.23; the laws' slopes are 1.00, 1.58 and 2.29, and the original
+# course notes' own random run gave 1.09, 1.58 and 2.39 for comparison. Each lies within about two bootstrap spreads of
 # its law, and the ratios to the laws stay roughly constant. This is a finite-size consistency
 # check of the powers at the theory's step sizes, not a measurement of exponents or of
 # logarithmic factors: with 48 runs and a factor 4 in $d$, the slopes are uncertain by one or two
@@ -768,9 +769,10 @@ print(f"slowest/fastest median ratio: {med_sweep[-1] / best:.1f} (delta = 10 vs 
 
 # %% [markdown]
 # The median escape time is smallest, and nearly flat, over a broad window around
-# $\delta\approx 0.4$ (the course page found its fastest runs near 0.3–1), and grows steeply
-# above; at $\delta=10$ it is about 21 times the best median and 31 % of the runs have not escaped
-# after 60000 steps (the course page's own sweep gave about 25 times and 44 % for comparison).
+# $\delta\approx 0.4$ (the original course notes found their fastest runs near 0.3–1), and grows
+# steeply above; at $\delta=10$ it is about 21 times the best median and 31 % of the runs have
+# not escaped after 60000 steps (the original course notes' own sweep gave
+# about 25 times and 44 % for comparison).
 # Small steps are slow because the drift is proportional to $\delta$; large steps are slow
 # because the renormalisation term $\propto\delta^2$ pulls $\alpha$ back to 0 (7.2.B.2). A
 # $k=4$ run would need about $d^{\,3}$ steps, which is why demo 7.2.E uses a small $d$.
@@ -1097,8 +1099,8 @@ for corr in (False, True):
 
 # %% [markdown]
 # **Left, independent latents.** Dotted lines: Bayes accuracies from the means (0.691), from
-# means and covariances (0.768, the best possible on the Gaussian clone; the course page printed
-# 0.767; exact quadrature gives 0.7680) and from everything
+# means and covariances (0.768, the best possible on the Gaussian clone; errata: the original
+# course notes printed 0.767; exact quadrature gives 0.7680) and from everything
 # (0.819). The mean and covariance stages pass within a few dozen steps, too fast to separate
 # here. Then comes a long plateau, a little below the covariance line, on which full-data and
 # clone accuracies nearly coincide: the network uses little that the clone lacks. After that

@@ -10,7 +10,8 @@
 #
 # **Papers.** Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for
 # learned functions of different frequencies* (NeurIPS 2019); Rahaman et al., *On the spectral
-# bias of neural networks* (ICML 2019). See the Readings of this notebook.
+# bias of neural networks* (ICML 2019). See the Readings section of notebook
+# `td2_7_1_two_moments` (§7.3 there).
 #
 # **Core idea.** Fix features $\phi(x)$ and the kernel $K(x,x')=\phi(x)\cdot\phi(x')$. Gradient
 # flow on the square loss shrinks the residual like $e^{-\lambda_k t}$ along the $k$-th
@@ -509,8 +510,8 @@ print("max |measured amplitude - exp(-k_l t)|:", f"{np.abs(amps_eq - np.exp(-np.
 # $\ell=1$ and $\ell=4$ residuals still sit at 5.3 % and 8.5 % with $n=256$, and at 1.9 % and
 # 4.4 % with $n=1024$. This floor of a few per cent shrinks with $n$; it is a plateau, not a
 # permanent floor: it lasts until frequency 8 is fitted and then falls to zero with it, since the
-# positive-definite Gram matrix is eventually interpolated. (The course page called it a floor
-# "left" by the leak; the long-time curves show it disappears.)
+# positive-definite Gram matrix is eventually interpolated. (Errata: the original 2026 course
+# notes, NB2 §7, called it a floor "left" by the leak; the long-time curves show it disappears.)
 
 # %%
 n_rand = pick((256, 1024), (256,))   # quick mode skips the larger run
@@ -723,6 +724,12 @@ except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop R
     traceback.print_exc()
     print("7.3.C comparison: your code above raised (traceback printed); the demos below do not need it.")
 
+# %% [markdown] nbgrader={"grade": false, "grade_id": "ex73C_discussion_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
+# **7.3.C, results (manually graded; answer in the cell below).** Report what your comparison
+# found: how closely `cos_coef` and `basri` agree for $\ell\le20$; which coefficients the bias
+# makes nonzero, and the decay exponent you fitted for $\ell\ge4$; and how the Monte Carlo
+# coefficients for $\ell\le6$ compare with the closed form (in standard errors).
+
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex73C_discussion", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **7.3.C, results.** Quadrature and Basri's closed form agree to better than 1e-15 for
 # $\ell\le20$, and the odd coefficients $\ell\ge3$ vanish without a bias (in the Monte Carlo
@@ -812,5 +819,5 @@ plt.show()
 #
 # Feature learning has shrunk the kernel precisely on the slowest mode, so the frozen-kernel
 # prediction is most fragile for the modes it calls slow. (These are the numbers of the seeded
-# full run printed above; the course page printed the same step counts and 0.008 for the lazy
-# eNTK change, which is 0.0076 rounded.)
+# full run printed above; the original 2026 course notes, NB2 §7, printed the same step counts
+# and 0.008 for the lazy eNTK change, which is 0.0076 rounded.)

@@ -303,10 +303,11 @@ exB = ts.focus_demo(quick=QUICK)
 F = ts.focus_summary(exB)
 hB = exB.history
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
+r = F["run"] if F else 0  # without a focus shift (quick mode), still show run 0
+for jj in range(m):
+    ax.plot(hB.steps, hB.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=0.8, alpha=0.5)
 if F:
-    r, k, j1, j2 = F["run"], F["node"], F["j1"], F["j2"]
-    for jj in range(m):
-        ax.plot(hB.steps, hB.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=0.8, alpha=0.5)
+    k, j1, j2 = F["node"], F["j1"], F["j2"]
     ax.plot(hB.steps, hB.corr[:, r, j1, k], "k-", lw=2.2,
             label=f"student node {k}: correlation with teacher {j1 + 1}")
     ax.plot(hB.steps, hB.corr[:, r, j2, k], "k--", lw=2.2,
@@ -316,11 +317,11 @@ if F:
           f"{F['peak']:.2f} (step {F['step_peak']}) and ends at {F['end_j1']:.2f}; with teacher "
           f"{j2 + 1} it ends at {F['end_j2']:.3f} (above 0.95 from step {F['step_match']:.0f}).")
     print("teacher nodes matched at the end, per run:", F["matched_end"])
+    ax.legend(fontsize=8, loc="lower right")  # only the focus-shift curves carry labels
 else:
     print("no focus shift found in this (quick) run")
 ax.set(xlabel="SGD step", ylabel="activation correlation", ylim=(0, 1.02),
        title="focus shifting (thin: best correlation of each teacher node, rainbow order)")
-ax.legend(fontsize=8, loc="lower right")
 plt.tight_layout()
 plt.show()
 
