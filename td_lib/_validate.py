@@ -69,6 +69,20 @@ def array(name: str, value, *, ndim: int | None = None, shape: Sequence[int | No
     return a
 
 
+def array_in(name: str, value, lo: float, hi: float, *, closed: str = "left") -> np.ndarray:
+    """Array-aware :func:`in_interval`: every entry finite and in the interval (``hi`` may be inf)."""
+    a = array(name, value)
+    left_ok = a >= lo if closed in ("left", "both") else a > lo
+    right_ok = a <= hi if closed in ("right", "both") else a < hi
+    bad = ~(left_ok & right_ok)
+    if np.any(bad):
+        lb = "[" if closed in ("left", "both") else "("
+        rb = "]" if closed in ("right", "both") else ")"
+        raise ValueError(f"{name} must lie in {lb}{lo}, {hi}{rb}, got {a[bad].ravel()[0]:g}"
+                         + (f" (and {int(bad.sum()) - 1} more entries)" if bad.sum() > 1 else ""))
+    return a
+
+
 def psd(name: str, value, *, strict: bool = False, tol: float = 1e-10) -> np.ndarray:
     """Check a symmetric positive semi-definite (``strict``: definite) matrix or batch of them."""
     a = array(name, value)

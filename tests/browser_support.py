@@ -383,6 +383,40 @@ def first_exercise_test(cells: list[dict]) -> int | None:
                 None)
 
 
+def stub_run_problems(cells: list[dict]) -> list[str]:
+    """What a student would find wrong in a released notebook run top to bottom on the
+    stubs (the cell-level part of the judgement, shared by the browser and handout tests):
+    every code cell ran; nothing raised before the first exercise; code and answer cells
+    raise at most an unwritten exercise's ``NotImplementedError``; no visible test needs
+    more than td_lib; the first exercise's test cell reports ``NotImplementedError``."""
+    problems: list[str] = []
+    target = first_exercise_test(cells)
+    if target is None:
+        problems.append("no autograded test cell after a code exercise (answer) cell")
+    first_test = next((i for i, c in enumerate(cells) if cell_kind(c) == "test"), len(cells))
+    for i, cell in enumerate(cells):
+        kind = cell_kind(cell)
+        if kind not in ("code", "answer", "test"):
+            continue
+        gid = nbgrader_meta(cell).get("grade_id", "")
+        where = f"cell {i} ({kind}{' ' + gid if gid else ''}): {cell['source'][:60]!r}"
+        errs = errors(cell)
+        if cell["source"].strip() and cell.get("execution_count") is None:
+            problems.append(f"{where} did not run (no execution count)")
+        if kind == "code" and i < first_test and errs:
+            problems.append(f"{where} raised {errs} before any exercise")
+        elif kind in ("code", "answer") and [e for e in errs if e[0] != "NotImplementedError"]:
+            problems.append(f"{where} raised {[e for e in errs if e[0] != 'NotImplementedError']} "
+                            "(only an unwritten exercise's NotImplementedError is acceptable)")
+        elif kind == "test" and [e for e in errs if e[0] in ("ModuleNotFoundError", "ImportError")]:
+            problems.append(f"{where}: a visible test needs more than td_lib: {errs}")
+    if target is not None and "NotImplementedError" not in [e[0] for e in errors(cells[target])]:
+        gid = nbgrader_meta(cells[target]).get("grade_id", "")
+        problems.append(f"first exercise's test cell {target} ({gid}) should report NotImplementedError "
+                        f"on the stub; its errors: {errors(cells[target])}")
+    return problems
+
+
 # JavaScript run in the page. ``window.jupyterapp`` exists because the server runs with
 # ``--LabApp.expose_app_in_browser=True``.
 _JS_INSTALL = """

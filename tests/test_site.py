@@ -123,14 +123,6 @@ def executed(site) -> dict[str, nbformat.NotebookNode]:
     return out
 
 
-@pytest.fixture(scope="module")
-def chromium() -> Path:
-    problem = bs.chromium_problem()
-    if problem:
-        pytest.fail(f"Chromium is required for the site test: {problem}", pytrace=False)
-    return bs.CHROMIUM
-
-
 class OfflinePage:
     """A Playwright page and what it asked the network for / logged as errors."""
 

@@ -51,14 +51,6 @@ class ConfiguredLab(bs.JupyterLab):
 
 
 @pytest.fixture(scope="module")
-def chromium() -> Path:
-    problem = bs.chromium_problem()
-    if problem:
-        pytest.fail(f"Chromium is required for the browser test: {problem}", pytrace=False)
-    return bs.CHROMIUM
-
-
-@pytest.fixture(scope="module")
 def browser(chromium: Path):
     with bs.chromium_browser() as b:
         yield b

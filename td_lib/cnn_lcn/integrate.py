@@ -310,6 +310,9 @@ def _unpack(kind, y, rshape, n, iu, P, k_s):
     return R, Q
 
 
+SUCCESS_RESIDUAL = 1e-10  # max |RHS| / eta at which fixed_point calls a root found
+
+
 def fixed_point(kind: str, R0, Q0, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0, *,
                 tau_warmup: float = 50.0, dtau: float = 0.05, tol: float = 1e-13) -> dict:
     """Stationary state of eq. 17 / 18 reached from ``(R0, Q0)`` (one parameter set).
@@ -318,8 +321,9 @@ def fixed_point(kind: str, R0, Q0, S, T: float = 1.0, eta: float = 1.0, sigma: f
     ``RHS(R, Q) = 0`` with :func:`scipy.optimize.root` (``hybr``) over the independent entries
     (``R`` and the upper triangle of the symmetric ``Q``). Used for the noise floors (eqs 31-32):
     the long-time error of the ODE at finite learning rate. Returns ``R``, ``Q``, ``eg``,
-    ``residual`` (max |RHS| / eta at the solution) and ``eigmax`` (largest real part of the
-    Jacobian's eigenvalues, < 0 for an attracting fixed point).
+    ``residual`` (max |RHS| / eta at the solution), ``eigmax`` (largest real part of the
+    Jacobian's eigenvalues, < 0 for an attracting fixed point), ``success`` (``residual <=``
+    :data:`SUCCESS_RESIDUAL`), and hybr's own ``solver_success`` and ``message``.
     """
     from scipy.optimize import root
 
@@ -344,6 +348,10 @@ def fixed_point(kind: str, R0, Q0, S, T: float = 1.0, eta: float = 1.0, sigma: f
     R, Q = _unpack(kind, sol.x, R0.shape, n, iu, P, k_s)
     h = 1e-7
     J = np.stack([(F(sol.x + h * e) - F(sol.x - h * e)) / (2 * h) for e in np.eye(sol.x.size)], 1)
+    residual = float(np.abs(F(sol.x)).max())
+    # hybr may stop with "not making good progress" at a root it cannot improve (a residual of
+    # 1e-17): success is judged by the residual itself, the solver's own flag is kept apart.
     return {"R": R, "Q": Q, "eg": float(generalisation_error(kind, R, Q, S, T)),
-            "residual": float(np.abs(F(sol.x)).max()), "eigmax": float(np.linalg.eigvals(J).real.max()),
-            "success": bool(sol.success)}
+            "residual": residual, "eigmax": float(np.linalg.eigvals(J).real.max()),
+            "success": bool(np.isfinite(residual) and residual <= SUCCESS_RESIDUAL),
+            "solver_success": bool(sol.success), "message": str(sol.message)}

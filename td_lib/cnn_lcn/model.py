@@ -61,8 +61,19 @@ def teacher_overlap(k_s: int, k_t: int, T: float = 1.0) -> np.ndarray:
 
 
 def state_shapes(kind: str, P: int, k_s: int, k_t: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """Shapes ``(R.shape, Q.shape)`` of one (unbatched) state of the ``kind`` student."""
+    """Shapes ``(R.shape, Q.shape)`` of one (unbatched) state of the ``kind`` student.
+
+    Requires ``1 <= k_t <= k_s <= P``, as :func:`check_state` does.
+    """
     V.choice("kind", kind, KINDS)
+    P = V.positive_int("P", P)
+    k_t = V.positive_int("k_t", k_t)
+    k_s = V.positive_int("k_s", k_s)
+    if k_s < k_t:
+        raise ValueError("k_s (student filter size) must be >= k_t (teacher filter size), "
+                         f"got k_s = {k_s} < k_t = {k_t}")
+    if k_s > P:
+        raise ValueError(f"k_s must be <= P = {P}, got k_s = {k_s}")
     if kind == "cnn":
         return (k_s, k_t), (k_s, k_s)
     return (P, k_s, k_t), (P, P, k_s, k_s)

@@ -273,9 +273,10 @@ def noise_floor(kind: str, eta, sigma, P: int, T: float = 1.0, c=0.0) -> np.ndar
     """Leading-order asymptotic error, eq. 31 (CNN) and eq. 32 (LCN)."""
     V.choice("kind", kind, KINDS)
     P = V.positive_int("P", P)
-    eta = np.asarray(eta, float)
-    sigma = np.asarray(sigma, float)
-    c = np.asarray(c, float)
+    eta = V.array_in("eta", eta, 0.0, np.inf)
+    sigma = V.array_in("sigma", sigma, 0.0, np.inf)
+    c = V.array_in("c", c, 0.0, 1.0)
+    T = V.finite("T", T, positive=True)
     lcn = eta * sigma**2 * P / (np.pi * np.sqrt(1 + 2 * T))
     if kind == "lcn":
         return lcn

@@ -1,0 +1,62 @@
+"""Bad input to the CNN/LCN observables gets a clear error naming the argument; the
+fixed-point solver's success flag says whether a root was found."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from td_lib import _validate as V
+from td_lib import cnn_lcn as cl
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"c": 1.5}, r"c must lie in \[0.0, 1.0\), got 1.5"),
+    ({"c": [0.2, 1.0]}, r"c must lie in \[0.0, 1.0\), got 1"),
+    ({"eta": -0.1}, r"eta must lie in \[0.0, inf\), got -0.1"),
+    ({"eta": np.nan}, "eta contains NaN"),
+    ({"sigma": [1.0, -1.0]}, r"sigma must lie in \[0.0, inf\), got -1"),
+    ({"T": 0.0}, "T must be > 0"),
+])
+def test_noise_floor_rejects_bad_input(bad, match):
+    kw = {"kind": "cnn", "eta": 0.1, "sigma": 1.0, "P": 6, "T": 1.0, "c": 0.3, **bad}
+    with pytest.raises(ValueError, match=match):
+        cl.noise_floor(**kw)
+
+
+def test_noise_floor_values_unchanged_and_broadcast():
+    # eq. 32 and eq. 31 at their definitions, elementwise over a batch
+    eta, sigma, P, T = np.array([0.1, 0.2]), 1.5, 6, 1.0
+    c = np.array([0.0, 0.5])
+    lcn = eta * sigma**2 * P / (np.pi * np.sqrt(1 + 2 * T))
+    cnn = lcn + eta * sigma**2 / np.pi * P * (P - 1) * c / np.sqrt((1 + T) ** 2 - T**2 * c**2)
+    np.testing.assert_allclose(cl.noise_floor("lcn", eta, sigma, P, T, c), lcn, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(cl.noise_floor("cnn", eta, sigma, P, T, c), cnn, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("args, match", [
+    ((6, 1, 2), "k_s .* must be >= k_t"),
+    ((3, 4, 2), "k_s must be <= P = 3"),
+    ((6, 2, 0), "k_t must be >= 1"),
+])
+def test_state_shapes_rejects_inconsistent_sizes(args, match):
+    with pytest.raises(ValueError, match=match):
+        cl.state_shapes("lcn", *args)
+
+
+def test_array_in_names_the_argument_and_counts_the_offenders():
+    with pytest.raises(ValueError, match=r"x must lie in \(0, 1\], got 0 \(and 1 more entries\)"):
+        V.array_in("x", [0.5, 0.0, 2.0], 0, 1, closed="right")
+    assert V.array_in("x", [0.0, 1.0], 0, 1, closed="both").tolist() == [0.0, 1.0]
+
+
+def test_fixed_point_success_reflects_the_residual():
+    P, ks, kt, T = 4, 2, 2, 1.0
+    S = cl.input_covariance(P, 0.25)
+    R0, Q0 = cl.zero_error_solution("cnn", P, ks, kt, T)
+    fp = cl.fixed_point("cnn", R0, Q0, S, T, 2e-3, 1.0, tau_warmup=5.0)
+    assert fp["residual"] < 1e-12 and fp["success"] is True, fp
+    assert "solver_success" in fp and isinstance(fp["message"], str)
+    from td_lib.cnn_lcn.integrate import SUCCESS_RESIDUAL
+
+    assert fp["success"] == (fp["residual"] <= SUCCESS_RESIDUAL)
