@@ -2,8 +2,9 @@
 
 * every claim of §7.3 holds, and each quoted claim points at an exact substring of the notebook
   whose first number is the quoted value;
-* the 7.3.C test cells accept any correct implementation (quadrature, FFT, closed form) and
-  reject plausible wrong ones (z_0 = pi, a missing 1/pi, a too coarse FFT, odd l not zeroed);
+* the 7.3.C test cells accept any correct implementation (cos_coef: quadrature or FFT;
+  basri: the closed form, however written) and reject plausible wrong ones (z_0 = pi, a
+  missing 1/pi, a too coarse FFT, odd l not zeroed, a quadrature posing as the closed form);
   the 7.3.A/B test cells reject the fixture's wrong answers.
 """
 
@@ -88,7 +89,19 @@ def _quad_cos_coef(z0, zl):
 
 
 def _closed_form_basri(l):
-    return float(kernels.basri_coefficients(l)[0])
+    """Basri et al.'s closed form, written out (a student's answer may not call the library's
+    ``kernels.basri_coefficients``: the test cell switches it off while it grades)."""
+    if l == 0:
+        return 1 / np.pi**2
+    if l == 1:
+        return 0.25
+    return 2 * (l * l + 1) / (np.pi**2 * (l * l - 1) ** 2) if l % 2 == 0 else 0.0
+
+
+def test_closed_form_here_is_the_library_one():
+    ells = np.arange(0, 40)
+    np.testing.assert_allclose([_closed_form_basri(int(l)) for l in ells], kernels.basri_coefficients(ells),
+                               rtol=1e-15, atol=0)
 
 
 @pytest.mark.parametrize("impl", [_quad_cos_coef(2 * np.pi, np.pi), _fft_cos_coef(4096),
@@ -106,10 +119,26 @@ def test_cos_coef_cell_rejects_wrong_implementations(impl):
         _run_test_cell("test_ex73C_cos_coef", {"cos_coef": impl})
 
 
-def test_basri_cell_accepts_closed_form_and_quadrature():
+def _closed_form_basri_rational(l):
+    """The same closed form written another way (exact rationals times 1/pi^2)."""
+    from fractions import Fraction
+
+    if l in (0, 1):
+        return [1 / np.pi**2, 0.25][l]
+    return float(Fraction(2 * (l * l + 1), (l * l - 1) ** 2)) / np.pi**2 if l % 2 == 0 else 0.0
+
+
+def test_basri_cell_accepts_closed_forms():
     _run_test_cell("test_ex73C_basri", {"basri": _closed_form_basri})
-    _run_test_cell("test_ex73C_basri", {"basri": lambda l: _quad_cos_coef(2 * np.pi, np.pi)(
-        kernels.relu_ntk_nobias, l)})
+    _run_test_cell("test_ex73C_basri", {"basri": _closed_form_basri_rational})
+
+
+def test_basri_cell_rejects_a_quadrature_posing_as_the_closed_form():
+    # The exercise asks for the closed form; a numerical integral is off at large l
+    # (a_1001 = 0 exactly, quadrature gives 4e-4).
+    with pytest.raises(AssertionError, match="closed form is exact at every l"):
+        _run_test_cell("test_ex73C_basri", {"basri": lambda l: _quad_cos_coef(2 * np.pi, np.pi)(
+            kernels.relu_ntk_nobias, l)})
 
 
 @pytest.mark.parametrize("impl", [
