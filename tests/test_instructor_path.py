@@ -224,24 +224,10 @@ def test_exported_scores_match_the_plan(lifecycle: Lifecycle):
 
 
 def hidden_lines_shown(assignment: str, course: Path, pages: list[Path]) -> list[str]:
-    """Hidden-test source lines that ``pages`` show (tools.pipeline.feedback_leaks' line
-    matching: lines over 25 characters of the hidden regions, searched in the page's text).
-
-    A hidden line that stands in the released notebook, alone or inside a longer visible
-    line (``import x`` hidden, ``import x  # comment`` visible), is no leak.
-    """
-    hidden: set[str] = set()
-    for src in pipeline.source_paths(assignment, course):
-        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", src.read_text(), re.S):
-            hidden |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
-    visible = "\n".join(c.source for nb in sorted((course / "release" / assignment).glob("*.ipynb"))
-                        for c in nbformat.read(str(nb), as_version=4).cells)
-    secret = {ln for ln in hidden if ln not in visible}
-    problems = []
-    for page in pages:
-        plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
-        problems += [f"{page}: shows hidden line {ln[:70]!r}" for ln in sorted(secret) if ln in plain]
-    return problems
+    """Hidden-test markers and source lines that ``pages`` show (tools.pipeline's check:
+    lines over 25 characters of the hidden regions that the release does not show)."""
+    secrets = pipeline.secret_lines(assignment, course)
+    return [p for page in pages for p in pipeline.page_leaks(page, secrets)]
 
 
 @pytest.mark.pipeline

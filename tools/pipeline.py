@@ -214,35 +214,43 @@ def export(course: Path = env.COURSE) -> dict[tuple[str, str], dict]:
         return {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
 
 
-def feedback_leaks(assignment: str, course: Path = env.COURSE) -> list[str]:
-    """Hidden-test source lines visible in generated feedback (must be empty).
+def secret_lines(assignment: str, course: Path = env.COURSE) -> set[str]:
+    """Hidden-test source lines (over 25 characters) that the released notebooks do not show.
 
-    A hidden line that also stands in the visible text of the released notebook, or in
-    the student's own submission (a delegating answer imports what a hidden reference
-    imports), is no leak, even as part of a longer line.
+    A hidden line that also stands in the visible text of the release, even as part of a
+    longer line (``import x`` hidden, ``import x  # comment`` visible), is no secret.
     """
-    problems = []
-    hidden_lines = set()
+    hidden: set[str] = set()
     visible = []
     for src in source_paths(assignment, course):
-        text = src.read_text()
-        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", text, re.S):
-            hidden_lines |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
+        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", src.read_text(), re.S):
+            hidden |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
         released = course / "release" / assignment / (src.stem + ".ipynb")
         visible += [cell.source for cell in nbformat.read(str(released), as_version=4).cells]
     visible_text = "\n".join(visible)
-    hidden_lines = {ln for ln in hidden_lines if ln not in visible_text}
+    return {ln for ln in hidden if ln not in visible_text}
+
+
+def page_leaks(page: Path, secrets: set[str], own: str = "") -> list[str]:
+    """Markers and secret lines an HTML page shows; lines of ``own`` (the student's own
+    submission, where a delegating answer imports what a hidden reference imports) excepted."""
+    plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
+    problems = [f"{page}: shows the marker {m!r}" for m in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+                if m in plain]
+    return problems + [f"{page}: shows hidden line {ln[:60]!r}" for ln in sorted(secrets)
+                       if ln in plain and ln not in own]
+
+
+def feedback_leaks(assignment: str, course: Path = env.COURSE) -> list[str]:
+    """Hidden-test source visible in the generated feedback of ``assignment`` (must be empty)."""
+    secrets = secret_lines(assignment, course)
+    problems = []
     for page in (course / "feedback").glob(f"*/{assignment}/*.html"):
-        plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
         submitted = course / "submitted" / page.parent.parent.name / assignment / (page.stem + ".ipynb")
         own = ("\n".join(c.source for c in nbformat.read(str(submitted), as_version=4).cells)
                if submitted.exists() else "")
-        for marker in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
-            if marker in plain:
-                problems.append(f"{page.relative_to(course)}: shows the marker {marker!r}")
-        for ln in sorted(hidden_lines):
-            if ln in plain and ln not in own:
-                problems.append(f"{page.relative_to(course)}: shows hidden line {ln[:60]!r}")
+        problems += [p.replace(str(page), str(page.relative_to(course)), 1)
+                     for p in page_leaks(page, secrets, own)]
     return problems
 
 
