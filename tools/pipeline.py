@@ -26,7 +26,7 @@ import nbformat
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from tools import env, fake_students, nbcore, nbtool
+from tools import env, fake_students, nbcore, nbgrader_ext, nbtool
 
 STUDENTS = ("solutions", "blank", "partial", "raises", "loop", "tampered", "delegates")
 
@@ -223,8 +223,7 @@ def secret_lines(assignment: str, course: Path = env.COURSE) -> set[str]:
     hidden: set[str] = set()
     visible = []
     for src in source_paths(assignment, course):
-        for block in re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", src.read_text(), re.S):
-            hidden |= {ln.strip() for ln in block.splitlines() if len(ln.strip()) > 25}
+        hidden |= {ln for ln in nbgrader_ext.hidden_lines(src.read_text()) if len(ln) > 25}
         released = course / "release" / assignment / (src.stem + ".ipynb")
         visible += [cell.source for cell in nbformat.read(str(released), as_version=4).cells]
     visible_text = "\n".join(visible)
