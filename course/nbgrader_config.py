@@ -13,17 +13,21 @@ outputs, and the checksum check that knows about hidden tests (``tools/nbgrader_
 import os
 from pathlib import Path
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
+    AssignLatePenalties,
     CheckCellMetadata,
     ClearHiddenTests,
     ClearOutput,
     DeduplicateIds,
     GetGrades,
+    IgnorePattern,
+    LimitOutput,
     OverwriteKernelspec,
+    SaveAutoGrades,
 )
 
-from tools.nbgrader_ext import ReleaseAwareOverwriteCells, ScrubHiddenOutputs
+from tools.nbgrader_ext import GradingExecute, ReleaseAwareOverwriteCells, ScrubHiddenOutputs
 
 c = get_config()  # noqa: F821
 
@@ -57,6 +61,13 @@ c.Execute.extra_arguments = ["--InteractiveShell.xmode=Minimal"]
 # released (hidden tests removed) form of a test cell -- nbgrader issue #1961.
 c.Autograde.sanitize_preprocessors = [
     ClearOutput, DeduplicateIds, OverwriteKernelspec, ReleaseAwareOverwriteCells, CheckCellMetadata,
+]
+# ... and nbgrader's own autograde chain, with Execute replaced by GradingExecute: cells
+# tagged "demo" (plots, demonstrations; nothing graded uses them, the lint checks it) are
+# not run while grading, so a submission costs what its graded computations cost.
+c.Autograde.autograde_preprocessors = [
+    GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    AssignLatePenalties, CheckCellMetadata,
 ]
 
 # Feedback shows results, never the source of hidden tests: output lines that reproduce a

@@ -129,13 +129,14 @@ def environ(**kw: str | None) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False,
+def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False, grading: bool = False,
             timeout: int = CELL_TIMEOUT, allow_errors: bool = True) -> tuple[NotebookNode, float]:
     """Execute ``nb`` in a fresh python3 kernel with working directory ``cwd``.
 
     ``quick`` sets ``NBGRADER_EXECUTION=validate`` in the kernel, exactly as nbgrader does
     while validating/autograding, so demos shrink. Returns the executed notebook and the
-    wall time.
+    wall time. ``grading`` runs it as the autograder does: ``NBGRADER_EXECUTION=autograde``
+    and cells tagged ``demo`` left out (``tools.nbgrader_ext.GradingExecute``).
 
     Stream outputs are coalesced (nbclient's ``coalesce_streams``): the stdout (stderr)
     chunks of a cell become one stream each, with carriage-return overwrites applied, so a
@@ -143,11 +144,15 @@ def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False,
     live bar).
     """
     nb = copy.deepcopy(nb)
+    if grading:
+        from tools.nbgrader_ext import is_demo
+
+        nb.cells = [c for c in nb.cells if not is_demo(c)]
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                             interrupt_on_timeout=True, coalesce_streams=True,
                             resources={"metadata": {"path": str(cwd)}})
     t0 = time.perf_counter()
-    with environ(NBGRADER_EXECUTION="validate" if quick else None):
+    with environ(NBGRADER_EXECUTION="autograde" if grading else "validate" if quick else None):
         client.execute()
     return nb, time.perf_counter() - t0
 

@@ -12,6 +12,10 @@ instructor runs nbgrader from:
   every output (streams, results, tracebacks) each line that reproduces a hidden-test source
   line or marker, so neither a verbose traceback nor a student's code that prints the
   running cell can put a hidden test into the feedback.
+- :class:`GradingExecute` (autograde): nbgrader's ``Execute`` that does not run cells tagged
+  ``demo`` (plots and demonstrations nothing graded depends on; the lint checks that no later
+  cell uses a name only a demo defines). Grading a submission then costs what its graded
+  computations cost; the demo cell keeps a one-line note in place of its outputs.
 """
 
 from __future__ import annotations
@@ -21,12 +25,19 @@ import re
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, Execute, NbGraderPreprocessor, OverwriteCells
 
 BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 REMOVED = "[line removed: it showed hidden-test source]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MIN_LINE = 8  # shorter hidden lines ("else:", "pass") carry nothing worth hiding
+DEMO_TAG = "demo"
+DEMO_NOTE = "[demo cell: not run while grading; run the notebook to see it]\n"
+
+
+def is_demo(cell) -> bool:
+    """A code cell tagged ``demo`` (skipped by :class:`GradingExecute`)."""
+    return cell.get("cell_type") == "code" and DEMO_TAG in cell.get("metadata", {}).get("tags", [])
 
 
 def hidden_lines(source: str) -> set[str]:
@@ -113,3 +124,18 @@ class ReleaseAwareOverwriteCells(OverwriteCells):
                     # Untouched: put the hidden tests back; the parent then finds no change.
                     cell.source = source_cell.source
         return super().preprocess_cell(cell, resources, cell_index)
+
+
+class GradingExecute(Execute):
+    """nbgrader's ``Execute`` that skips ``demo`` cells (autograde only; see module doc).
+
+    A skipped cell gets one stream output, :data:`DEMO_NOTE`, so the feedback says why it is
+    empty. Every other cell (imports, data, answers, tests) runs exactly as under ``Execute``.
+    """
+
+    def preprocess_cell(self, cell, resources, index):
+        if is_demo(cell):
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=DEMO_NOTE)]
+            cell.execution_count = None
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import jupytext
@@ -113,6 +114,75 @@ def lint(path: Path) -> list[str]:
     if not any(nbcore.is_test(c) for c in nb.cells):
         problems.append(f"{path.name}: no autograded test cell")
     problems += lint_tests(nb, path.name)
+    problems += lint_demos(nb, path.name)
+    return problems
+
+
+_IPYTHON_NAMES = {"get_ipython", "display", "In", "Out", "exit", "quit", "__name__", "__file__"}
+_GLOBAL_STATE = ("set_default_dtype", "manual_seed", "random.seed", "set_num_threads", "set_printoptions",
+                 "filterwarnings", "rcParams")
+
+
+def _bound_and_used(src: str) -> tuple[set[str], set[str]] | None:
+    """Names a cell binds (anywhere: assignments, defs, imports, loop targets, arguments) and
+    names it reads; None if it does not parse (IPython magics)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return None
+    bound: set[str] = set()
+    used: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            (used if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(n.name)
+        elif isinstance(n, ast.arg):
+            bound.add(n.arg)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            bound.add(n.name)
+    return bound, used
+
+
+def lint_demos(nb, name: str = "notebook") -> list[str]:
+    """Cells tagged ``demo`` are skipped while nbgrader autogrades
+    (``tools.nbgrader_ext.GradingExecute``), so nothing graded may depend on them: a demo
+    cell is a plain code cell, changes no global state (dtype, seeds, threads), and no later
+    cell that runs while grading reads a name that only demo cells define."""
+    import builtins
+
+    from tools.nbgrader_ext import is_demo
+
+    problems: list[str] = []
+    graded_defined = set(dir(builtins)) | _IPYTHON_NAMES
+    demo_only: dict[str, int] = {}
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code":
+            continue
+        names = _bound_and_used(c.source)
+        if is_demo(c):
+            if nbcore.nbmeta(c):
+                problems.append(f"{name} cell {i}: a demo cell must not carry nbgrader metadata "
+                                f"({nbcore.grade_id(c)!r} is graded or an answer)")
+            for word in _GLOBAL_STATE:
+                if word in c.source:
+                    problems.append(f"{name} cell {i}: demo cell changes global state ({word}); graded runs "
+                                    "skip it, so move that line to a cell that is not a demo")
+            if names:
+                for n in names[0] - graded_defined:
+                    demo_only.setdefault(n, i)
+            continue
+        if names is None:
+            continue
+        bound, used = names
+        for n in sorted((used - bound) & set(demo_only)):
+            problems.append(f"{name} cell {i}: uses {n!r}, which only the demo cell {demo_only[n]} defines; "
+                            "graded runs skip demo cells (define it in a cell that is not tagged demo)")
+        graded_defined |= bound
+        for n in bound:
+            demo_only.pop(n, None)
     return problems
 
 
@@ -164,14 +234,34 @@ def _rel(path: Path) -> str:
         return str(path)
 
 
-def run(path: Path, quick: bool, out: Path | None = None) -> int:
+def _cell_seconds(cell) -> float:
+    t = cell.get("metadata", {}).get("execution", {})
+    try:
+        a, b = (datetime.fromisoformat(t[k].replace("Z", "+00:00"))
+                for k in ("iopub.execute_input", "shell.execute_reply"))
+    except (KeyError, ValueError):
+        return 0.0
+    return (b - a).total_seconds()
+
+
+def run(path: Path, quick: bool, out: Path | None = None, grading: bool = False) -> int:
+    """Execute a source (full, ``quick``, or as the autograder does with ``grading``: demo
+    cells skipped); print the wall time (kernel start included), the slowest cells, errors."""
     nb = nbcore.read_source(path)
-    executed, secs = nbcore.execute(nb, path.parent, quick=quick)
-    out = out or env.BUILD / "executed" / path.parent.name / (path.stem + (".quick" if quick else "") + ".ipynb")
+    if grading:
+        nb = nbcore.solution_notebook(nb)
+    executed, secs = nbcore.execute(nb, path.parent, quick=quick, grading=grading)
+    mode = "grading" if grading else "quick" if quick else "full"
+    out = out or env.BUILD / "executed" / path.parent.name / (path.stem + ("" if mode == "full" else f".{mode}")
+                                                              + ".ipynb")
     nbcore.write(executed, out)
     errs = nbcore.error_cells(executed)
-    print(f"{_rel(path)}: "
-          f"{'quick' if quick else 'full'} run {secs:.1f} s, {len(errs)} cell(s) with errors -> {out}")
+    print(f"{_rel(path)}: {mode} run {secs:.1f} s, {len(errs)} cell(s) with errors -> {out}")
+    slow = sorted(((_cell_seconds(c), i, c) for i, c in enumerate(executed.cells) if c.cell_type == "code"),
+                  key=lambda t: -t[0])[:8]
+    for sec, i, c in slow:
+        first = c.source.strip().splitlines()[0][:60] if c.source.strip() else ""
+        print(f"  {sec:6.2f} s  cell {i:3d} {nbcore.grade_id(c) or '':26s} {first}")
     for c in errs:
         print(f"  [{nbcore.grade_id(c) or 'cell'}] {nbcore.error_text(c)}")
     return 1 if errs else 0
@@ -184,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("paths", nargs="*", type=Path)
     r = sub.add_parser("run")
     r.add_argument("--quick", action="store_true", help="set NBGRADER_EXECUTION as nbgrader does")
+    r.add_argument("--grading", action="store_true",
+                   help="as the autograder runs a submission: solutions in, demo cells skipped")
     r.add_argument("path", type=Path)
     r.add_argument("-o", "--out", type=Path)
     f = sub.add_parser("fmt", help="rewrite sources in canonical Jupytext form")
@@ -203,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                 print("reformatted", _rel(path))
         return 0
     if a.cmd == "run":
-        return run(a.path.resolve(), a.quick, a.out)
+        return run(a.path.resolve(), a.quick, a.out, a.grading)
     problems = [msg for path in (a.paths or nbcore.sources()) for msg in lint(path)]
     print("\n".join(problems) or "metadata ok")
     return 1 if problems else 0
