@@ -69,6 +69,10 @@ checks: setup ## recompute every number the course quotes
 autograde-demo: setup ## fake students -> autograde -> feedback -> export; print and assert the grades
 	$(PY) -m tools.pipeline autograde-demo
 
+grade: setup ## autograde every submission of A=<assignment> on Dask, each in a sandbox (W=workers SCHEDULER=tcp://... FORCE=1)
+	@test -n "$(A)" || { echo "usage: make grade A=<assignment> [W=N] [SCHEDULER=tcp://host:8786] [FORCE=1]" >&2; exit 2; }
+	$(PY) -m tools.grade $(A) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force)
+
 lab: setup ## JupyterLab on 127.0.0.1 for a person (students: open course/release/...)
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --notebook-dir=$(CURDIR)

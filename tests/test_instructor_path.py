@@ -13,6 +13,8 @@ exchange in a temporary folder:
                          alice = ``partial``, bob = ``delegates``, carol stays ``blank``
     student-submit
     instructor-autograde nbgrader collect; nbgrader autograde
+    instructor-grade     make grade A=... (both assignments again, in parallel on Dask,
+                         sandboxed: tools/grade.py); what follows reads its results
     instructor-feedback  generate_feedback; release_feedback; export
     student-feedback     nbgrader fetch_feedback
 
@@ -169,7 +171,7 @@ def lifecycle(tmp_path_factory) -> Lifecycle:
                     nbformat.write(nb, str(fetched))
         runs.append(run_bash(blocks["student-submit"], repo, senv[sid], "student-submit", sid, logs))
 
-    for name in ("instructor-autograde", "instructor-feedback"):
+    for name in ("instructor-autograde", "instructor-grade", "instructor-feedback"):
         runs.append(run_bash(blocks[name], repo, ienv, name, "instructor", logs))
     for sid in STUDENTS:
         runs.append(run_bash(blocks["student-feedback"], repo, senv[sid], "student-feedback", sid, logs))
@@ -190,6 +192,7 @@ def test_readme_marks_the_whole_lifecycle():
         "student-fetch": ["nbgrader fetch_assignment"],
         "student-submit": ["nbgrader submit"],
         "instructor-autograde": ["nbgrader collect", "nbgrader autograde"],
+        "instructor-grade": ["make grade A="],
         "instructor-feedback": ["nbgrader generate_feedback", "nbgrader release_feedback", "nbgrader export"],
         "student-feedback": ["nbgrader fetch_feedback"],
     }
@@ -250,6 +253,23 @@ def test_students_fetched_feedback_without_hidden_tests(lifecycle: Lifecycle, tm
                     assert marker not in text, f"{page} shows {marker!r}"
             leaks = hidden_lines_shown(a, lifecycle.course, pages)
             assert leaks == [], f"hidden-test lines in {sid}'s feedback:\n" + "\n".join(leaks)
+
+
+@pytest.mark.pipeline
+@pytest.mark.timeout(2400)
+def test_parallel_grading_block_regrades_every_submission(lifecycle: Lifecycle):
+    """`make grade` from a plain shell: every collected submission graded again (the serial
+    run left no grading records), no errors, no flags; the exported scores checked above
+    are the ones it wrote."""
+    log = lifecycle.log("instructor-grade")
+    for a in ASSIGNMENTS:
+        assert f"graded {len(STUDENTS)} submission(s) of {a}" in log, log[-3000:]
+        for sid in STUDENTS:
+            assert re.search(rf"^{sid}\s+\S+\s+[0-9.]+ s  errors: -$", log, re.M), (
+                f"no log line for {sid} ({a}):\n{log[-3000:]}")
+        recs = [json.loads(p.read_text()) for p in (lifecycle.course / ".grade" / a).glob("*.json")]
+        assert sorted(r["student"] for r in recs) == sorted(STUDENTS)
+    assert "with errors or flags: none" in log and log.count("with errors or flags: none") == len(ASSIGNMENTS)
 
 
 @pytest.mark.pipeline

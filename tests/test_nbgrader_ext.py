@@ -73,3 +73,33 @@ def test_feedback_chain_is_configured_in_the_course_config():
     assert names.index("ScrubHiddenOutputs") < names.index("ClearHiddenTests")
     assert "--InteractiveShell.xmode=Minimal" in cfg.Execute.extra_arguments
     assert "ReleaseAwareOverwriteCells" in [p.__name__ for p in cfg.Autograde.sanitize_preprocessors]
+
+
+def _demo_nb():
+    setup = new_code_cell("x = 21")
+    demo = new_code_cell("import time\ntime.sleep(60)\nraise RuntimeError('a demo ran while grading')")
+    demo.metadata["tags"] = ["demo"]
+    test = new_code_cell("assert 2 * x == 42, 'the cell after a demo must still see x'\nprint('graded ran')")
+    return new_notebook(cells=[setup, demo, test], metadata={
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+
+
+def test_grading_execute_skips_demo_cells_and_runs_the_rest(tmp_path):
+    nb, _ = ext.GradingExecute(timeout=30).preprocess(_demo_nb(), {"metadata": {"path": str(tmp_path)}})
+    setup, demo, test = nb.cells
+    assert [o.get("text") for o in demo.outputs] == [ext.DEMO_NOTE] and demo.execution_count is None
+    assert not any(o.output_type == "error" for c in nb.cells for o in c.outputs), "a cell raised"
+    assert "graded ran" in "".join(o.get("text", "") for o in test.outputs)
+    assert setup.execution_count == 1 and test.execution_count == 2
+
+
+def test_autograde_chain_is_nbgraders_with_grading_execute():
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute
+
+    from tools import pipeline
+
+    cfg = pipeline.config()
+    ours = list(cfg.Autograde.autograde_preprocessors)
+    default = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    assert ours == [ext.GradingExecute if p is Execute else p for p in default], ours

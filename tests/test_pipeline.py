@@ -130,30 +130,44 @@ def test_release_validates_inverted(src, released):
     assert res == {}, f"some tests of {src.name} pass on the stubs: {res}"
 
 
-# The partial, blank and delegates students go through the README's own instructor and
-# student commands (exchange, collect, autograde, feedback) in tests/test_instructor_path.py,
-# with exact scores and the feedback leak and checksum checks; this test grades the others
-# (and the tampered one again) on nbgrader's copy-into-submitted/ path, `make autograde-demo`.
-DEMO_STUDENTS = ("solutions", "raises", "loop", "tampered")
+# Every fake student is graded by serial `nbgrader autograde` once per session (the
+# graded_class fixture of conftest.py; tests/test_grade.py compares the parallel grader with
+# the same table). The partial, blank and delegates students also go through the README's own
+# instructor and student commands (exchange, collect, autograde, feedback) in
+# tests/test_instructor_path.py; `make autograde-demo` runs this path by hand.
 
 
 @pytest.mark.pipeline
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_autograde_fake_students(assignment, released):
-    plan, scores = pipeline.autograde_demo(assignment, released, DEMO_STUDENTS)
+def test_autograde_fake_students(assignment, graded_class):
+    g = graded_class(assignment)
+    plan, course = g.plan, g.course
+    rows = pipeline.export(course)
+    scores = {s: float(rows[(assignment, s)]["score"]) for s in pipeline.STUDENTS}
     print(pipeline.grade_table(assignment, plan, scores))
     assert plan.expected["solutions"] == plan.max_score > 0
     assert plan.expected["blank"] == 0
     assert 0 < plan.expected["partial"] < plan.max_score, "the partial student must lose some points"
     assert plan.expected["delegates"] < plan.max_score, "the delegates student must lose points"
-    for s in DEMO_STUDENTS:
+    for s in pipeline.STUDENTS:
         assert scores[s] == pytest.approx(plan.expected[s], abs=1e-9), (
             f"{s}: autograded {scores[s]}, expected {plan.expected[s]}\n"
             + pipeline.grade_table(assignment, plan, scores))
-    for s in DEMO_STUDENTS:
-        fb = list((released / "feedback" / s / assignment).glob("*.html"))
+    for s in pipeline.STUDENTS:
+        fb = list((course / "feedback" / s / assignment).glob("*.html"))
         assert len(fb) == len(plan.notebooks[s]), f"feedback missing for {s}"
-    assert pipeline.feedback_leaks(assignment, released) == []
+    assert pipeline.feedback_leaks(assignment, course) == []
+    # Demo cells are not run while grading (tools.nbgrader_ext.GradingExecute): their outputs
+    # are the one-line note, and the solutions student still gets full marks above.
+    from tools.nbgrader_ext import DEMO_NOTE, is_demo
+
+    for src in pipeline.source_paths(assignment, course):
+        demos = [c.source for c in nbcore.read_source(src).cells if is_demo(c)]
+        nb = nbformat.read(str(course / "autograded" / "solutions" / assignment / f"{src.stem}.ipynb"), as_version=4)
+        skipped = [c.source for c in nb.cells if c.cell_type == "code"
+                   and [o.get("text") for o in c.get("outputs", [])] == [DEMO_NOTE]]
+        assert demos, f"{src.name}: no cell is tagged demo (plots and demonstrations should be)"
+        assert skipped == demos, f"{src.name}: the autograder skipped other cells than the demo cells"
     # nbgrader #1961: untouched test cells with hidden tests are not "changed"; the student
     # who edited locked test cells is still caught (and graded with the original tests).
     warned = pipeline.checksum_warnings(plan.autograde_log)

@@ -142,3 +142,28 @@ def test_lint_wants_messages_and_own_work_in_test_cells(tmp_path):
     assert "line 3: assert without a message" in problems
     assert "line 4: assert message 'no' is too terse" in problems
     assert "uses the student's 'f' directly" in problems
+
+
+def test_lint_keeps_graded_runs_independent_of_demo_cells():
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    def nb(*cells):
+        out = []
+        for src, demo in cells:
+            c = new_code_cell(src)
+            if demo:
+                c.metadata["tags"] = ["demo"]
+            out.append(c)
+        return new_notebook(cells=out)
+
+    ok = nb(("import numpy as np\nn = 3", False), ("y = np.ones(n)\nprint(y)", True),
+            ("z = np.zeros(n)\nassert z.sum() == 0, 'zeros should sum to zero here'", False),
+            ("for y in range(2):\n    print(y)", False))
+    assert nbtool.lint_demos(ok) == []
+    bad = nbtool.lint_demos(nb(("import numpy as np", False), ("y = np.ones(3)", True), ("print(y.sum())", False)))
+    assert len(bad) == 1 and "'y'" in bad[0] and "demo cell 1" in bad[0], bad
+    state = nbtool.lint_demos(nb(("import torch\ntorch.set_default_dtype(torch.float64)", True)))
+    assert len(state) == 1 and "global state" in state[0], state
+    graded = new_notebook(cells=[new_code_cell("x = 1", metadata={
+        "tags": ["demo"], "nbgrader": {"grade": True, "grade_id": "t", "points": 1}})])
+    assert any("nbgrader metadata" in p for p in nbtool.lint_demos(graded))

@@ -182,6 +182,23 @@ def submit(plan: Plan, assignment: str, course: Path = env.COURSE) -> None:
         (d / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")
 
 
+def scratch_course(root: Path, assignment: str, notebooks: list[str] | None = None,
+                   students: tuple[str, ...] = STUDENTS) -> tuple[Path, Plan]:
+    """A course at ``root`` holding one assignment (its sources, or only ``notebooks``),
+    released, with the fake ``students`` submitted and nothing graded yet."""
+    (root / "source" / assignment).mkdir(parents=True)
+    shutil.copy(env.COURSE / "nbgrader_config.py", root)
+    folder = env.COURSE / "source" / assignment
+    for src in sorted(folder.glob("*.py")):
+        if notebooks is None or src.stem in notebooks:
+            shutil.copy(src, root / "source" / assignment / src.name)
+    shutil.copy(folder / "jupytext.toml", root / "source" / assignment)
+    plan = plan_students(assignment, root)
+    plan.notebooks = {s: nbs for s, nbs in plan.notebooks.items() if s in students}
+    submit(plan, assignment, root)
+    return root, plan
+
+
 def autograde(assignment: str, student: str | None = None, course: Path = env.COURSE) -> str:
     """``nbgrader autograde``; returns its log."""
     args = ["autograde", assignment, "--force", "--create"]

@@ -1,0 +1,537 @@
+"""Autograde every collected submission of an assignment in parallel on Dask, sandboxed.
+
+    python -m tools.grade ASSIGNMENT [--course DIR] [--workers N] [--scheduler tcp://HOST:8786]
+                          [--force] [--students a,b] [--no-sandbox] [--mem-gb G]
+
+One Dask task per student: the task builds a private working copy of the course (its
+``nbgrader_config.py``, a snapshot of the gradebook that holds the assignment's source
+notebooks and no student, the student's submission) and runs nbgrader's own ``Autograde``
+on it -- the sanitizing step (``ClearOutput`` ... ``ReleaseAwareOverwriteCells``) and the
+autograde step up to, not including, ``SaveAutoGrades``; ``Execute`` is replaced by
+:class:`SandboxExecute`, whose kernels run in the sandbox of ``tools/sandbox.py`` with the
+course's per-cell timeout. The task returns the executed notebooks. The coordinator (this
+process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
+course, reading those executed notebooks: no sanitizing preprocessor, no ``Execute``, the
+course's remaining autograde preprocessors (``SaveAutoGrades``, ``AssignLatePenalties``,
+``CheckCellMetadata``). So nbgrader itself writes ``gradebook.db`` and ``autograded/``
+exactly as a serial ``nbgrader autograde`` would (tests/test_grade.py compares the export).
+
+Integrity: before the first cell and after every autograded test cell, the grader asks the
+kernel (a silent ``user_expressions`` request) for fingerprints of the functions tests rely
+on (numpy's ``allclose``/``isclose``/``array_equal``/``testing.*``, ``math.isclose``, builtins
+such as ``abs``/``all``/``isinstance``, IPython's execution and traceback machinery, AST and
+input transformers, trace hooks). A test cell after which any of them differs from the
+kernel's own state before the first cell gets an ``IntegrityError`` output, so it scores 0,
+and the student is flagged in the log line and in ``course/.grade/<assignment>/<student>.json``.
+
+Results: a tqdm bar (count, rate, ETA), one log line per submission (student, score, seconds,
+errors, flags), ``course/.grade/<assignment>/<student>.json`` per student. A student whose
+record matches the submission's timestamp is skipped unless ``--force``. A failing notebook
+(corrupt JSON) is left out, recorded as an error and scored 0 by nbgrader as a missing one;
+the student's other notebooks are graded (a submission with no readable notebook at all gets a
+0 submission in the gradebook and the error, where serial nbgrader would silently skip it).
+A worker that dies mid-task is replaced and the task rerun elsewhere by the Dask scheduler
+(``distributed.scheduler.allowed-failures``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import contextlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import nbformat
+from traitlets.config import Config
+from traitlets.config.loader import PyFileConfigLoader
+
+from tools import env
+
+RESULTS_DIR = ".grade"
+log = logging.getLogger("tools.grade")
+
+# ------------------------------------------------------------------ integrity probe
+PROBE_NAMES = {
+    "builtins": ["abs", "all", "any", "isinstance", "issubclass", "len", "float", "int", "bool", "round",
+                 "min", "max", "sum", "sorted", "repr", "str", "type", "print", "hasattr", "getattr",
+                 "callable", "zip", "range", "enumerate", "map", "filter", "set", "list", "tuple", "dict",
+                 "exec", "eval", "compile", "__import__", "id"],
+    "math": ["isclose", "isfinite", "isnan", "fabs", "sqrt"],
+    "numpy": ["allclose", "isclose", "array_equal", "array_equiv", "all", "any", "abs", "absolute", "isfinite",
+              "isnan", "asarray", "array", "max", "min", "sum", "mean", "linalg.norm", "ndarray"],
+    "numpy.testing": ["assert_allclose", "assert_array_almost_equal", "assert_almost_equal", "assert_equal",
+                      "assert_array_equal", "assert_array_less", "assert_approx_equal"],
+}
+PROBE_SRC = r'''
+import sys, hashlib, importlib
+def _code(c):
+    parts = [c.co_code.hex(), repr(c.co_names), repr(c.co_varnames), c.co_filename, str(c.co_firstlineno)]
+    parts += [_code(k) if hasattr(k, "co_code") else repr(k) for k in c.co_consts]
+    return "|".join(parts)
+def _fp(o):
+    c = getattr(o, "__code__", None)
+    h = hashlib.sha256(_code(c).encode()).hexdigest()[:16] if c is not None else ""
+    d = getattr(o, "__defaults__", None)
+    return [id(o), type(o).__name__, h, repr(d)[:200] if d is not None else ""]
+out = {}
+for mod, names in NAMES.items():
+    m = importlib.import_module(mod)
+    for n in names:
+        o = m
+        try:
+            for part in n.split("."):
+                o = getattr(o, part)
+        except AttributeError:
+            o = None
+        out[mod + "." + n] = _fp(o)
+from IPython import get_ipython
+ip = get_ipython()
+for n in ("run_cell", "run_code", "run_ast_nodes", "run_cell_async", "showtraceback", "_showtraceback",
+          "showsyntaxerror", "transform_cell"):
+    out["ipython." + n] = _fp(getattr(type(ip), n, None)) + [n in ip.__dict__]
+out["ipython.ast_transformers"] = [repr(t)[:80] for t in ip.ast_transformers]
+_tm = ip.input_transformer_manager
+out["ipython.input_transformers"] = [repr(t)[:80] for t in
+                                     ip.input_transformers_post + _tm.cleanup_transforms + _tm.line_transforms]
+_lib = ("IPython", "ipykernel", "matplotlib", "matplotlib_inline", "comm", "ipywidgets", "tqdm", "torch")
+out["ipython.events"] = sorted(f"{k}:{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', f)}"
+                               for k, v in ip.events.callbacks.items() for f in v
+                               if not str(getattr(f, "__module__", "")).split(".")[0] in _lib)
+out["sys.trace"] = [repr(sys.gettrace()), repr(sys.getprofile())]
+out["sys.excepthook"] = _fp(sys.excepthook)
+result = __import__("json").dumps(out)
+'''
+PROBE_EXPR = f"(lambda ns: (exec({PROBE_SRC!r}, ns), ns['result'])[1])({{'NAMES': {PROBE_NAMES!r}}})"
+INTEGRITY_ENAME = "IntegrityError"
+# Filled by SandboxExecute in the worker process (one task at a time per worker).
+_EXEC_REPORT: dict[str, dict] = {}
+
+
+def _probe_diff(before: dict, after: dict) -> list[str]:
+    return sorted(k for k in set(before) | set(after)
+                  if k in before and (k not in after or before[k] != after[k]))
+
+
+_SANDBOXED: dict[type, type] = {}
+
+
+def _sandbox_execute_class(base: type | None = None):
+    """The course's Execute preprocessor (``base``; nbgrader's ``Execute`` by default, the
+    course configures ``tools.nbgrader_ext.GradingExecute``) with sandboxed kernels and the
+    integrity probe: the task executes exactly the cells a serial autograde executes."""
+    from nbclient.util import ensure_async, run_sync
+    from nbformat.notebooknode import NotebookNode
+    from nbgrader import utils as nbutils
+    from nbgrader.preprocessors import Execute
+
+    base = base or Execute
+    if base in _SANDBOXED:
+        return _SANDBOXED[base]
+
+    class SandboxExecute(base):
+        """The course's Execute with sandboxed kernels and the integrity probe."""
+
+        async def _probe(self) -> dict | None:
+            msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
+                                                        user_expressions={"fp": PROBE_EXPR}))
+            reply = await self.async_wait_for_reply(msg_id)
+            try:
+                res = reply["content"]["user_expressions"]["fp"]
+                return json.loads(ast.literal_eval(res["data"]["text/plain"]))
+            except Exception:
+                return None
+
+        async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+            if self._td_baseline is None:
+                self._td_baseline = await self._probe() or {}
+            t0 = time.perf_counter()
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            self._td_cells.append((cell.metadata.get("nbgrader", {}).get("grade_id", cell_index),
+                                   round(time.perf_counter() - t0, 3)))
+            if cell.cell_type == "code" and nbutils.is_grade(cell) and cell.source.strip():
+                now = await self._probe()
+                changed = ["probe failed (the kernel's import/exec machinery was replaced)"] if now is None \
+                    else _probe_diff(self._td_baseline, now)
+                if changed:
+                    self._td_flags.update(changed)
+                    cell.outputs.append(NotebookNode(
+                        output_type="error", ename=INTEGRITY_ENAME,
+                        evalue="the submission replaced functions the tests rely on: " + ", ".join(changed[:8]),
+                        traceback=[f"{INTEGRITY_ENAME}: this test cannot be trusted; replaced: {', '.join(changed)}"]))
+            return cell
+
+        execute_cell = run_sync(async_execute_cell)
+
+        def preprocess(self, nb, resources=None, km=None):
+            self._td_baseline, self._td_flags, self._td_cells = None, set(), []
+            t0 = time.perf_counter()
+            try:
+                return super().preprocess(nb, resources, km)
+            finally:
+                name = (resources or {}).get("unique_key", "?")
+                _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
+                                      "cells": self._td_cells}
+
+    SandboxExecute.__qualname__ = SandboxExecute.__name__ = f"Sandbox{base.__name__}"
+    _SANDBOXED[base] = SandboxExecute
+    return SandboxExecute
+
+
+def __getattr__(name):
+    if name == "SandboxExecute":
+        cls = _sandbox_execute_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(name)
+
+
+# ------------------------------------------------------------------------- helpers
+def load_config(course: Path) -> Config:
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    cfg.CourseDirectory.root = str(course)
+    return cfg
+
+
+def _read_tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _write_tree(folder: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        p = folder / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+
+
+def _split_preprocessors(cfg: Config):
+    """(task's autograde preprocessors, coordinator's) around SaveAutoGrades."""
+    from nbgrader.converters import Autograde
+    from nbgrader.preprocessors import Execute, SaveAutoGrades
+
+    pps = list(cfg.Autograde.autograde_preprocessors) if "autograde_preprocessors" in cfg.Autograde \
+        else list(Autograde.class_traits()["autograde_preprocessors"].default())
+    cut = pps.index(SaveAutoGrades)
+    task = [_sandbox_execute_class(p) if isinstance(p, type) and issubclass(p, Execute) else p
+            for p in pps[:cut]]
+    return task, pps[cut:]
+
+
+def gradebook_snapshot(course: Path, assignment: str) -> bytes:
+    """The course's gradebook with its assignments and source notebooks, and no student."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with tempfile.TemporaryDirectory() as d:
+        db = Path(d) / "gradebook.db"
+        shutil.copy(course / "gradebook.db", db)
+        with Gradebook(f"sqlite:///{db}") as gb, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside remove_student
+            try:
+                gb.find_assignment(assignment)
+            except MissingEntry as e:
+                raise SystemExit(f"{assignment} is not in {course}/gradebook.db: run generate_assignment first") from e
+            for s in list(gb.students):
+                gb.remove_student(s.id)
+        import sqlite3
+        con = sqlite3.connect(db)
+        con.execute("VACUUM")
+        con.close()
+        return db.read_bytes()
+
+
+def source_extras(cfg: Config, course: Path, assignment: str) -> dict[str, bytes]:
+    """The files nbgrader copies from source/ into every autograded folder (not notebooks)."""
+    from nbgrader import utils as nbutils
+
+    src = course / "source" / assignment
+    ignore = list(cfg.CourseDirectory.ignore) if "ignore" in cfg.CourseDirectory else []
+    return {os.path.relpath(f, src): Path(f).read_bytes()
+            for f in nbutils.find_all_files(str(src), ignore + ["*.ipynb"])}
+
+
+# --------------------------------------------------------------------------- task
+def grade_submission(job: dict, shared: dict) -> dict:
+    """Dask task: autograde one student's submission in a private course copy; no shared state."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    import tools.env  # noqa: F401  (project-local Jupyter/IPython dirs on the worker)
+
+    t0 = time.perf_counter()
+    student, assignment = job["student"], job["assignment"]
+    out = {"student": student, "assignment": assignment, "notebooks": {}, "errors": [], "flags": {},
+           "log": "", "host": os.uname().nodename, "pid": os.getpid()}
+    from tools.sandbox import scratch_dir
+
+    scratch = Path(scratch_dir("grade"))
+    os.chmod(scratch, 0o700)
+    try:
+        course = scratch / "course"
+        (course / "source" / assignment).mkdir(parents=True)
+        (course / "nbgrader_config.py").write_text(shared["config"])
+        (course / "gradebook.db").write_bytes(shared["gradebook"])
+        _write_tree(course / "source" / assignment, shared["extras"])
+        sub = course / "submitted" / student / assignment
+        files = {k: base64.b64decode(v) for k, v in job["files"].items()}
+        for rel in list(files):
+            if rel.endswith(".ipynb") and "/" not in rel:
+                try:
+                    nbformat.validate(nbformat.reads(files[rel].decode(), as_version=4))
+                except Exception as e:  # corrupt: left out, nbgrader scores it as missing
+                    out["errors"].append(f"{rel}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})")
+                    del files[rel]
+        for nb in shared["notebooks"]:
+            if f"{nb}.ipynb" not in job["files"]:
+                out["errors"].append(f"{nb}.ipynb: missing from the submission")
+        _write_tree(sub, files)
+        # The kernel's working folder: the student's own files and the course's extra files.
+        work = scratch / "work"
+        _write_tree(work, {**files, **shared["extras"]})
+        cfg = load_config(course)
+        task_pps, _ = _split_preprocessors(cfg)
+        cfg.Autograde.autograde_preprocessors = task_pps
+        cfg.Execute.kernel_manager_class = "tools.sandbox.SandboxKernelManager"
+        # Outputs are in once the last cell ran: kill the kernel (its whole PID namespace) at once
+        # instead of nbclient's graceful shutdown (about 1 s per notebook).
+        cfg.Execute.shutdown_kernel = "immediate"
+        cfg.SandboxKernelManager.workdir = str(work)
+        cfg.SandboxKernelManager.enabled = shared["sandbox"]
+        cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
+        for k, v in shared.get("limits", {}).items():
+            setattr(cfg.SandboxKernelManager, k, v)
+        if shared["sandbox"]:  # the kernel runs under a uid of its own; scratch itself is 0700 root
+            for p in [work, *work.rglob("*")]:
+                os.chmod(p, 0o777 if p.is_dir() else 0o666)
+        _EXEC_REPORT.clear()
+        coursedir = CourseDirectory(config=cfg)
+        api = NbGraderAPI(coursedir=coursedir, config=cfg)
+        res = api.autograde(assignment, student, force=True, create=True)
+        out["log"] = res.get("log", "")
+        if not res.get("success"):
+            out["errors"].append("nbgrader autograde failed: " + (res.get("error") or "")[-600:])
+        done = course / "autograded" / student / assignment
+        for nb in sorted(done.glob("*.ipynb")) if done.exists() else []:
+            out["notebooks"][nb.name] = nb.read_text()
+        out["flags"] = {k: v["flags"] for k, v in _EXEC_REPORT.items() if v["flags"]}
+        out["timing"] = {k: v["seconds"] for k, v in _EXEC_REPORT.items()}
+        out["cells"] = {k: v["cells"] for k, v in _EXEC_REPORT.items()}
+    except Exception as e:
+        import traceback
+        out["errors"].append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    return out
+
+
+# ----------------------------------------------------------------------- merge
+def merge(result: dict, course: Path, cfg: Config) -> dict:
+    """Write one task's executed notebooks into the course with nbgrader (the only writer)."""
+    from nbgrader.api import Gradebook
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    student, assignment = result["student"], result["assignment"]
+    _, merge_pps = _split_preprocessors(cfg)
+    with tempfile.TemporaryDirectory(prefix="td-merge-") as d:
+        stage = Path(d) / "executed"
+        dest = stage / student / assignment
+        src = course / "submitted" / student / assignment
+        dest.mkdir(parents=True)
+        for p in src.rglob("*"):  # the submission's other files (timestamp.txt, data) as submitted
+            if p.is_file() and not (p.suffix == ".ipynb" and p.parent == src):
+                (dest / p.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(p, dest / p.relative_to(src))
+        for name, text in result["notebooks"].items():
+            (dest / name).write_text(text)
+        mcfg = Config(cfg)
+        mcfg.CourseDirectory.submitted_directory = str(stage)
+        mcfg.Autograde.sanitize_preprocessors = []
+        mcfg.Autograde.autograde_preprocessors = merge_pps
+        if result["notebooks"]:
+            api = NbGraderAPI(coursedir=CourseDirectory(config=mcfg), config=mcfg)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader
+                res = api.autograde(assignment, student, force=True, create=True)
+        else:  # nothing readable: nbgrader's rule for a missing notebook, for every notebook
+            res = _record_empty(course, assignment, student, mcfg)
+    record = {k: result.get(k) for k in ("student", "assignment", "seconds", "errors", "flags", "timing", "host")}
+    record["notebooks"] = sorted(result["notebooks"])
+    record["worker_pid"] = result.get("pid")
+    if not res.get("success"):
+        record["errors"] = list(record["errors"] or []) + ["merge failed: " + (res.get("error") or "")[-400:]]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        s = gb.find_submission(assignment, student)
+        record.update(score=s.score, max_score=s.max_score, timestamp=str(s.timestamp))
+    rec_dir = course / RESULTS_DIR / assignment
+    rec_dir.mkdir(parents=True, exist_ok=True)
+    (rec_dir / f"{student}.json").write_text(json.dumps(record, indent=1))
+    return record
+
+
+def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> dict:
+    """A submission without one readable notebook: every grade 0, as nbgrader scores a missing one."""
+    from nbgrader.api import Gradebook
+    from nbgrader.coursedir import CourseDirectory
+
+    cd = CourseDirectory(config=cfg)
+    stamp = cd.get_existing_timestamp(str(course / "submitted" / student / assignment))
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        gb.update_or_create_student(student)
+        sub = gb.update_or_create_submission(assignment, student, **({"timestamp": stamp} if stamp else {}))
+        for nb in sub.notebooks:
+            for g in nb.grades:
+                g.auto_score = 0
+                g.needs_manual_grade = False
+        gb.db.commit()
+    return {"success": True}
+
+
+# -------------------------------------------------------------------- coordinator
+def submissions(course: Path, assignment: str) -> list[str]:
+    return sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}") if p.is_dir())
+
+
+def already_graded(course: Path, assignment: str, student: str) -> bool:
+    rec = course / RESULTS_DIR / assignment / f"{student}.json"
+    ts = course / "submitted" / student / assignment / "timestamp.txt"
+    if not rec.exists():
+        return False
+    data = json.loads(rec.read_text())
+    if data.get("notebooks") and not (course / "autograded" / student / assignment).is_dir():
+        return False
+    stamp = ts.read_text().strip() if ts.exists() else ""
+    return data.get("submitted_stamp", "") == stamp
+
+
+def log_line(rec: dict) -> str:
+    errs = "; ".join(e.splitlines()[0] for e in rec.get("errors") or []) or "-"
+    flags = "; ".join(f"{nb}: {', '.join(v)}" for nb, v in (rec.get("flags") or {}).items())
+    score = f"{rec['score']:g}/{rec['max_score']:g}" if rec.get("score") is not None else "not graded"
+    return (f"{rec['student']:16s} {score:>11s} {rec.get('seconds') or 0:7.1f} s  errors: {errs}"
+            + (f"  FLAGGED: {flags}" if flags else ""))
+
+
+def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
+          scheduler: str | None = None, force: bool = False, students: list[str] | None = None,
+          sandbox: bool = True, limits: dict | None = None, progress: bool = True,
+          echo=print) -> dict[str, dict]:
+    """Grade every (or every missing) submission; return student -> record."""
+    from distributed import Client, LocalCluster, as_completed
+    from tqdm import tqdm
+
+    course = Path(course).resolve()
+    if sandbox:
+        from tools import sandbox as sbx
+        ok, why = sbx.available()
+        if not ok:
+            raise SystemExit(f"cannot sandbox kernels: {why} (use --no-sandbox for trusted submissions)")
+    cfg = load_config(course)
+    everyone = submissions(course, assignment)
+    chosen = [s for s in everyone if not students or s in students]
+    todo = [s for s in chosen if force or not already_graded(course, assignment, s)]
+    records: dict[str, dict] = {}
+    if len(todo) < len(chosen):
+        echo(f"{len(chosen) - len(todo)} submission(s) already graded (--force regrades them)")
+    if not todo:
+        return records
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
+    shared = {"config": (course / "nbgrader_config.py").read_text(),
+              "gradebook": gradebook_snapshot(course, assignment),
+              "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
+              "notebooks": notebooks}
+    own = []
+    with contextlib.ExitStack() as stack:
+        if client is None:
+            if scheduler:
+                client = stack.enter_context(Client(scheduler))
+            else:
+                n = workers or max(1, os.cpu_count() or 1)
+                cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                           dashboard_address=None, silence_logs=logging.ERROR))
+                client = stack.enter_context(Client(cluster))
+            own.append(client)
+        shared_f = client.scatter(shared, broadcast=True)
+        futures = {}
+        for s in todo:
+            sub = course / "submitted" / s / assignment
+            files = {k: base64.b64encode(v).decode() for k, v in _read_tree(sub).items()}
+            stamp = (sub / "timestamp.txt").read_text().strip() if (sub / "timestamp.txt").exists() else ""
+            job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp}
+            f = client.submit(grade_submission, job, shared_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
+                              pure=False)
+            futures[f] = job
+        bar = tqdm(total=len(todo), unit="sub", desc=f"grading {assignment}", disable=not progress,
+                   file=sys.stderr, dynamic_ncols=True)
+        write = (lambda m: tqdm.write(m, file=sys.stderr)) if progress else echo
+        for f in as_completed(futures):
+            job = futures[f]
+            try:
+                result = f.result()
+            except Exception as e:  # the task could not run (e.g. its workers kept dying): keep old grades
+                rec = {"student": job["student"], "errors": [f"not graded: {type(e).__name__}: {e}"],
+                       "score": None}
+                records[job["student"]] = rec
+                write(log_line(rec))
+                bar.update()
+                continue
+            try:
+                rec = merge(result, course, cfg)
+            except Exception as e:  # the batch goes on; this student is reported and regraded next run
+                rec = {"student": job["student"], "score": None, "seconds": result.get("seconds"),
+                       "errors": [*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
+                       "flags": result.get("flags")}
+                records[job["student"]] = rec
+                write(log_line(rec))
+                bar.update()
+                continue
+            rec["submitted_stamp"] = job["stamp"]
+            rec["log"] = result["log"]
+            rec["cells"] = result.get("cells")
+            (course / RESULTS_DIR / assignment / f"{job['student']}.json").write_text(
+                json.dumps({k: v for k, v in rec.items() if k != "log"}, indent=1))
+            records[job["student"]] = rec
+            write(log_line(rec))
+            bar.update()
+        bar.close()
+    return records
+
+
+def combined_log(records: dict[str, dict]) -> str:
+    """All task logs (nbgrader's own messages: checksum warnings name ``submitted/<student>/``)."""
+    return "\n".join(r.get("log") or "" for _, r in sorted(records.items()))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("assignment")
+    p.add_argument("--course", type=Path, default=env.COURSE)
+    p.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)")
+    p.add_argument("--workers", type=int, help="local workers (default: one per CPU core)")
+    p.add_argument("--force", action="store_true", help="regrade submissions already graded")
+    p.add_argument("--students", help="comma-separated student ids (default: all)")
+    p.add_argument("--no-sandbox", action="store_true", help="ordinary kernels (trusted submissions only)")
+    p.add_argument("--mem-gb", type=float, default=6.0, help="address-space limit of a kernel, GiB")
+    a = p.parse_args(argv)
+    t0 = time.perf_counter()
+    recs = grade(a.assignment, a.course, workers=a.workers, scheduler=a.scheduler, force=a.force,
+                 students=a.students.split(",") if a.students else None, sandbox=not a.no_sandbox,
+                 limits={"mem_limit": int(a.mem_gb * (1 << 30))})
+    bad = [s for s, r in recs.items() if r.get("errors") or r.get("flags")]
+    print(f"graded {len(recs)} submission(s) of {a.assignment} in {time.perf_counter() - t0:.0f} s; "
+          f"with errors or flags: {', '.join(bad) or 'none'}")
+    return 1 if any(r.get("score") is None for r in recs.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

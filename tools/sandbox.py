@@ -1,0 +1,308 @@
+"""Sandboxed Jupyter kernels for grading untrusted submissions (used by ``tools/grade.py``).
+
+:class:`SandboxKernelManager` is a jupyter_client ``AsyncKernelManager`` that nbgrader's
+``Execute`` preprocessor starts instead of a plain kernel (set in the grading task's own
+config, never in ``course/nbgrader_config.py``). Each kernel runs
+
+    setpriv --pdeathsig KILL -- unshare --mount --net --pid --ipc --uts --fork --kill-child
+        -- python -I tools/sandbox.py SPEC      # this file, as the namespace's init (root)
+
+which builds a new root file system on a tmpfs holding only the system directories
+(``/usr``, ``/etc``, ... read-only), the virtual environment and the importable parts of
+the repository the hidden tests need (``td_lib``, ``checks`` without ``checks/fixtures``;
+read-only), a fresh ``/tmp``, ``/dev`` and ``/proc``, and ``/submission`` (the student's
+own files: the kernel's working directory), chroots into it, sets the resource limits
+(address space, CPU seconds, processes, file size, no core files), sets ``no_new_privs``,
+drops to an unprivileged uid/gid of its own (61000 + a slot number, one per concurrently
+running kernel, so the process limit of one student never starves another), scrubs the
+environment and execs the IPython kernel. The course (sources, solutions, release,
+gradebook, other submissions), the repository's other files, HOME and the grader's
+scratch files are simply not in that file system; there is no network (a new, empty
+network namespace; the kernel talks to the grader over ZMQ *ipc* sockets in a directory
+bound into the sandbox); the kernel is PID 1 of its PID namespace, so every process the
+student started dies with it, and ``--pdeathsig``/``--kill-child`` kill the sandbox when
+the grading worker dies.
+
+Needs root (``unshare``/``mount``/``chroot``); ``SandboxKernelManager.enabled = False``
+(``python -m tools.grade --no-sandbox``) runs ordinary kernels, for trusted submissions.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+UID_BASE = 61000
+SLOTS = 1000
+SANDBOX_PY = Path(__file__).resolve()
+REPO = SANDBOX_PY.parent.parent
+
+# Parts of the repository a kernel may import (hidden tests import td_lib and checks);
+# inside those, what it must not see.
+EXPOSE = [REPO / "td_lib", REPO / "checks"]
+HIDE = [REPO / "checks" / "fixtures"]
+ENV_PASS = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "TD_QUICK", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS", "TZ", "LANG", "LC_ALL")
+GiB = 1 << 30
+
+
+def available() -> tuple[bool, str]:
+    """Whether sandboxed kernels can start here, and why not."""
+    if os.geteuid() != 0:
+        return False, "the sandbox needs root (unshare, mount, chroot, setuid)"
+    for tool in ("unshare", "setpriv"):
+        if not shutil.which(tool):
+            return False, f"{tool} (util-linux) not found"
+    return True, ""
+
+
+class UidSlot:
+    """An unprivileged uid/gid of its own for one kernel (flock on a slot file)."""
+
+    def __init__(self) -> None:
+        d = Path(tempfile.gettempdir()) / "td-grade-uids"
+        d.mkdir(exist_ok=True)
+        for n in range(SLOTS):
+            fd = os.open(d / f"slot-{n}", os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            self.fd, self.uid = fd, UID_BASE + n
+            return
+        raise RuntimeError("no free sandbox uid slot")
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def scratch_dir(kind: str) -> str:
+    """A fresh 0700 folder ``td-<kind>-<pid>-*`` in the temp folder; first sweeps the folders of
+    processes that died (a worker killed mid-task cannot clean up after itself)."""
+    base = Path(tempfile.gettempdir())
+    for old in base.glob("td-*-*-*"):
+        parts = old.name.split("-")
+        if len(parts) >= 4 and parts[1] in ("grade", "ipc", "root") and parts[2].isdigit():
+            if not Path(f"/proc/{parts[2]}").exists():
+                if parts[1] != "root" or not os.path.ismount(old):
+                    shutil.rmtree(old, ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"td-{kind}-{os.getpid()}-")
+
+
+def kill_uid(uid: int) -> int:
+    """SIGKILL every process running as ``uid`` (a sandbox slot's own uid); return how many."""
+    n = 0
+    for st in Path("/proc").glob("[0-9]*/status"):
+        try:
+            uids = next(ln for ln in st.read_text().splitlines() if ln.startswith("Uid:")).split()[1:]
+            if int(uids[0]) == uid:
+                os.kill(int(st.parent.name), 9)
+                n += 1
+        except (OSError, StopIteration, ValueError):
+            continue
+    return n
+
+
+# ------------------------------------------------------------------- kernel manager
+def _make_manager():
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import Bool, Int, List, Unicode
+
+    class SandboxKernelManager(AsyncKernelManager):
+        """An IPython kernel in a sandbox (see the module docstring)."""
+
+        enabled = Bool(True, help="Run the kernel sandboxed (False: an ordinary kernel).").tag(config=True)
+        workdir = Unicode("", help="Host folder bound as /submission, the kernel's cwd.").tag(config=True)
+        mem_limit = Int(6 * GiB, help="RLIMIT_AS of the kernel, bytes.").tag(config=True)
+        cpu_limit = Int(1800, help="RLIMIT_CPU of the kernel, seconds.").tag(config=True)
+        nproc_limit = Int(256, help="RLIMIT_NPROC (processes + threads of the kernel's uid).").tag(config=True)
+        fsize_limit = Int(1 * GiB, help="RLIMIT_FSIZE, bytes.").tag(config=True)
+        tmp_size = Unicode("512m", help="Size of the sandbox's /tmp (tmpfs).").tag(config=True)
+        expose = List(Unicode(), help="Extra host paths visible read-only.").tag(config=True)
+        mpl_cache = Unicode("", help="Host MPLCONFIGDIR whose font cache is copied in.").tag(config=True)
+
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self._slot = None
+            self._ipc = None
+            if self.enabled:
+                self._ipc = scratch_dir("ipc")
+                self.transport = "ipc"
+                self.ip = os.path.join(self._ipc, "k")
+                self.connection_file = os.path.join(self._ipc, "kernel.json")
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            cmd = super().format_kernel_cmd(extra_arguments)
+            if not self.enabled:
+                return cmd
+            if self._slot is None:
+                self._slot = UidSlot()
+            uid = self._slot.uid
+            os.chmod(self._ipc, 0o700)
+            os.chown(self._ipc, uid, uid)
+            os.chown(self.connection_file, uid, uid)
+            work = self.workdir or os.getcwd()
+            spec = {
+                "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
+                "root": scratch_dir("root"),
+                "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *self.expose],
+                "hide": [str(p) for p in HIDE],
+                "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
+                           "FSIZE": self.fsize_limit, "CORE": 0},
+                "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
+                "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
+            }
+            spec_file = os.path.join(self._ipc, "spec.json")
+            Path(spec_file).write_text(json.dumps(spec))
+            return ["setpriv", "--pdeathsig", "KILL", "--",
+                    "unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child=SIGKILL",
+                    "--propagation", "private", "--",
+                    sys.executable, "-I", str(SANDBOX_PY), spec_file]
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            if self.enabled:  # the student's own low-level fd 2 writes (and unshare's) stay out of
+                import subprocess  # the worker's log; Python-level output travels over ZMQ
+
+                kw["stderr"] = subprocess.DEVNULL
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+        async def _async_kill_kernel(self, restart: bool = False) -> None:
+            # Kill the sandboxed processes first, so unshare reaps its child and exits by itself
+            # (killing unshare first would leave the kernel a zombie of the host's init).
+            if self._slot is not None:
+                kill_uid(self._slot.uid)
+                import asyncio
+                for _ in range(50):
+                    if not await self.is_alive():
+                        break
+                    await asyncio.sleep(0.02)
+            await super()._async_kill_kernel(restart=restart)
+
+        async def _async_cleanup_resources(self, restart: bool = False) -> None:
+            await super()._async_cleanup_resources(restart=restart)
+            if not restart:
+                if self._slot is not None:
+                    kill_uid(self._slot.uid)  # anything the kernel left (the PID namespace dies with it)
+                    self._slot.release()
+                    self._slot = None
+                if self._ipc:
+                    spec = Path(self._ipc) / "spec.json"
+                    if spec.exists():
+                        shutil.rmtree(json.loads(spec.read_text())["root"], ignore_errors=True)
+                    shutil.rmtree(self._ipc, ignore_errors=True)
+                    self._ipc = None
+
+    return SandboxKernelManager
+
+
+def __getattr__(name):  # lazy: the init below must not import jupyter_client
+    if name == "SandboxKernelManager":
+        cls = _make_manager()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(name)
+
+
+# ------------------------------------------------------------ init inside namespaces
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 32, 4096, 16384
+_libc = None
+
+
+def _mount(src, dst, fstype=None, flags=0, data=None) -> None:
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    enc = lambda s: None if s is None else str(s).encode()
+    if _libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"mount {src} -> {dst}: {os.strerror(e)}")
+
+
+def _bind(src: str, dst: str, ro: bool = True) -> None:
+    if os.path.isdir(src):
+        os.makedirs(dst, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        open(dst, "a").close()
+    _mount(src, dst, None, MS_BIND | MS_REC)
+    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | (MS_RDONLY if ro else 0)
+    _mount(None, dst, None, flags)
+
+
+def _init(spec: dict) -> None:
+    """Run as root inside the new namespaces: build the root, drop privileges, exec."""
+    root = spec["root"]
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    r = lambda p: root + p
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/opt", "/sys"):
+        if os.path.islink(top):
+            os.symlink(os.readlink(top), r(top))
+        elif os.path.isdir(top):
+            _bind(top, r(top))
+    for p in spec["expose"]:
+        if os.path.exists(p) and not os.path.exists(r(p)):  # not already under a bound folder
+            _bind(p, r(p))
+    for p in spec["hide"]:
+        if os.path.isdir(r(p)):
+            _mount("tmpfs", r(p), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=555")
+    os.makedirs(r("/dev"))
+    _mount("tmpfs", r("/dev"), "tmpfs", MS_NOSUID, "size=64k,mode=755")
+    for dev in ("null", "zero", "full", "random", "urandom"):
+        _bind("/dev/" + dev, r("/dev/" + dev), ro=False)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, r("/dev/" + name))
+    os.makedirs(r("/dev/shm"))
+    _mount("tmpfs", r("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+    os.makedirs(r("/proc"))
+    _mount("proc", r("/proc"), "proc", MS_NOSUID | MS_NODEV)
+    os.makedirs(r("/tmp"))
+    _mount("tmpfs", r("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec['tmp_size']},mode=1777")
+    _bind(spec["work"], r("/submission"), ro=False)
+    _bind(spec["ipc"], r(spec["ipc"]), ro=False)
+    uid, gid = spec["uid"], spec["gid"]
+    home = r("/tmp/home")
+    for d in ("/tmp/home", "/tmp/home/.ipython", "/tmp/home/.mpl", "/tmp/home/.jupyter"):
+        os.makedirs(r(d), exist_ok=True)
+        os.chown(r(d), uid, gid)
+    if spec.get("mpl_cache") and os.path.isdir(spec["mpl_cache"]):
+        for f in Path(spec["mpl_cache"]).glob("fontlist*.json"):
+            shutil.copy(f, home + "/.mpl/" + f.name)
+            os.chown(home + "/.mpl/" + f.name, uid, gid)
+    _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16m,mode=755")
+    os.chroot(root)
+    os.chdir("/submission")
+    for name, value in spec["limits"].items():
+        lim = getattr(resource, "RLIMIT_" + name)
+        resource.setrlimit(lim, (value, value))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG=SIGKILL again: a change of uid clears unshare's
+    env = dict(spec["env"])
+    env.update(HOME="/tmp/home", IPYTHONDIR="/tmp/home/.ipython", MPLCONFIGDIR="/tmp/home/.mpl",
+               JUPYTER_CONFIG_DIR="/tmp/home/.jupyter", JUPYTER_DATA_DIR="/tmp/home/.jupyter",
+               JUPYTER_RUNTIME_DIR="/tmp/home/.jupyter", TMPDIR="/tmp", MPLBACKEND="agg",
+               PYDEVD_DISABLE_FILE_VALIDATION="1",
+               PATH=os.pathsep.join([os.path.join(spec["expose"][0], "bin"), "/usr/local/bin", "/usr/bin", "/bin"]))
+    env.setdefault("LANG", "C.UTF-8")
+    argv = spec["argv"]
+    devnull = os.open("/dev/null", os.O_WRONLY)  # the kernel's own banner; outputs go over ZMQ
+    os.dup2(devnull, 1)
+    os.execve(argv[0], argv, env)
+
+
+if __name__ == "__main__":
+    _init(json.loads(Path(sys.argv[1]).read_text()))
