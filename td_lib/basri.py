@@ -22,7 +22,9 @@ coefficient of ``K_bias``). The step is ``eta = 1 / lam_max(K0/n)``; as ``K0`` c
 ``1 - eta scale^2 a_l`` per step.
 
 The runs of several scales are trained together (batched over scales) in torch, on one
-thread (small matrices run fastest single-threaded on a shared machine).
+thread (small matrices run fastest single-threaded on a shared machine). torch is imported by
+:func:`train_basri` only: the rest of the module (used by graded cells and their library
+counterparts) is numpy, and importing it costs no torch start-up.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from td_lib import _validate as v
 from td_lib.runtime import progress as _progress
@@ -43,6 +44,8 @@ __all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "network_o
 
 @contextmanager
 def _one_thread():
+    import torch
+
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -138,6 +141,8 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
     N, S = W0.shape[0], sc.size
     K0 = empirical_ntk(np.broadcast_to(W0, (S, *W0.shape)), Xb, sc)
     eta = 1.0 / np.linalg.eigvalsh(K0)[:, -1]
+
+    import torch
 
     dt = torch.float32  # as in the course page; the analyses below are in float64
     with _one_thread(), torch.no_grad():

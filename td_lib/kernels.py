@@ -18,7 +18,8 @@ This module provides
   weights, ``u (pi - arccos u) / (2 pi)`` with ``u = (1 + cos phi) / 2``;
 - cosine coefficients by adaptive quadrature and by the FFT of a circulant Gram matrix;
 - Basri et al.'s closed form for the bias-free coefficients;
-- finite-width Monte Carlo kernels and their cosine coefficients with standard errors.
+- finite-width Monte Carlo kernels, their cosine coefficients with standard errors, and the
+  1/N shrinking of their gap to the infinite-width kernel.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = [
     "relu_ntk_nobias", "relu_ntk_bias", "basri_coefficients", "cosine_coefficients_quad",
     "cosine_coefficients_fft", "circulant_gram", "circulant_eigenvalues",
     "eigenvalues_from_coefficients", "finite_width_kernel", "finite_width_coefficients",
-    "fit_power_law",
+    "finite_width_gap", "gap_variance", "fit_power_law",
 ]
 
 
@@ -202,64 +203,113 @@ def _unit_inputs(angles: np.ndarray, bias: bool) -> np.ndarray:
     return x
 
 
-def finite_width_kernel(angles, weights, *, bias: bool = False,
-                        angles2=None) -> np.ndarray:
+def _weights(weights) -> np.ndarray:
+    w = v.array("weights", weights, ndim=2)
+    if w.shape[1] not in (2, 3) or w.shape[0] == 0:
+        raise ValueError(f"weights must have shape (N, 2) (no bias) or (N, 3) (bias), N >= 1, got {w.shape}")
+    return w
+
+
+def finite_width_kernel(angles, angles2, weights) -> np.ndarray:
     """Finite-width first-layer NTK ``(1/N) sum_r x.x' 1[w_r.x > 0] 1[w_r.x' > 0]`` (7.3.C).
 
     Parameters
     ----------
-    angles, angles2 : array of shape (n,), (n2,)
-        Input angles (``angles2`` defaults to ``angles``).
-    weights : array of shape (N, 2), or (N, 3) with ``bias=True``
-        First-layer weights (Gaussian in 7.3.C); the third column is the bias weight.
-    bias : bool
-        Use ``xbar = (x, 1)/sqrt 2``; its infinite-width mean is :func:`relu_ntk_bias`.
+    angles, angles2 : arrays of shape (n,), (n2,)
+        Input angles of the rows and of the columns.
+    weights : array of shape (N, 2), or (N, 3) for the bias version
+        First-layer weights (Gaussian in 7.3.C). With three columns the third is the bias
+        weight and the inputs are ``xbar = (cos, sin, 1)/sqrt 2``; the infinite-width mean is
+        then :func:`relu_ntk_bias` instead of :func:`relu_ntk_nobias`.
 
     Returns
     -------
     (n, n2) Gram matrix; its mean over Gaussian weights is the infinite-width kernel.
     """
     a1 = v.array("angles", angles, ndim=1)
-    a2 = a1 if angles2 is None else v.array("angles2", angles2, ndim=1)
-    d = 3 if bias else 2
-    w = v.array("weights", weights, shape=(None, d))
+    a2 = v.array("angles2", angles2, ndim=1)
+    w = _weights(weights)
+    bias = w.shape[1] == 3
     x1, x2 = _unit_inputs(a1, bias), _unit_inputs(a2, bias)
     m1, m2 = (x1 @ w.T > 0).astype(float), (x2 @ w.T > 0).astype(float)
     return (x1 @ x2.T) * (m1 @ m2.T) / w.shape[0]
 
 
-def finite_width_coefficients(weights, ells, *, bias: bool = False,
-                              n_grid: int = 256) -> tuple[np.ndarray, np.ndarray]:
-    """Cosine coefficients of the finite-width kernel, with Monte Carlo standard errors.
+def finite_width_coefficients(weights, ells, *, kernel: Callable | None = None, n_grid: int = 256,
+                              batches: int = 100) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine coefficients of a finite-width kernel, with Monte Carlo standard errors (7.3.C).
 
-    The kernel row against angle 0 on ``n_grid`` equispaced angles is an average over units
-    of ``x.x0 1[w.x > 0] 1[w.x0 > 0]``; each unit's row is Fourier-transformed (the circulant
-    FFT of :func:`cosine_coefficients_fft`), so the coefficient estimate is a mean over units
-    and its standard error is ``std / sqrt(N)``. Returns ``(a_hat, se)``, each of shape
+    The units are split into ``batches`` groups of equal size; for each group the kernel row
+    against angle 0 on ``n_grid`` equispaced angles, ``kernel(grid, [0], W_group)``, is
+    Fourier-transformed (the circulant FFT of :func:`cosine_coefficients_fft`). The group
+    estimates are independent with a common mean, so their average is the coefficient of the
+    kernel of all N units and ``std(ddof=1) / sqrt(batches)`` is its standard error.
+    ``kernel`` has the signature of :func:`finite_width_kernel` (the default); a student's
+    implementation of 7.3.C can be passed instead. Returns ``(a_hat, se)``, each of shape
     ``(len(ells),)``. Aliasing at ``n_grid = 256`` is ~1e-5 (below the MC error at N <= 1e5).
     """
     ell = _ells("ells", ells)
-    d = 3 if bias else 2
-    w = v.array("weights", weights, shape=(None, d))
+    w = _weights(weights)
+    kernel = finite_width_kernel if kernel is None else kernel
+    if not callable(kernel):
+        raise TypeError(f"kernel must be callable, got {kernel!r}")
     n_grid = v.positive_int("n_grid", n_grid, minimum=4)
     if ell.max() >= n_grid // 2:
         raise ValueError(f"n_grid must exceed 2 * max(ells) = {2 * ell.max()}, got {n_grid}")
+    batches = v.positive_int("batches", batches, minimum=2)
+    if w.shape[0] % batches:
+        raise ValueError(f"batches must divide the number of units N = {w.shape[0]}, got {batches}")
     ang = 2 * np.pi * np.arange(n_grid) / n_grid
-    x = _unit_inputs(ang, bias)
-    n_units = w.shape[0]
-    s1, s2 = np.zeros(ell.size), np.zeros(ell.size)
-    for lo in range(0, n_units, 20000):                       # chunks bound the memory
-        act = x @ w[lo:lo + 20000].T > 0                      # (n_grid, chunk)
-        per_unit = (x @ x[0])[:, None] * (act & act[0])       # kernel row of each unit
-        c = np.fft.rfft(per_unit, axis=0).real[ell] / n_grid  # (len(ells), chunk)
-        c = np.where((ell == 0)[:, None], c, 2 * c)
-        s1 += c.sum(axis=1)
-        s2 += (c**2).sum(axis=1)
-    mean = s1 / n_units
-    if n_units < 2:
-        return mean, np.full(ell.size, np.inf)
-    var = np.maximum(s2 - n_units * mean**2, 0.0) / (n_units - 1)
-    return mean, np.sqrt(var / n_units)
+    rows = np.stack([np.asarray(kernel(ang, np.zeros(1), wb), dtype=float).reshape(n_grid)
+                     for wb in np.split(w, batches)])                 # (batches, n_grid)
+    c = np.fft.rfft(rows, axis=1).real[:, ell] / n_grid
+    c = np.where(ell == 0, c, 2 * c)
+    return c.mean(axis=0), c.std(axis=0, ddof=1) / np.sqrt(batches)
+
+
+def finite_width_gap(kernel: Callable, widths, *, bias: bool = False, n_grid: int = 64,
+                     repeats: int = 8, seed: int = 0) -> np.ndarray:
+    """Mean squared gap between a finite-width kernel and its infinite-width limit, per width.
+
+    For each width N, ``repeats`` independent Gaussian first layers (seeded) give kernel rows
+    ``kernel(grid, [0], W)`` on ``n_grid`` equispaced angles; returns, for each N, the average
+    over angles and repeats of ``(K_N(phi, 0) - K_inf(phi))^2``. Each entry is a mean of N
+    i.i.d. unit terms, so the gap is ``gap_variance(bias) / N`` on average: it shrinks like 1/N.
+    """
+    if not callable(kernel):
+        raise TypeError(f"kernel must be callable, got {kernel!r}")
+    ns = np.atleast_1d(np.asarray(widths))
+    if ns.ndim != 1 or ns.size == 0 or not np.issubdtype(ns.dtype, np.integer) or np.any(ns < 1):
+        raise ValueError(f"widths must be a 1-d sequence of positive integers, got {widths!r}")
+    n_grid = v.positive_int("n_grid", n_grid, minimum=2)
+    repeats = v.positive_int("repeats", repeats)
+    rng = np.random.default_rng(v.positive_int("seed", seed, minimum=0))
+    ang = 2 * np.pi * np.arange(n_grid) / n_grid
+    exact = relu_ntk_bias(ang) if bias else relu_ntk_nobias(ang)
+    out = np.empty(ns.size)
+    for i, n in enumerate(ns):
+        gaps = [np.asarray(kernel(ang, np.zeros(1), rng.standard_normal((int(n), 3 if bias else 2))),
+                           dtype=float).reshape(n_grid) - exact for _ in range(repeats)]
+        out[i] = float(np.mean(np.square(gaps)))
+    return out
+
+
+def gap_variance(*, bias: bool = False, n_grid: int = 64) -> float:
+    """Per-unit variance of the kernel row, averaged over ``n_grid`` equispaced angles.
+
+    One unit contributes ``(x.x0) B`` with B a Bernoulli variable, ``P[B = 1] = p(phi)`` the
+    probability that both inputs are active, so its variance is ``(x.x0)^2 p (1 - p)``; the
+    infinite-width kernel is ``(x.x0) p``. Hence ``p = K_inf / (x.x0)``.
+    """
+    n_grid = v.positive_int("n_grid", n_grid, minimum=2)
+    ang = 2 * np.pi * np.arange(n_grid) / n_grid
+    if bias:
+        u = (1 + np.cos(ang)) / 2
+        p = (np.pi - np.arccos(np.clip(u, -1.0, 1.0))) / (2 * np.pi)
+    else:
+        u = np.cos(ang)
+        p = (np.pi - np.abs(wrap_angle(ang))) / (2 * np.pi)
+    return float(np.mean(u**2 * p * (1 - p)))
 
 
 def fit_power_law(ells, a) -> float:

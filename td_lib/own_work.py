@@ -72,6 +72,8 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                        "td_lib.kernels.circulant_eigenvalues", "checks.lf_7_3.bias_coefficients"),
     "ex73C_basri": ("td_lib.kernels.basri_coefficients", "td_lib.kernels.cosine_coefficients_quad",
                     "td_lib.kernels.cosine_coefficients_fft", "td_lib.kernels.circulant_eigenvalues"),
+    "ex73C_finite_width": ("td_lib.kernels.finite_width_kernel", "td_lib.kernels.finite_width_coefficients",
+                           "td_lib.basri.empirical_ntk"),
     # §7.4 teacher nodes
     "ex74A_closed_form": ("td_lib.teacher_student.relu_cross_moment", "td_lib.teacher_student.psi_gaussian"),
     "ex74A_monte_carlo": ("td_lib.teacher_student.relu_cross_moment_mc",
@@ -136,12 +138,23 @@ def _functions(obj: Any) -> list[types.FunctionType]:
     return out
 
 
+_BLOCKED: dict[tuple[str, types.CodeType], types.CodeType] = {}
+
+
 def _blocked_code(dotted: str, original: types.CodeType) -> types.CodeType:
     """A code object that raises DelegationError, with the free variables of ``original``.
 
     It runs with the counterpart's module globals, so it reaches the exception class through
-    the ``__import__`` builtin rather than a global name.
+    the ``__import__`` builtin rather than a global name. Built once per counterpart (test
+    cells call ``own_work`` in loops).
     """
+    key = (dotted, original)
+    if key not in _BLOCKED:
+        _BLOCKED[key] = _build_blocked(dotted, original)
+    return _BLOCKED[key]
+
+
+def _build_blocked(dotted: str, original: types.CodeType) -> types.CodeType:
     free = original.co_freevars
     src = ("def _outer():\n" + "".join(f"    {v} = None\n" for v in free)
            + "    def blocked(*args, **kwargs):\n"

@@ -101,3 +101,14 @@ def test_bad_input_is_rejected_by_name():
         b.predicted_steps(1.0, [2.0])
     with pytest.raises(ValueError, match="W must have shape"):
         b.empirical_ntk(np.ones((4, 2)), np.ones((3, 3)))
+
+
+def test_importing_the_module_does_not_import_torch():
+    # Graded cells of §7.3 (and own_work's counterpart list) import td_lib.basri; torch, ~2 s per
+    # kernel, is needed by train_basri alone and imported there.
+    import subprocess
+    import sys
+
+    code = "import sys; import td_lib.basri; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stdout + out.stderr

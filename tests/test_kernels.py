@@ -85,7 +85,7 @@ def test_odd_coefficients_vanish_without_bias_even_at_finite_width():
     # Parity: ReLU(z) = z/2 + |z|/2 makes every unit's kernel row even-frequency plus l = 1.
     rng = np.random.default_rng(0)
     a, se = k.finite_width_coefficients(rng.standard_normal((500, 2)), [3, 5, 7, 9])
-    assert np.abs(a).max() < 1e-14
+    assert np.abs(a).max() < 1e-14 and np.all(se < 1e-14)
 
 
 @pytest.mark.parametrize("bias", [False, True])
@@ -93,21 +93,78 @@ def test_monte_carlo_coefficients_within_standard_errors(bias):
     rng = np.random.default_rng(1 + bias)
     ells = np.array([0, 1, 2, 4, 6]) if not bias else np.arange(7)
     W = rng.standard_normal((20000, 3 if bias else 2))
-    a, se = k.finite_width_coefficients(W, ells, bias=bias)
+    a, se = k.finite_width_coefficients(W, ells)
     exact = (k.cosine_coefficients_quad(k.relu_ntk_bias, ells) if bias
              else k.basri_coefficients(ells))
     assert np.all(se > 0)
-    assert np.all(np.abs(a - exact) < 4.5 * se), (a - exact) / se  # 4.5 SE: p ~ 1e-5 per entry
+    # batch means of 100 batches: t-distributed with 99 d.o.f., P(|t| > 4.5) ~ 2e-5 per entry
+    assert np.all(np.abs(a - exact) < 4.5 * se), (a - exact) / se
+
+
+def test_batch_coefficients_are_those_of_the_whole_kernel_and_their_spread():
+    # Equal batches: the mean of the batch estimates is the coefficient of the kernel of all N
+    # units (an identity), and the standard error is the spread of the batch estimates.
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((600, 3))
+    ells = np.arange(5)
+    a, se = k.finite_width_coefficients(W, ells, n_grid=64, batches=6)
+    grid = 2 * np.pi * np.arange(64) / 64
+    row = k.finite_width_kernel(grid, [0.0], W)[:, 0]
+    whole = np.fft.rfft(row).real[ells] / 64 * np.where(ells == 0, 1, 2)
+    assert np.abs(a - whole).max() < 1e-15
+    per_batch = [np.fft.rfft(k.finite_width_kernel(grid, [0.0], w)[:, 0]).real[ells] / 64
+                 * np.where(ells == 0, 1, 2) for w in np.split(W, 6)]
+    assert np.allclose(se, np.std(per_batch, axis=0, ddof=1) / np.sqrt(6), rtol=1e-12, atol=1e-17)
+    # any kernel with the signature of finite_width_kernel can be passed (a student's)
+    a2, se2 = k.finite_width_coefficients(W, ells, n_grid=64, batches=6,
+                                          kernel=lambda t1, t2, w: k.finite_width_kernel(t1, t2, w) * 2)
+    assert np.allclose(a2, 2 * a, rtol=1e-14, atol=1e-17) and np.allclose(se2, 2 * se, rtol=1e-12, atol=1e-17)
 
 
 def test_finite_width_kernel_mean():
     rng = np.random.default_rng(3)
     ang = np.linspace(-np.pi, np.pi, 9)
-    K = k.finite_width_kernel(ang, rng.standard_normal((40000, 2)), angles2=np.array([0.0]))[:, 0]
+    K = k.finite_width_kernel(ang, np.array([0.0]), rng.standard_normal((40000, 2)))[:, 0]
     # each entry is a mean of N terms bounded by |cos phi| <= 1: SE <= 0.5/sqrt(N) = 0.0025
     assert np.abs(K - k.relu_ntk_nobias(ang)).max() < 5 * 0.0025
-    Kb = k.finite_width_kernel(ang, rng.standard_normal((40000, 3)), bias=True)
+    Kb = k.finite_width_kernel(ang, ang, rng.standard_normal((40000, 3)))
+    # with the bias, xbar . xbar = 1 and a unit is active with probability 1/2
     assert np.allclose(Kb, Kb.T) and np.abs(np.diag(Kb) - 0.5).max() < 5 * 0.0025
+
+
+def test_finite_width_kernel_by_hand():
+    # one unit w = (1, 0): active for cos(theta) > 0; the entry is cos(theta - theta') there
+    t1, t2 = np.array([0.2, 1.0, 2.0, -1.3]), np.array([0.5, 3.0])
+    K = k.finite_width_kernel(t1, t2, [[1.0, 0.0]])
+    want = np.cos(t1[:, None] - t2[None, :]) * (np.cos(t1)[:, None] > 0) * (np.cos(t2)[None, :] > 0)
+    assert K.shape == (4, 2) and np.abs(K - want).max() < 1e-15
+    # with a bias weight: xbar = (cos, sin, 1)/sqrt 2, so xbar . xbar' = (1 + cos(theta - theta'))/2;
+    # the unit (0, 0, 1) is active everywhere
+    Kb = k.finite_width_kernel(t1, t2, [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    assert np.abs(Kb - (1 + np.cos(t1[:, None] - t2[None, :])) / 2).max() < 1e-15
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_gap_shrinks_like_one_over_n_at_the_per_unit_variance(bias):
+    # each kernel entry is a mean of N i.i.d. unit terms: E (K_N - K_inf)^2 = variance / N
+    ns = np.array([10, 100, 1000])
+    gap = k.finite_width_gap(k.finite_width_kernel, ns, bias=bias, repeats=800, seed=11)
+    ratio = gap * ns / k.gap_variance(bias=bias)
+    # 800 draws: each ratio has a relative spread ~0.035 (measured over seeds); 0.2 is > 5 spreads
+    assert np.abs(ratio - 1).max() < 0.2, ratio
+    assert -1.1 < np.polyfit(np.log(ns), np.log(gap), 1)[0] < -0.9
+    # the per-unit variance by Monte Carlo over single units (N = 1, 4000 draws)
+    one = k.finite_width_gap(k.finite_width_kernel, [1], bias=bias, repeats=4000, seed=12)[0]
+    assert abs(one / k.gap_variance(bias=bias) - 1) < 0.05
+
+
+def test_gap_variance_closed_form():
+    # no bias: mean over phi of cos^2 phi p (1 - p), p = (pi - |phi|)/(2 pi); by quadrature
+    from scipy.integrate import quad
+
+    f = lambda t: np.cos(t) ** 2 * (np.pi - abs(t)) / (2 * np.pi) * (1 - (np.pi - abs(t)) / (2 * np.pi))
+    exact = quad(f, -np.pi, np.pi, points=[0])[0] / (2 * np.pi)
+    assert abs(k.gap_variance(n_grid=1 << 14) - exact) < 1e-8
 
 
 def test_bad_input_is_rejected_by_name():
@@ -122,4 +179,12 @@ def test_bad_input_is_rejected_by_name():
     with pytest.raises(ValueError, match="n must exceed"):
         k.cosine_coefficients_fft(k.relu_ntk_bias, [40], n=64)
     with pytest.raises(ValueError, match="weights"):
-        k.finite_width_kernel([0.0, 1.0], np.ones((5, 2)), bias=True)
+        k.finite_width_kernel([0.0, 1.0], [0.0], np.ones((5, 4)))
+    with pytest.raises(ValueError, match="angles2"):
+        k.finite_width_kernel([0.0, 1.0], np.zeros((2, 2)), np.ones((5, 2)))
+    with pytest.raises(ValueError, match="batches"):
+        k.finite_width_coefficients(np.ones((10, 2)), [0, 1], batches=3)
+    with pytest.raises(TypeError, match="kernel"):
+        k.finite_width_coefficients(np.ones((10, 2)), [0, 1], batches=2, kernel=1.0)
+    with pytest.raises(ValueError, match="widths"):
+        k.finite_width_gap(k.finite_width_kernel, [0, 10])

@@ -5,7 +5,11 @@
 * the 7.3.C test cells accept any correct implementation (cos_coef: quadrature or FFT;
   basri: the closed form, however written) and reject plausible wrong ones (z_0 = pi, a
   missing 1/pi, a too coarse FFT, odd l not zeroed, a quadrature posing as the closed form);
-  the 7.3.A/B test cells reject the fixture's wrong answers.
+  the 7.3.A/B test cells reject the fixture's wrong answers;
+* the finite-width kernel cells (7.3.C.3) accept a vectorised and a loop implementation, reject
+  wrong normalisations, a missing factor x . x', the ReLU in place of its derivative, a
+  transposed result and the infinite-width kernel posing as a finite-width one, and score a
+  delegation to the library's kernel 0.
 """
 
 from __future__ import annotations
@@ -188,3 +192,73 @@ def test_exercise_A_cell():
         with pytest.raises((AssertionError, ValueError, FloatingPointError)):
             with np.errstate(invalid="raise"):
                 _run_test_cell("test_ex73A_gd_steps", {**good, **wrong})
+
+
+# ------------------------------------------------------------ 7.3.C.3 finite-width kernel
+def _inputs(theta, d, scale_bias=True):
+    theta = np.asarray(theta, dtype=float)
+    x = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    if d == 3:
+        x = np.hstack([x, np.ones((theta.size, 1))]) / (np.sqrt(2) if scale_bias else 1.0)
+    return x
+
+
+def _fw_vectorised(t1, t2, W, *, norm=lambda N: N, act=lambda z: (z > 0).astype(float), dot=True,
+                   scale_bias=True):
+    W = np.asarray(W, dtype=float)
+    x1, x2 = _inputs(t1, W.shape[1], scale_bias), _inputs(t2, W.shape[1], scale_bias)
+    counts = act(x1 @ W.T) @ act(x2 @ W.T).T
+    return ((x1 @ x2.T) if dot else 1.0) * counts / norm(W.shape[0])
+
+
+def _fw_loop(t1, t2, W):
+    W = np.asarray(W, dtype=float)
+    x1, x2 = _inputs(t1, W.shape[1]), _inputs(t2, W.shape[1])
+    K = np.zeros((len(x1), len(x2)))
+    for w in W:
+        K += np.outer(x1 @ w > 0, x2 @ w > 0) * (x1 @ x2.T)
+    return K / len(W)
+
+
+FW_TESTS = ("test_ex73C_finite_width", "test_ex73C_finite_width_mc")
+
+
+def test_library_kernel_is_the_one_written_out_here():
+    rng = np.random.default_rng(0)
+    for d in (2, 3):
+        W, t1, t2 = rng.standard_normal((50, d)), rng.uniform(0, 7, 6), rng.uniform(0, 7, 4)
+        np.testing.assert_allclose(_fw_vectorised(t1, t2, W), kernels.finite_width_kernel(t1, t2, W),
+                                   rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("impl", [_fw_vectorised, _fw_loop])
+def test_finite_width_cells_accept_correct_implementations(impl):
+    for test_id in FW_TESTS:
+        _run_test_cell(test_id, {"finite_width_ntk": impl})
+
+
+@pytest.mark.parametrize("impl, fails", [
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, norm=lambda N: N - 1 if N > 1 else 0.5), FW_TESTS[:1]),
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, norm=lambda N: 1), FW_TESTS),        # a sum, not a mean
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, dot=False), FW_TESTS),               # no x . x'
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, act=lambda z: np.maximum(z, 0)), FW_TESTS),  # ReLU itself
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, scale_bias=False), FW_TESTS),        # (x, 1) unnormalised
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W).T, FW_TESTS),                          # transposed
+    (lambda t1, t2, W: (kernels.relu_ntk_bias if np.shape(W)[1] == 3 else kernels.relu_ntk_nobias)(
+        np.subtract.outer(t1, t2)), FW_TESTS),                                        # the limit, not K_N
+])
+def test_finite_width_cells_reject_wrong_implementations(impl, fails):
+    for test_id in FW_TESTS:
+        if test_id in fails:
+            with pytest.raises(AssertionError):
+                _run_test_cell(test_id, {"finite_width_ntk": impl})
+        else:
+            _run_test_cell(test_id, {"finite_width_ntk": impl})
+
+
+def test_finite_width_cells_block_the_library_kernel():
+    from td_lib.own_work import DelegationError
+
+    for test_id in FW_TESTS:
+        with pytest.raises(DelegationError):
+            _run_test_cell(test_id, {"finite_width_ntk": kernels.finite_width_kernel})

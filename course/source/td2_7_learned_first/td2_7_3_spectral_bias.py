@@ -10,8 +10,7 @@
 #
 # **Papers.** Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for
 # learned functions of different frequencies* (NeurIPS 2019); Rahaman et al., *On the spectral
-# bias of neural networks* (ICML 2019). See the Readings section of notebook
-# `td2_7_1_two_moments` (§7.3 there).
+# bias of neural networks* (ICML 2019). See *Readings* below.
 #
 # **Core idea.** Fix features $\phi(x)$ and the kernel $K(x,x')=\phi(x)\cdot\phi(x')$. Gradient
 # flow on the square loss shrinks the residual like $e^{-\lambda_k t}$ along the $k$-th
@@ -31,19 +30,40 @@
 # $L=\frac1{2n}\sum_i(f(x_i)-y_i)^2$, residuals $r_i=f(x_i)-y_i$. On the circle
 # $x=(\cos\vartheta,\sin\vartheta)$ with $\vartheta$ uniform on $[0,2\pi)$.
 
+# %% [markdown]
+# ## Readings
+#
+# The papers of this section; the summaries are ours. (The readings of the other sections are
+# in notebook `td2_7_1_two_moments`, section *Readings*.)
+#
+# * Basri, Jacobs, Kasten, Kritchman, *The convergence rate of neural networks for learned
+#   functions of different frequencies* (NeurIPS 2019) — the key paper here. The NTK spectrum
+#   of a two-layer ReLU network for uniform data on the sphere: without biases the odd
+#   frequencies $\ge3$ cannot be learned; with biases a frequency $\ell$ takes a time
+#   $\propto\ell^2$ in 1D. Exercise 7.3.C and demo 7.3.D redo its circle case.
+# * Rahaman et al., *On the spectral bias of neural networks* (ICML 2019). Deep ReLU networks
+#   fit sums of sinusoids low frequencies first, even when the high ones have larger amplitude.
+# * Further reading: Xu et al., *Frequency principle* (2020): networks fit low frequencies
+#   before high ones on MNIST and CIFAR-10, too.
+
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 from scipy.integrate import quad
 from scipy.special import ive
 
-from td_lib import basri as basri_net
 from td_lib import kernel_flow as kf
 from td_lib import kernels
-from td_lib.runtime import QUICK, pick, progress
+from td_lib.own_work import student_or
+from td_lib.runtime import QUICK, pick
 
 rng = np.random.default_rng(73)
 print("quick mode" if QUICK else "full mode")
+
+# %% tags=["demo"]
+# plotting and the network of demo 7.3.D, for the demo cells only (skipped while grading)
+import matplotlib.pyplot as plt
+
+from td_lib import basri as basri_net
 
 # %% [markdown]
 # ## Mode by mode
@@ -97,7 +117,7 @@ print("quick mode" if QUICK else "full mode")
 # so the odd part of a bias-free ReLU network is *linear* in $x$, and its only odd frequency
 # is $\ell=1$. The cell below checks these three facts numerically.
 
-# %%
+# %% tags=["demo"]
 from numpy.polynomial import chebyshev as C
 
 theta_chk = np.linspace(0, 2 * np.pi, 257)
@@ -267,7 +287,7 @@ assert abs(_s - 999.4999166249736) < 1e-8, f"gd_efold_steps(1e-3, 1) returned {_
 # matrix exponential on the training set, and its GD variant against an explicit GD loop in
 # parameter space (the unit tests `tests/test_kernel_flow.py` do the same more thoroughly).
 
-# %%
+# %% tags=["demo"]
 from scipy.linalg import expm
 
 Phi = rng.standard_normal((8, 3))            # n = 8 points, p = 3 features: K has rank 3
@@ -458,7 +478,7 @@ for _args, _want in (((8, 1), 64.0), ((6, 2, 1.5), 3**1.5), ((3, 9, 2.0), 1 / 9)
 # eigenpairs of $\mathbf K/n$, the filter $(1-e^{-\hat\lambda t})/\hat\lambda$ on the positive
 # spectrum).
 
-# %%
+# %% tags=["demo"]
 n_flow, kappa, freqs = 256, 4.0, np.array([1, 4, 8])
 vm = lambda a, b: kernels.von_mises(a[:, None] - b[None, :], kappa)
 target = lambda t: np.sin(np.outer(t, freqs)).sum(axis=1)
@@ -513,7 +533,7 @@ print("max |measured amplitude - exp(-k_l t)|:", f"{np.abs(amps_eq - np.exp(-np.
 # positive-definite Gram matrix is eventually interpolated. (Errata: the original 2026 course
 # notes, NB2 §7, called it a floor "left" by the leak; the long-time curves show it disappears.)
 
-# %%
+# %% tags=["demo"]
 n_rand = pick((256, 1024), (256,))   # quick mode skips the larger run
 theta_rand = {n: np.random.default_rng(73).uniform(0, 2 * np.pi, n) for n in n_rand}
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
@@ -553,8 +573,20 @@ plt.show()
 #    the walkthrough above (function `basri`).
 # 2. Do the same for the bias kernel. Which coefficients become nonzero? Fit the decay exponent
 #    of $a_\ell$ for $\ell\ge4$.
-# 3. Check the first formula by Monte Carlo: sample $N=20000$ random $w_r$, build the
-#    finite-width kernel on a grid of angles, and compare its cosine coefficients for $\ell\le6$.
+# 3. Check the first formula by Monte Carlo. Write `finite_width_ntk(theta1, theta2, W)` below:
+#    for given first-layer weights $w_1,\dots,w_N$ (the rows of `W`) it builds the finite-width
+#    kernel
+#    $$K_N(\vartheta_i,\vartheta'_j)=\frac1N\sum_{r=1}^N x_i\cdot x'_j\,\mathbf 1[w_r\cdot x_i>0]\,
+#    \mathbf 1[w_r\cdot x'_j>0]$$
+#    between two sets of angles, and, when `W` has a third column (the bias weights), the same
+#    with $\bar x$ in place of $x$. The demo after its tests samples $N=20000$ Gaussian $w_r$,
+#    builds the kernel on a grid of angles, and compares its cosine coefficients for $\ell\le6$
+#    with the closed form, in standard errors; it also shows how the gap between $K_N$ and
+#    $K^\infty$ shrinks with $N$.
+#
+# *Hint for 3.* No loop over units is needed: with the inputs as the rows of a matrix, one matrix
+# product gives all the $x_i\cdot x'_j$, and another counts, for each pair $(i,j)$, the units
+# active at both inputs.
 
 # %%
 K_nobias = lambda t: np.cos(t) * (np.pi - np.abs(t)) / (2 * np.pi)
@@ -671,10 +703,10 @@ assert np.all(np.abs(_got - _ref) <= 1e-12 * np.abs(_ref) + 1e-18), (
 
 
 # %% nbgrader={"grade": false, "grade_id": "ex73C_compare", "locked": false, "schema_version": 3, "solution": true, "task": false}
-# Your code: compare cos_coef with basri for l <= 20; repeat for K_bias and fit a power law for
-# l >= 4; then the Monte Carlo check with N = 20000 Gaussian first-layer weights (ungraded;
-# your results are discussed in the answer cell below). Write it in the body of compare_73C:
-# the call at the bottom runs it, and the demos further down run whether or not it is done.
+# Your code (parts 1 and 2): compare cos_coef with basri for l <= 20; repeat for K_bias and fit a
+# power law for l >= 4 (ungraded; your results are discussed in the answer cell further down).
+# Write it in the body of compare_73C: the call at the bottom runs it, and the demos further
+# down run whether or not it is done.
 import traceback
 
 
@@ -689,29 +721,6 @@ def compare_73C():
     fit = np.polyfit(np.log(ls[4:]), np.log(a_b[4:]), 1)
     print(f"bias kernel: a_l ~ l^{fit[0]:.2f} for 4 <= l <= 20;",
           f"l^2 a_l at l = 20: {400 * a_b[20]:.4f} (limit 1/(sqrt 2 pi^2) = {1 / (np.sqrt(2) * np.pi**2):.4f})")
-
-    # Monte Carlo: finite-width first-layer kernel on an equispaced grid of angles (each unit's
-    # kernel row against angle 0 is Fourier-transformed, so we also get standard errors).
-    W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
-    a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), n_grid=256)
-    print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
-    print("closed form   l <= 6:   ", np.round([basri(l) for l in range(7)], 4))
-    even = np.array([0, 1, 2, 4, 6])
-    print("deviation / standard error for l = 0, 1, 2, 4, 6:",
-          np.round((a_mc[even] - kernels.basri_coefficients(even)) / se_mc[even], 2))
-
-    plt.figure(figsize=(5, 3.4))
-    plt.loglog(ls[1:], np.maximum(a_nb[1:], 1e-12), "o", label="no bias (odd l >= 3: 0)")
-    plt.loglog(ls[1:], a_b[1:], "s", mfc="none", label="with bias")
-    plt.loglog(ls[2:], 1 / (np.sqrt(2) * np.pi**2) / ls[2:] ** 2, "k--", lw=0.8,
-               label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
-    plt.ylim(1e-5, 1)
-    plt.xlabel(r"frequency $\ell$")
-    plt.ylabel(r"cosine coefficient $a_\ell$")
-    plt.legend(fontsize=8)
-    plt.title("two-layer ReLU NTK on the circle")
-    plt.tight_layout()
-    plt.show()
     ### END SOLUTION
 
 
@@ -724,11 +733,249 @@ except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop R
     traceback.print_exc()
     print("7.3.C comparison: your code above raised (traceback printed); the demos below do not need it.")
 
+# %% tags=["demo"]
+# The two spectra of parts 1 and 2, computed with your cos_coef (the library's quadrature until
+# yours passes a small check), beside Basri's closed form and the l^-2 asymptote of the bias kernel.
+coef = student_or(cos_coef, lambda F, l: kernels.cosine_coefficients_quad(F, [l])[0],
+                  lambda f: float(f(K_nobias, 2)), "7.3.C spectrum plot",
+                  agree=lambda mine, lib: abs(mine - lib) < 1e-6)
+ls_C = np.arange(1, 21)
+a_nb_C = np.array([coef(K_nobias, l) for l in ls_C])
+a_b_C = np.array([coef(K_bias, l) for l in ls_C])
+even_C = ls_C[(ls_C % 2 == 0) | (ls_C == 1)]
+plt.figure(figsize=(5.4, 3.6))
+plt.loglog(ls_C, np.maximum(a_nb_C, 1e-12), "o", label="no bias, numerical (odd l >= 3: 0)")
+plt.loglog(even_C, kernels.basri_coefficients(even_C), "k+", ms=9, label="no bias, closed form (Basri)")
+plt.loglog(ls_C, a_b_C, "s", mfc="none", label="with bias, numerical")
+plt.loglog(ls_C[1:], 1 / (np.sqrt(2) * np.pi**2) / ls_C[1:] ** 2, "k--", lw=0.8,
+           label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
+plt.ylim(1e-5, 1)
+plt.xlabel(r"frequency $\ell$")
+plt.ylabel(r"cosine coefficient $a_\ell$")
+plt.legend(fontsize=8)
+plt.title("two-layer ReLU NTK on the circle")
+plt.tight_layout()
+plt.show()
+
+# %% nbgrader={"grade": false, "grade_id": "ex73C_finite_width", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def finite_width_ntk(theta1, theta2, W):
+    """The finite-width first-layer NTK of 7.3.C between two sets of angles.
+
+    ``theta1``: 1-d numpy array of n1 angles; ``theta2``: 1-d numpy array of n2 angles.
+    ``W``: numpy array of shape (N, 2), the first-layer weights w_r, one row per unit; or of
+    shape (N, 3) for the bias version (third column: the bias weight; the inputs are then
+    xbar = (cos theta, sin theta, 1) / sqrt 2 in place of x = (cos theta, sin theta)).
+
+    Return the (n1, n2) numpy array (2-d even when n1, n2 or N is 1) whose entry [i, j] is
+
+        (1/N) * sum_r  x_i . x'_j * 1[w_r . x_i > 0] * 1[w_r . x'_j > 0],
+
+    with x_i the input of theta1[i] and x'_j the input of theta2[j] (xbar's with a bias).
+    """
+    ### BEGIN SOLUTION
+    W = np.asarray(W, dtype=float)
+
+    def inputs(theta):
+        theta = np.asarray(theta, dtype=float)
+        x = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+        if W.shape[1] == 3:
+            x = np.hstack([x, np.ones((theta.size, 1))]) / np.sqrt(2)
+        return x
+
+    x1, x2 = inputs(theta1), inputs(theta2)
+    act1, act2 = (x1 @ W.T > 0).astype(float), (x2 @ W.T > 0).astype(float)   # (n1, N), (n2, N)
+    return (x1 @ x2.T) * (act1 @ act2.T) / W.shape[0]
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_fw = own_work(finite_width_ntk, "ex73C_finite_width")
+
+# three units, no bias, at angles where no unit sits on its switching line w . x = 0
+_W3 = np.array([[1.0, 0.5], [-0.3, 1.0], [0.2, -1.0]])
+_t1, _t2 = np.array([0.3, 2.0, 4.0, 5.5]), np.array([0.3, 1.2])
+_want = np.array([[0.6666666666666666, 0.41440664551377626], [-0.08589632953034981, 0.4644711395647769],
+                  [0.0, 0.0], [0.1561722237667923, -0.1335997240266584]])
+_got = np.asarray(_fw(_t1, _t2, _W3), dtype=float)
+assert _got.shape == (4, 2), (
+    f"finite_width_ntk(theta1 of 4 angles, theta2 of 2 angles, W of 3 units) returned shape {_got.shape}, "
+    "expected (4, 2): one row per angle of theta1, one column per angle of theta2"
+    + (" — you returned the transpose" if _got.shape == (2, 4) else ""))
+_err = np.abs(_got - _want).max()
+assert _err < 1e-12, (
+    f"finite_width_ntk({_t1.tolist()}, {_t2.tolist()}, W = {_W3.tolist()}) returned "
+    f"{np.round(_got, 6).tolist()}, expected {np.round(_want, 6).tolist()} (largest error {_err:.1e})"
+    + (" — 3 = N times too large: average over the units, do not sum them"
+       if np.allclose(_got, 3 * _want, rtol=0, atol=1e-12) else "")
+    + (" — 3/2 times too large: divide by N, not N - 1" if np.allclose(_got, 1.5 * _want, rtol=0, atol=1e-12) else "")
+    + ". Check one entry by hand: a unit adds x . x' when it is active at both inputs (w . x > 0 and "
+    "w . x' > 0) and nothing otherwise; then divide by the number of units.")
+# two units with a bias weight (third column of W)
+_Wb = np.array([[0.5, -1.0, 0.8], [-1.2, 0.3, 0.4]])
+_s1, _s2 = np.array([0.0, 1.5, 3.0]), np.array([0.7, 2.5, 4.5, 6.0])
+_want = np.array([[0.44121054682112204, 0.0, 0.19730105014230503, 0.4900425716625914],
+                  [0.0, 0.3850755764670349, 0.0025018758498886297, 0.0],
+                  [0.08343099468004393, 0.4693956404725931, 0.5353686008338514, 0.0025018758498886575]])
+_got = np.asarray(_fw(_s1, _s2, _Wb), dtype=float)
+assert _got.shape == (3, 4), (
+    f"finite_width_ntk(3 angles, 4 angles, W of shape (2, 3)) returned shape {_got.shape}, expected (3, 4)")
+_err = np.abs(_got - _want).max()
+assert _err < 1e-12, (
+    f"with a bias (W = {_Wb.tolist()}, third column = bias weight) finite_width_ntk({_s1.tolist()}, "
+    f"{_s2.tolist()}, W) returned {np.round(_got, 6).tolist()}, expected {np.round(_want, 6).tolist()} "
+    f"(largest error {_err:.1e})"
+    + (" — twice the expected value: the inputs are xbar = (cos, sin, 1) / sqrt 2, and the factor "
+       "1/sqrt 2 is in both of them" if np.allclose(_got, 2 * _want, rtol=0, atol=1e-12) else "")
+    + ". With three columns in W, both the activations and the product x . x' use xbar.")
+# one unit, one column angle: the result stays a 2-d array
+_got = np.asarray(_fw(np.linspace(0.1, 3.0, 5), np.array([0.5]), np.array([[0.3, 0.9]])))
+assert _got.shape == (5, 1), (
+    f"finite_width_ntk(5 angles, 1 angle, W of one unit) returned shape {_got.shape}, expected (5, 1): "
+    "keep the (n1, n2) shape when n2 or N is 1 (no squeeze)")
+# the kernel of a set of angles with itself is a Gram matrix of features: symmetric, PSD
+_r = np.random.default_rng(731)
+_th = _r.uniform(0, 2 * np.pi, 30)
+for _d in (2, 3):
+    _K = np.asarray(_fw(_th, _th, _r.standard_normal((40, _d))), dtype=float)
+    assert _K.shape == (30, 30), f"finite_width_ntk(30 angles, the same 30, W of shape (40, {_d})) has shape {_K.shape}"
+    _asym = np.abs(_K - _K.T).max()
+    assert _asym < 1e-12, (
+        f"finite_width_ntk(theta, theta, W) with W of shape (40, {_d}) is not symmetric (max |K - K.T| = "
+        f"{_asym:.1e}): the kernel treats its two inputs alike, with the same activation rule at both")
+    _ev = float(np.linalg.eigvalsh(_K).min())
+    assert _ev > -1e-10, (
+        f"finite_width_ntk(theta, theta, W) with W of shape (40, {_d}) has the eigenvalue {_ev:.2e} < 0: "
+        "a kernel that is a mean over units of (feature of x) . (feature of x') is positive semi-definite")
+### BEGIN HIDDEN TESTS
+for _seed, _N, _d, _n1, _n2 in ((1, 1, 2, 7, 3), (2, 17, 3, 5, 9), (3, 500, 2, 12, 4), (4, 500, 3, 4, 12),
+                                (5, 2, 2, 1, 1)):
+    _r = np.random.default_rng(7330 + _seed)
+    _a1, _a2 = _r.uniform(-np.pi, 3 * np.pi, _n1), _r.uniform(-np.pi, 3 * np.pi, _n2)
+    _Wr = _r.standard_normal((_N, _d)) * _r.uniform(0.5, 2.0)
+    _want = kernels.finite_width_kernel(_a1, _a2, _Wr)
+    _got = np.asarray(_fw(_a1, _a2, _Wr), dtype=float)
+    assert _got.shape == _want.shape and np.abs(_got - _want).max() < 1e-12, (
+        f"finite_width_ntk({_n1} angles, {_n2} angles, W of shape ({_N}, {_d})) returned shape {_got.shape}, "
+        f"expected {_want.shape}" + (f", largest error {np.abs(_got - _want).max():.1e}" if _got.shape == _want.shape else "")
+        + ": compare with the formula, summed over all N units; angles may lie outside [0, 2 pi), W may "
+        "have any scale, and N may be 1")
+### END HIDDEN TESTS
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width_mc", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_fw = own_work(finite_width_ntk, "ex73C_finite_width")
+
+
+def _mc_against_closed_form(N, bias, seed, n_angles=32, allowed=4.5):
+    """Kernel row against angle 0 for N Gaussian units, in standard errors from the closed form.
+
+    Per unit an entry is x . x0 times 1 or 0 (both inputs active, with probability p), so the
+    mean of N units has the standard error |x . x0| sqrt(p (1 - p) / N) around x . x0 p.
+    """
+    phi = -np.pi + 2 * np.pi * (np.arange(n_angles) + 0.5) / n_angles
+    W = np.random.default_rng(seed).standard_normal((N, 3 if bias else 2))
+    got = np.asarray(_fw(phi, np.zeros(1), W), dtype=float)
+    assert got.shape == (n_angles, 1), (
+        f"finite_width_ntk({n_angles} angles, [0.0], W of shape {W.shape}) returned shape {got.shape}, "
+        f"expected ({n_angles}, 1)")
+    u = (1 + np.cos(phi)) / 2 if bias else np.cos(phi)
+    p = (np.pi - (np.arccos(u) if bias else np.abs(phi))) / (2 * np.pi)
+    exact = K_bias(phi) if bias else K_nobias(phi)
+    z = (got[:, 0] - exact) / (np.abs(u) * np.sqrt(p * (1 - p) / N))
+    worst = int(np.argmax(np.abs(z)))
+    what = "with a bias (W has 3 columns)" if bias else "without bias"
+    assert np.abs(z).max() < allowed, (
+        f"finite_width_ntk {what}, N = {N} Gaussian units: at the angle {phi[worst]:.3f} from 0 it gives "
+        f"{got[worst, 0]:.5f}, the infinite-width kernel is {exact[worst]:.5f}, {z[worst]:+.1f} standard errors "
+        f"away (allowed: {allowed}; a correct kernel goes beyond with probability below 1e-3)"
+        + (f" — your kernel is about {np.median(got[:, 0] / exact):.2f} times the limit overall: a factor "
+           "is missing or extra" if abs(np.median(got[:, 0] / exact) - 1) > 0.05 else ""))
+
+
+_mc_against_closed_form(20000, bias=False, seed=7321)
+### BEGIN HIDDEN TESTS
+_mc_against_closed_form(30000, bias=True, seed=7322)
+_mc_against_closed_form(5000, bias=False, seed=7323, n_angles=48)
+# the mean squared gap to the infinite-width kernel shrinks like 1/N, at the rate of the per-unit variance
+# (50 draws per width: over seeds the slope scatters by 0.05 and the ratio by 0.09; the bounds are
+# 4 of those spreads)
+_Ns = np.array([10, 100, 1000])
+for _bias in (False, True):
+    _g = kernels.finite_width_gap(_fw, _Ns, bias=_bias, n_grid=32, repeats=50, seed=7324 + _bias)
+    _v = kernels.gap_variance(bias=_bias, n_grid=32)
+    assert np.all(_g > 1e-20), (
+        f"finite_width_ntk {'with' if _bias else 'without'} bias gives the same kernel for every draw of "
+        f"N = {_Ns.tolist()} Gaussian units (mean squared gap to the limit {_g.tolist()}): it must be built "
+        "from the weights W it is given")
+    _slope = float(np.polyfit(np.log(_Ns), np.log(_g), 1)[0])
+    _ratio = float(np.mean(_g * _Ns / _v))
+    assert -1.2 < _slope < -0.8 and 0.65 < _ratio < 1.35, (
+        f"finite_width_ntk {'with' if _bias else 'without'} bias, N = {_Ns.tolist()} Gaussian units, 50 draws "
+        f"each: the mean squared gap to the infinite-width kernel is {np.round(_g, 7).tolist()}, falling like "
+        f"N^{_slope:.2f} (expected N^-1 within 0.2), and N times it is {_ratio:.2f} of the per-unit variance "
+        "(expected 1 within 0.35): each of the N units must enter with weight 1/N")
+### END HIDDEN TESTS
+
+
+# %% [markdown]
+# **The Monte Carlo check (7.3.C.3).** The cell below draws $N=20000$ Gaussian first-layer
+# weights, builds the kernel row against angle 0 on 256 equispaced angles with your
+# `finite_width_ntk` (the library's `kernels.finite_width_kernel` until yours passes a small
+# check), and reads off its cosine coefficients for $\ell\le6$. The units are split into 100
+# batches of 200: the batch estimates are independent, and their spread gives the standard
+# error. Then it shows the kernel itself at three widths, and the mean squared gap to
+# $K^\infty$ against $N$ beside its prediction: every entry is a mean of $N$ independent unit
+# terms, so the gap is the per-unit variance over $N$.
+
+# %% tags=["demo"]
+_W_probe = np.random.default_rng(0).standard_normal((50, 3))
+ntk_N = student_or(
+    finite_width_ntk, kernels.finite_width_kernel,
+    lambda f: [np.asarray(f(np.array([0.3, 2.0, 4.0]), np.array([0.0, 1.0]), W), dtype=float)
+               for W in (_W_probe[:, :2], _W_probe)],
+    "7.3.C Monte Carlo",
+    agree=lambda mine, lib: all(m.shape == b.shape and np.allclose(m, b, rtol=0, atol=1e-12)
+                                for m, b in zip(mine, lib)))
+W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
+a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), kernel=ntk_N, n_grid=256, batches=100)
+print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
+print("closed form   l <= 6:   ", np.round(kernels.basri_coefficients(np.arange(7)), 4))
+even = np.array([0, 1, 2, 4, 6])
+print("deviation / standard error for l = 0, 1, 2, 4, 6:",
+      np.round((a_mc[even] - kernels.basri_coefficients(even)) / se_mc[even], 2))
+print(f"odd l = 3, 5: |a_l| <= {np.abs(a_mc[[3, 5]]).max():.1e} (zero up to rounding)")
+
+widths = np.unique(np.geomspace(10, 5000, pick(10, 5)).astype(int))
+fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+phi_C = np.linspace(-np.pi, np.pi, 361)
+for N, c in zip((20, 200, 20000), ("C0", "C1", "C2")):
+    ax[0].plot(phi_C, ntk_N(phi_C, np.zeros(1), W_mc[:N])[:, 0], color=c, lw=0.9, label=f"N = {N}")
+ax[0].plot(phi_C, K_nobias(phi_C), "k--", lw=1, label=r"$K^\infty$ (closed form)")
+ax[0].set(xlabel=r"angle $\varphi$ between the inputs (rad)", ylabel=r"kernel $K_N(\varphi, 0)$",
+          title="finite-width kernel, no bias")
+ax[0].legend(fontsize=8)
+for bias, mark, ls_ in ((False, "o", ":"), (True, "s", "--")):
+    gap = kernels.finite_width_gap(ntk_N, widths, bias=bias, repeats=pick(20, 8), seed=7325)
+    name = "with bias" if bias else "no bias"
+    ax[1].loglog(widths, gap, mark, mfc="none", label=f"measured, {name}")
+    ax[1].loglog(widths, kernels.gap_variance(bias=bias) / widths, "k" + ls_, lw=0.8,
+                 label=f"per-unit variance / N, {name}")
+ax[1].set(xlabel="width N (units)", ylabel=r"mean of $(K_N-K^\infty)^2$ over 64 angles",
+          title="the gap to the infinite width falls like 1/N")
+ax[1].legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex73C_discussion_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # **7.3.C, results (manually graded; answer in the cell below).** Report what your comparison
 # found: how closely `cos_coef` and `basri` agree for $\ell\le20$; which coefficients the bias
 # makes nonzero, and the decay exponent you fitted for $\ell\ge4$; and how the Monte Carlo
-# coefficients for $\ell\le6$ compare with the closed form (in standard errors).
+# coefficients for $\ell\le6$ (the demo above, with your `finite_width_ntk`) compare with the
+# closed form, in standard errors, and how the gap between $K_N$ and $K^\infty$ behaves with $N$.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex73C_discussion", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **7.3.C, results.** Quadrature and Basri's closed form agree to better than 1e-15 for
@@ -741,7 +988,11 @@ except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop R
 # $K_{\rm bias}\approx\frac12-\frac{|\varphi|}{2\sqrt2\pi}$, and a kink of slope jump $-2c$ gives
 # $a_\ell\approx 2c/(\pi\ell^2)$, here $\ell^2a_\ell\to1/(\sqrt2\pi^2)=0.0716$. The Monte Carlo
 # coefficients with $N=20000$ units match the closed form within three standard errors (largest
-# deviation 2.5 standard errors in our seeded run, at $\ell=1$).
+# deviation 2.7 standard errors in our seeded run, at $\ell=1$; the standard errors come from the
+# spread of 100 independent batches of units). The mean squared gap between $K_N$ and $K^\infty$
+# falls like $1/N$, on the line per-unit variance$/N$: each entry of $K_N$ is an average of $N$
+# independent unit terms, so its fluctuation is $O(N^{-1/2})$, and so is that of every
+# coefficient.
 
 # %% [markdown]
 # ## Demo 7.3.D — A trained ReLU network against the kernel prediction
@@ -762,7 +1013,7 @@ except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop R
 # frozen-kernel prediction for the residual of frequency $\ell$ is
 # $(1-\eta\,\text{scale}^2a_\ell)^s$ after $s$ steps (7.3.A.3).
 
-# %%
+# %% tags=["demo"]
 steps_D = pick(2000, 200)
 a_bias = {l: kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, [l])[0] for l in freqs}
 run = basri_net.train_basri(freqs, scales=(1.0, 10.0), n_train=128, pairs=1000,
