@@ -44,30 +44,53 @@ def _unit(k: int) -> np.ndarray:
     return c
 
 
+def _he(k: int, z: np.ndarray) -> np.ndarray:
+    """:math:`He_k(z)` by the three-term recurrence :math:`He_{n+1}=z\\,He_n-n\\,He_{n-1}`
+    (the recurrence ``hermite_e.hermeval`` evaluates through the coefficient vector, without
+    its per-call overhead: these polynomials sit in the inner loop of the 7.2.C simulations).
+    Always returns a new array."""
+    if k == 0:
+        return np.ones_like(z)
+    if k == 1:
+        return z * 1.0
+    p0, p1 = 1.0, z  # He_0 as a scalar: broadcasting, and no array to fill
+    for n in range(1, k):
+        p0, p1 = p1, z * p1 - n * p0
+    return p1
+
+
 def He(k: int, z) -> np.ndarray:
-    """Probabilists' Hermite polynomial :math:`He_k(z)` (``hermite_e.hermeval``)."""
+    """Probabilists' Hermite polynomial :math:`He_k(z)` (the recurrence
+    :math:`He_{k+1}=zHe_k-kHe_{k-1}`, :math:`He_0=1`, :math:`He_1=z`)."""
     k = V.positive_int("k", k, minimum=0)
-    return H.hermeval(np.asarray(z, dtype=float), _unit(k))
+    return _he(k, np.asarray(z, dtype=float))
 
 
 def h(k: int, z) -> np.ndarray:
     """Normalised Hermite polynomial :math:`h_k=He_k/\\sqrt{k!}` (unit norm under N(0,1))."""
     k = V.positive_int("k", k, minimum=0)
-    return He(k, z) / math.sqrt(math.factorial(k))
+    return _he(k, np.asarray(z, dtype=float)) * (1.0 / math.sqrt(math.factorial(k)))
 
 
 def He_deriv(k: int, z, m: int = 1) -> np.ndarray:
-    """m-th derivative of :math:`He_k` at ``z`` (``hermite_e.hermeder``); equals
-    :math:`k(k-1)\\cdots(k-m+1)He_{k-m}(z)`."""
+    """m-th derivative of :math:`He_k` at ``z``: :math:`k(k-1)\\cdots(k-m+1)He_{k-m}(z)`
+    (the Appell property :math:`He_k'=kHe_{k-1}`), zero for :math:`m>k`."""
     k = V.positive_int("k", k, minimum=0)
     m = V.positive_int("m", m, minimum=0)
-    return H.hermeval(np.asarray(z, dtype=float), H.hermeder(_unit(k), m))
+    z = np.asarray(z, dtype=float)
+    if m > k:
+        return np.zeros_like(z)
+    return _he(k - m, z) * float(math.perm(k, m))
 
 
 def h_deriv(k: int, z, m: int = 1) -> np.ndarray:
     """m-th derivative of the normalised polynomial :math:`h_k`."""
     k = V.positive_int("k", k, minimum=0)
-    return He_deriv(k, z, m) / math.sqrt(math.factorial(k))
+    m = V.positive_int("m", m, minimum=0)
+    z = np.asarray(z, dtype=float)
+    if m > k:
+        return np.zeros_like(z)
+    return _he(k - m, z) * (math.perm(k, m) / math.sqrt(math.factorial(k)))
 
 
 def gauss_normal_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:

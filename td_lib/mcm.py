@@ -21,29 +21,41 @@ dense ``d x d`` matrix is formed and batches of 10^6 rows are cheap for moderate
 
 Random numbers are drawn from a ``torch.Generator`` in the order of the course page's
 ``mcm_sample`` (labels, ``z``, the class -1 inputs, ``lambda``, ``nu``), so a seeded call
-reproduces the page's data set exactly.
+reproduces the page's data set exactly. :func:`sample` also accepts a
+``numpy.random.Generator`` (same construction, numpy arrays, no torch).
+
+torch is imported inside the functions that need it, so that importing this module (for
+:func:`kappa4_v`, :func:`cross_term`, :func:`bayes_accuracy` or numpy sampling) costs no torch
+start-up.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-import torch
+import numpy as np
 
 from td_lib import _validate as V
 
-__all__ = ["orthonormal_spikes", "gamma", "kappa4_v", "cross_term", "sample", "class_mean",
-           "class_cov"]
+if TYPE_CHECKING:
+    import torch
 
-_DTYPES = (torch.float32, torch.float64)
+__all__ = ["orthonormal_spikes", "gamma", "kappa4_v", "cross_term", "sample", "class_mean",
+           "class_cov", "bayes_accuracy", "log_likelihood_ratios", "mixture_components"]
 
 
 def _dtype(dtype) -> torch.dtype:
-    V.choice("dtype", dtype, _DTYPES)
+    """``dtype`` checked against float32/float64 (None means torch.float64)."""
+    import torch
+
+    if dtype is None:
+        return torch.float64
+    V.choice("dtype", dtype, (torch.float32, torch.float64))
     return dtype
 
 
-def orthonormal_spikes(d: int, seed: int = 2, dtype=torch.float64) -> torch.Tensor:
+def orthonormal_spikes(d: int, seed: int = 2, dtype=None) -> torch.Tensor:
     """Three orthonormal spike directions ``m, u, v`` in ``R^d`` (the rows of the result).
 
     The QR decomposition of a seeded ``d x 3`` standard Gaussian matrix, exactly as the
@@ -55,13 +67,15 @@ def orthonormal_spikes(d: int, seed: int = 2, dtype=torch.float64) -> torch.Tens
         Input dimension, at least 3.
     seed : int
         Seed of the generator.
-    dtype : torch.float32 or torch.float64
+    dtype : torch.float32 or torch.float64 (default, also for None)
 
     Returns
     -------
     torch.Tensor of shape (3, d)
         Rows ``m, u, v`` with ``S @ S.T = I_3``.
     """
+    import torch
+
     d = V.positive_int("d", d, minimum=3)
     seed = V.positive_int("seed", seed, minimum=0)
     dtype = _dtype(dtype)
@@ -103,6 +117,8 @@ def cross_term(beta_u, beta_v, correlated) -> float:
 
 
 def _spikes(spikes, d, dtype) -> torch.Tensor:
+    import torch
+
     if spikes is None:
         if d is None:
             raise ValueError("d is required when spikes is None")
@@ -128,6 +144,40 @@ def _betas(beta_m, beta_u, beta_v) -> tuple[float, float, float]:
             V.finite("beta_v", beta_v, nonnegative=True))
 
 
+def _spikes_np(spikes, d) -> np.ndarray:
+    """Spikes for numpy sampling: a (3, d) float64 array with orthonormal rows."""
+    if spikes is None:
+        if d is None:
+            raise ValueError("d is required when spikes is None")
+        return orthonormal_spikes(d).numpy()
+    S = np.asarray(spikes.numpy() if hasattr(spikes, "numpy") else spikes, dtype=np.float64)
+    if S.ndim != 2 or S.shape[0] != 3:
+        raise ValueError(f"spikes must have shape (3, d), got {S.shape}")
+    if d is not None and V.positive_int("d", d) != S.shape[1]:
+        raise ValueError(f"d = {d} does not match spikes of shape {S.shape}")
+    if not np.isfinite(S).all():
+        raise ValueError("spikes contains NaN or infinite entries")
+    err = float(np.abs(S @ S.T - np.eye(3)).max())
+    if err > 1e-10:
+        raise ValueError(f"spikes must have orthonormal rows (max |S S^T - I| = {err:.2e})")
+    return S
+
+
+def _plus_rows(zp, lam_p, nu_p, S, P, D, bm: float, bu: float, bv: float, clone: bool):
+    """Class-+1 inputs from their noise ``zp`` (rows) and latents (torch or numpy alike).
+
+    ``P = [u, v]`` as columns and ``D = L - I_2`` (:func:`_factor_uv`) are used for the clone.
+    """
+    m_, u, v = S[0], S[1], S[2]
+    if clone:
+        xp = zp + (zp @ P) @ D.T @ P.T
+    else:
+        s = zp + math.sqrt(bv) * nu_p[:, None] * v
+        s = s - gamma(bv) * (s @ v)[:, None] * v
+        xp = s + math.sqrt(bu) * lam_p[:, None] * u
+    return xp + bm * m_
+
+
 def _factor_uv(beta_u: float, c: float) -> list[list[float]]:
     """``L - I_2`` for the Cholesky factor ``L`` of ``[[1 + beta_u, c], [c, 1]]``."""
     l11 = math.sqrt(1.0 + beta_u)
@@ -139,8 +189,8 @@ def _factor_uv(beta_u: float, c: float) -> list[list[float]]:
 def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
            beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
            correlated: bool = False, clone: bool = False,
-           gen: torch.Generator | None = None,
-           dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+           gen: torch.Generator | np.random.Generator | None = None,
+           dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw ``n`` labelled examples from the mixed cumulant model (Bardone & Goldt eq. 1).
 
     Labels are ``±1`` with probability 1/2 each. Class -1 is ``N(0, I_d)``; class +1 is
@@ -157,7 +207,7 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
     d : int, optional
         Input dimension; required if ``spikes`` is None (then
         ``orthonormal_spikes(d)`` is used), otherwise checked against ``spikes``.
-    spikes : torch.Tensor of shape (3, d), optional
+    spikes : torch.Tensor or array of shape (3, d), optional
         Orthonormal rows ``m, u, v``.
     beta_m, beta_u, beta_v : float
         Signal strengths (>= 0) in the mean, the variance and the fourth cumulant.
@@ -165,26 +215,46 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
         ``nu = sign(lambda)`` instead of an independent Rademacher ``nu``.
     clone : bool
         Sample the population Gaussian clone of class +1 instead of the data.
-    gen : torch.Generator, optional
-        Source of randomness (the global generator if None).
-    dtype : torch.float32 or torch.float64
+    gen : torch.Generator or numpy.random.Generator, optional
+        Source of randomness (torch's global generator if None). With a numpy Generator the
+        same model is sampled with numpy (draws in the same order: labels, ``z``, class -1
+        inputs, ``lambda``, ``nu``) and numpy float64 arrays are returned; pass ``spikes`` as
+        an array then, and torch is not needed.
+    dtype : torch.float32 or torch.float64 (default, also for None); numpy sampling is float64
 
     Returns
     -------
-    X : torch.Tensor of shape (n, d)
-    y : torch.Tensor of shape (n,), entries ±1, dtype ``dtype``
+    X : torch.Tensor (numpy array with a numpy ``gen``) of shape (n, d)
+    y : torch.Tensor (numpy array) of shape (n,), entries ±1, dtype ``dtype``
     """
     n = V.positive_int("n", n)
-    dtype = _dtype(dtype)
     bm, bu, bv = _betas(beta_m, beta_u, beta_v)
     for name, flag in (("correlated", correlated), ("clone", clone)):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be a bool, got {flag!r}")
+    if isinstance(gen, np.random.Generator):
+        if dtype is not None and dtype not in (np.float64, "float64"):
+            raise ValueError(f"dtype must be None or float64 for numpy sampling, got {dtype!r}")
+        S = _spikes_np(spikes, d)
+        d = S.shape[1]
+        y = (gen.integers(0, 2, n) * 2 - 1).astype(np.float64)
+        z = gen.standard_normal((n, d))
+        X = gen.standard_normal((n, d))  # class -1 rows are kept as drawn
+        lam = gen.standard_normal(n)
+        nu = np.sign(lam) if correlated else (gen.integers(0, 2, n) * 2 - 1).astype(np.float64)
+        pos = y > 0
+        D = np.array(_factor_uv(bu, cross_term(bu, bv, correlated)))
+        X[pos] = _plus_rows(z[pos], lam[pos], nu[pos], S, S[1:3].T, D, bm, bu, bv, clone)
+        return X, y
+
+    import torch
+
+    dtype = _dtype(dtype)
     if gen is not None and not isinstance(gen, torch.Generator):
-        raise TypeError(f"gen must be a torch.Generator or None, got {type(gen).__name__}")
+        raise TypeError("gen must be a torch.Generator, a numpy.random.Generator or None, got "
+                        f"{type(gen).__name__}")
     S = _spikes(spikes, d, dtype)
     d = S.shape[1]
-    m_, u, v = S[0], S[1], S[2]
 
     # Draw in the order of the page's mcm_sample, so seeded data sets coincide.
     y = (torch.randint(0, 2, (n,), generator=gen) * 2 - 1).to(dtype)
@@ -197,21 +267,16 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
         nu = (torch.randint(0, 2, (n,), generator=gen) * 2 - 1).to(dtype)
 
     pos = y > 0
-    zp = z[pos]
-    if clone:
-        P = torch.stack([u, v], dim=1)  # (d, 2)
-        D = torch.tensor(_factor_uv(bu, cross_term(bu, bv, correlated)), dtype=dtype)
-        xp = zp + (zp @ P) @ D.T @ P.T
-    else:
-        s = zp + math.sqrt(bv) * nu[pos, None] * v
-        s = s - gamma(bv) * (s @ v)[:, None] * v
-        xp = s + math.sqrt(bu) * lam[pos, None] * u
-    X[pos] = xp + bm * m_
+    P = torch.stack([S[1], S[2]], dim=1)  # (d, 2)
+    D = torch.tensor(_factor_uv(bu, cross_term(bu, bv, correlated)), dtype=dtype)
+    X[pos] = _plus_rows(z[pos], lam[pos], nu[pos], S, P, D, bm, bu, bv, clone)
     return X, y
 
 
 def class_mean(spikes: torch.Tensor, beta_m: float, label: int) -> torch.Tensor:
     """Analytic class mean: ``beta_m m`` for ``label = +1``, ``0`` for ``label = -1``."""
+    import torch
+
     S = _spikes(spikes, None, spikes.dtype if isinstance(spikes, torch.Tensor) else torch.float64)
     bm = V.finite("beta_m", beta_m, nonnegative=True)
     V.choice("label", label, (-1, 1))
@@ -225,6 +290,8 @@ def class_cov(spikes: torch.Tensor, beta_u: float, beta_v: float, correlated: bo
     ``I + beta_u u u^T + c (u v^T + v u^T)`` for ``label = +1`` (7.2.A.3; ``c = 0`` for
     independent latents), ``I`` for ``label = -1``.
     """
+    import torch
+
     S = _spikes(spikes, None, spikes.dtype if isinstance(spikes, torch.Tensor) else torch.float64)
     bu = V.finite("beta_u", beta_u, nonnegative=True)
     c = cross_term(bu, beta_v, correlated)
@@ -263,7 +330,6 @@ def bayes_accuracy(beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.
     changes the result by less than 1e-12). For
     ``"v"`` the integral of ``max(p_+, p_-)`` is split at the roots of ``p_+ = p_-``.
     """
-    import numpy as np
     from scipy import integrate, optimize
     from scipy.special import ndtr
 
@@ -321,9 +387,36 @@ def bayes_accuracy(beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.
     return float(0.5 * (acc_p + acc_m))
 
 
+def log_likelihood_ratios(X, spikes, beta_m: float = 1.0, beta_u: float = 5.0,
+                          beta_v: float = 10.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Bayes rules of :func:`bayes_accuracy` as functions of the data (independent latents).
+
+    Returns the log-likelihood ratios :math:`\\log p_+/p_-` of the three coordinates
+    ``x_m = m.x``, ``x_u = u.x``, ``x_v = v.x`` of the rows of ``X`` (torch or numpy, shape
+    ``(n, d)``): ``l_m = beta_m x_m - beta_m^2/2``,
+    ``l_u = -log(1 + beta_u)/2 + x_u^2 beta_u / (2 (1 + beta_u))`` and, with ``a =
+    sqrt(beta_v/(1+beta_v))`` and ``s = 1/sqrt(1+beta_v)``, ``l_v = log[(N(x_v; a, s^2) +
+    N(x_v; -a, s^2)) / 2] - log N(x_v; 0, 1)``. The coordinates are independent within each
+    class, so the Bayes rule from the means is ``l_m > 0``, from means and covariances
+    ``l_m + l_u > 0``, and from everything ``l_m + l_u + l_v > 0``; their accuracies on fresh
+    samples estimate ``bayes_accuracy(use="m" / "mu" / "muv")`` without bias.
+    """
+    bm, bu, bv = _betas(beta_m, beta_u, beta_v)
+    S = _spikes_np(spikes, None)
+    X = np.asarray(X.numpy() if hasattr(X, "numpy") else X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] != S.shape[1]:
+        raise ValueError(f"X must have shape (n, {S.shape[1]}) to match the spikes, got {X.shape}")
+    xm, xu, xv = (X @ S.T).T
+    av, sv = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
+    l_m = bm * xm - 0.5 * bm * bm
+    l_u = -0.5 * math.log1p(bu) + 0.5 * xu**2 * bu / (1 + bu)
+    l_v = (np.logaddexp(-(xv - av) ** 2 / (2 * sv**2), -(xv + av) ** 2 / (2 * sv**2))
+           - math.log(2 * sv) + xv**2 / 2)
+    return l_m, l_u, l_v
+
+
 def _cgl(lo: float, hi: float, panels: int, order: int = 12):
     """Composite Gauss-Legendre nodes and weights on [lo, hi]."""
-    import numpy as np
     x, w = np.polynomial.legendre.leggauss(order)
     edges = np.linspace(lo, hi, panels + 1)
     h = np.diff(edges) / 2
@@ -344,7 +437,7 @@ def mixture_components(spikes: torch.Tensor, beta_m: float = 1.0, beta_u: float 
     weights renormalised to sum to 1 (the format of
     :func:`td_lib.nets.population_gradient`).
     """
-    import numpy as np
+    import torch
 
     S = _spikes(spikes, None, torch.float64).numpy()
     bm, bu, bv = _betas(beta_m, beta_u, beta_v)

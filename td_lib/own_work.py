@@ -56,7 +56,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                               "td_lib.early_linear.linear_features",
                               "td_lib.early_linear.hermite_coefficients"),
     # §7.2 higher cumulants
-    "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy",
+    "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy", "td_lib.mcm.log_likelihood_ratios",
                      "checks.lf_7_2.bayes_accuracy_v"),
     "ex72A_cross_term": ("td_lib.mcm.cross_term", "td_lib.mcm.class_cov"),
     "ex72C_escape_times": ("td_lib.escape.single_index_escape_times",

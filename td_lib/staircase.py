@@ -6,6 +6,9 @@ trained by online minibatch SGD (fresh samples every step) on the logistic loss
 data, a "mean only" set (:math:`\\beta_u=\\beta_v=0`: only the mean signal) and the population
 Gaussian clone, together with :math:`\\max_j|\\cos(w_j,v)|`, the largest hidden-unit overlap
 with the cumulant direction :math:`v`.
+
+The gradients of the minibatch loss are written out (:func:`logistic_grads`, checked against
+autograd in the tests), which is about twice as fast as autograd for a network this small.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from td_lib import _validate as V
 from td_lib import mcm
 from td_lib.runtime import progress
 
-__all__ = ["StaircaseRun", "train_staircase", "record_steps"]
+__all__ = ["StaircaseRun", "train_staircase", "record_steps", "logistic_grads", "first_above",
+           "onset_step"]
 
 TEST_SETS = ("full data", "mean only", "Gaussian clone")
 
@@ -54,6 +58,53 @@ def record_steps(steps: int, num: int = 40) -> list[int]:
     steps = V.positive_int("steps", steps)
     num = V.positive_int("num", num)
     return sorted(set(np.unique(np.geomspace(1, steps, num).astype(int)).tolist()))
+
+
+def first_above(steps, values, level: float) -> int | None:
+    """The first recorded step at which ``values`` exceeds ``level`` (None if it never does)."""
+    steps, values = _records(steps, values)
+    level = V.finite("level", level)
+    return next((int(t) for t, x in zip(steps, values) if x > level), None)
+
+
+def onset_step(steps, values, rise: float = 0.05) -> int | None:
+    """The first recorded step from which ``values`` stays more than ``rise`` above its first
+    record ``values[0]`` at every later record: the start of a lasting rise, not a transient
+    excursion (None if there is none)."""
+    steps, values = _records(steps, values)
+    rise = V.finite("rise", rise, positive=True)
+    above = values > values[0] + rise
+    if not above[-1]:
+        return None
+    i = len(above) - 1
+    while i > 0 and above[i - 1]:
+        i -= 1
+    return int(steps[i])
+
+
+def _records(steps, values) -> tuple[np.ndarray, np.ndarray]:
+    steps = V.array("steps", steps, ndim=1)
+    values = V.array("values", values, ndim=1)
+    if steps.shape != values.shape or steps.size == 0:
+        raise ValueError(f"steps and values must be non-empty and of equal length, got "
+                         f"{steps.size} and {values.size}")
+    return steps, values
+
+
+def logistic_grads(x: torch.Tensor, y: torch.Tensor, W: torch.Tensor, b: torch.Tensor,
+                   a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Gradients of the minibatch logistic loss :math:`\\frac1B\\sum_i\\log(1+e^{-y_if(x_i)})`
+    of :math:`f(x)=\\sum_ja_j\\,\\mathrm{ReLU}(w_j\\cdot x+b_j)` with respect to ``(W, b, a)``.
+
+    With :math:`g_i=-y_i\\,\\mathrm{sigmoid}(-y_if(x_i))/B`: :math:`\\partial_a=\\sum_ig_i\\,
+    \\mathrm{ReLU}(Wx_i+b)`, and :math:`\\partial_{w_j}=\\sum_ig_ia_j\\mathbf 1[w_j\\cdot x_i+b_j>0]\\,x_i`
+    (ReLU' = 0 at 0, as in autograd), :math:`\\partial_{b_j}` the same without :math:`x_i`.
+    """
+    pre = x @ W.T + b
+    hid = torch.relu(pre)
+    g = -y * torch.sigmoid(-y * (hid @ a)) / x.shape[0]
+    gpre = torch.outer(g, a) * (pre > 0)
+    return gpre.T @ x, gpre.sum(0), hid.T @ g
 
 
 def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: int = 12000,
@@ -106,9 +157,9 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     X, Y = X.view(steps, batch, d), Y.view(steps, batch)
 
     torch.manual_seed(seed)
-    W = (torch.randn(width, d, dtype=dtype) / math.sqrt(d)).requires_grad_()
-    b = torch.zeros(width, dtype=dtype).requires_grad_()
-    a = (torch.randn(width, dtype=dtype) / math.sqrt(width)).requires_grad_()
+    W = torch.randn(width, d, dtype=dtype) / math.sqrt(d)
+    b = torch.zeros(width, dtype=dtype)
+    a = torch.randn(width, dtype=dtype) / math.sqrt(width)
 
     def net(x):
         return torch.relu(x @ W.T + b) @ a
@@ -118,20 +169,17 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     label = desc or (("correlated" if correlated else "independent") + " latents")
     for t in progress(range(steps + 1), desc=label):
         if t in record:
-            with torch.no_grad():
-                out.steps.append(t)
-                for name, (xt, yt) in tests.items():
-                    out.accuracy[name].append((net(xt) * yt > 0).to(dtype).mean().item())
-                cos = (W @ spikes.T).abs() / W.norm(dim=1, keepdim=True)  # (width, 3)
-                out.overlap_m.append(cos[:, 0].max().item())
-                out.overlap_u.append(cos[:, 1].max().item())
-                out.overlap_v.append(cos[:, 2].max().item())
+            out.steps.append(t)
+            for name, (xt, yt) in tests.items():
+                out.accuracy[name].append((net(xt) * yt > 0).to(dtype).mean().item())
+            cos = (W @ spikes.T).abs() / W.norm(dim=1, keepdim=True)  # (width, 3)
+            out.overlap_m.append(cos[:, 0].max().item())
+            out.overlap_u.append(cos[:, 1].max().item())
+            out.overlap_v.append(cos[:, 2].max().item())
         if t == steps:
             break
-        loss = torch.nn.functional.softplus(-Y[t] * net(X[t])).mean()  # logistic loss
-        gW, gb, ga = torch.autograd.grad(loss, (W, b, a))
-        with torch.no_grad():
-            W -= lr * gW
-            b -= lr * gb
-            a -= lr * ga
+        gW, gb, ga = logistic_grads(X[t], Y[t], W, b, a)  # logistic loss, minibatch mean
+        W -= lr * gW
+        b -= lr * gb
+        a -= lr * ga
     return out

@@ -23,6 +23,31 @@ def test_low_degree_polynomials_match_closed_forms():
         np.testing.assert_allclose(hermite.h(k, z), c / math.sqrt(math.factorial(k)), atol=1e-12)
 
 
+def test_recurrence_matches_hermeval_and_returns_new_arrays():
+    """He_k by the three-term recurrence agrees with numpy's hermeval to rounding (relative to
+    max(1, |He_k|)) for k <= 12 on [-25, 25]; derivatives follow the Appell property; scalars
+    give scalars; the input is never returned or modified."""
+    from numpy.polynomial import hermite_e as H
+
+    z = np.linspace(-25, 25, 1001)
+    z0 = z.copy()
+    for k in range(13):
+        c = np.zeros(k + 1)
+        c[k] = 1.0
+        ref = H.hermeval(z, c)
+        got = hermite.He(k, z)
+        assert got is not z and np.max(np.abs(got - ref) / np.maximum(1.0, np.abs(ref))) < 1e-13, k
+        for m in range(0, 4):
+            ref_m = H.hermeval(z, H.hermeder(c, m)) if m <= k else np.zeros_like(z)
+            err = np.abs(hermite.He_deriv(k, z, m) - ref_m) / np.maximum(1.0, np.abs(ref_m))
+            assert err.max() < 1e-13, (k, m)
+            err = np.abs(hermite.h_deriv(k, z, m) * math.sqrt(math.factorial(k)) - ref_m)
+            assert (err / np.maximum(1.0, np.abs(ref_m))).max() < 1e-13, (k, m)
+    assert np.array_equal(z, z0)
+    assert np.ndim(hermite.He(3, 0.5)) == 0 and float(hermite.He(3, 0.5)) == pytest.approx(0.125 - 1.5)
+    assert np.array_equal(hermite.He(0, [1, 2]), [1.0, 1.0])
+
+
 def test_orthogonality_by_quadrature():
     gram = np.array([[hermite.gaussian_expectation(
         lambda x, j=j, k=k: hermite.He(j, x) * hermite.He(k, x))[0] for k in range(8)]

@@ -84,3 +84,27 @@ def test_slope_claims():
 @pytest.mark.slow
 def test_demo_claims():
     _assert_claims(lf_7_1.demo_claims())
+
+
+def test_mc_deviations_in_standard_errors():
+    acc = {"m": 0.6, "mu": 0.7, "muv": 0.8}
+    n = 10_000
+    se = np.sqrt(np.array([0.24, 0.21, 0.16]) / n)
+    hits = n * (np.array([0.6, 0.7, 0.8]) + np.array([2.0, -1.0, 0.0]) * se)
+    np.testing.assert_allclose(lf_7_1.mc_deviations(hits, n, acc), [2.0, -1.0, 0.0], atol=1e-9)
+
+
+def test_mc_hits_use_the_exact_bayes_rules():
+    """On a large sample the three rules' accuracies agree with the exact quadrature (4 SE),
+    and a rule with a wrong threshold (x_m > 0.3 instead of 0.5) is detected as biased."""
+    import torch
+
+    S = mcm.orthonormal_spikes(3)
+    n = 400_000
+    X, y = mcm.sample(n, 3, S, gen=torch.Generator().manual_seed(5))
+    acc = {u: mcm.bayes_accuracy(*lf_7_1.BETAS, use=u) for u in ("m", "mu", "muv")}
+    z = lf_7_1.mc_deviations(lf_7_1._hits(X, y, S), n, acc)
+    assert np.all(np.abs(z) < 4), z
+    xm = (X @ S[0]).numpy()
+    wrong = np.sum(np.sign(xm - 0.3) == y.numpy())
+    assert abs(lf_7_1.mc_deviations([wrong, 0, 0], n, acc)[0]) > 4

@@ -86,3 +86,20 @@ def test_all_claims_hold_and_quotes_exist():
     wrong = [c.id for c in claims if c.quote is not None
              and first_number(c.quote) != pytest.approx(c.quoted)]
     assert not wrong, wrong
+
+
+def test_reference_escape_times_is_the_notebook_solution():
+    """The function the claims run is the notebook's own solution (seeded, reproducible) and
+    follows the law of the exact overlap chain (two-sample KS, level 1e-4)."""
+    from scipy import stats
+
+    from td_lib import escape
+
+    f = lf_7_2.reference_escape_times()
+    src = (REPO / lf_7_2.NB).read_text()
+    assert f.__name__ == "escape_times" and "def escape_times(" in src
+    a = f(2, 16, 1 / math.log(16), runs=200, t_max=10**5, seed=3)
+    assert np.array_equal(a, f(2, 16, 1 / math.log(16), runs=200, t_max=10**5, seed=3))
+    ref = escape.reduced_escape_times(2, 16, 1 / math.log(16), runs=5000, t_max=10**5, seed=4)
+    assert stats.ks_2samp(a, ref).pvalue > 1e-4
+

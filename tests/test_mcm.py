@@ -180,3 +180,97 @@ def test_mixture_components_match_class_moments(clone):
     assert abs(sum(c[0] for c in both if c[1] < 0) - 0.5) < 1e-15
     with pytest.raises(ValueError, match="labels"):
         mcm.mixture_components(S, labels=(2,))
+
+
+@pytest.mark.parametrize("correlated,clone", [(False, False), (True, False), (False, True)])
+def test_numpy_sampler_matches_torch_sampler_exactly_given_the_same_draws(correlated, clone):
+    """Both backends build class +1 with the same code from (z, lambda, nu): feed the numpy
+    path the torch path's draws through a stub Generator and compare to rounding."""
+    d, n = 7, 3000
+    S = mcm.orthonormal_spikes(d, seed=6)
+    Xt, yt = mcm.sample(n, d, S, correlated=correlated, clone=clone,
+                        gen=torch.Generator().manual_seed(2))
+    g = torch.Generator().manual_seed(2)  # replay torch's draws in the same order
+    draws = [(torch.randint(0, 2, (n,), generator=g)).numpy(),
+             torch.randn(n, d, generator=g, dtype=torch.float64).numpy(),
+             torch.randn(n, d, generator=g, dtype=torch.float64).numpy(),
+             torch.randn(n, generator=g, dtype=torch.float64).numpy()]
+    if not correlated:
+        draws.append(torch.randint(0, 2, (n,), generator=g).numpy())
+
+    class Replay(np.random.Generator):
+        def __init__(self):
+            super().__init__(np.random.PCG64(0))
+            self.queue = list(draws)
+
+        def integers(self, *a, **k):
+            return self.queue.pop(0)
+
+        def standard_normal(self, *a, **k):
+            return self.queue.pop(0).copy()
+
+    Xn, yn = mcm.sample(n, spikes=S.numpy(), correlated=correlated, clone=clone, gen=Replay())
+    assert isinstance(Xn, np.ndarray) and Xn.dtype == np.float64
+    assert np.array_equal(yn, yt.numpy())
+    assert np.abs(Xn - Xt.numpy()).max() < 1e-13
+
+
+@pytest.mark.parametrize("correlated,clone", [(False, False), (True, False), (True, True)])
+def test_numpy_sampler_class_moments_against_theory(correlated, clone):
+    d, n = 6, 200_000
+    S = mcm.orthonormal_spikes(d, seed=5).numpy()
+    kw = dict(beta_m=1.5, beta_u=2.0, beta_v=4.0, correlated=correlated, clone=clone)
+    X, y = mcm.sample(n, spikes=S, gen=np.random.default_rng(1), **kw)
+    assert abs((y > 0).mean() - 0.5) < Z * 0.5 / math.sqrt(n)
+    St = torch.as_tensor(S)
+    for label in (1, -1):
+        mu, C, se_mu, se_C = _mean_cov_se(torch.as_tensor(X[y == label]))
+        C_th = mcm.class_cov(St, kw["beta_u"], kw["beta_v"], correlated, label)
+        assert ((mu - mcm.class_mean(St, kw["beta_m"], label)).abs() < Z * se_mu).all()
+        assert ((C - C_th).abs() < Z * se_C).all(), (label, (C - C_th).abs().max())
+    k4, se = _kappa4_se(torch.as_tensor(X[y > 0] @ S[2]))
+    want = 0.0 if clone else mcm.kappa4_v(kw["beta_v"])
+    assert abs(k4 - want) < Z * se, (k4, want, se)
+
+
+def test_numpy_sampling_needs_no_torch_and_names_bad_arguments():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from td_lib import mcm; "
+            "S = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 3)))[0].T; "
+            "X, y = mcm.sample(50, spikes=S, gen=np.random.default_rng(1)); "
+            "print(mcm.cross_term(5.0, 10.0, True), mcm.kappa4_v(10.0), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "False", out.stdout
+    S = mcm.orthonormal_spikes(5).numpy()
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="spikes must have orthonormal rows"):
+        mcm.sample(10, spikes=2 * S, gen=rng)
+    with pytest.raises(ValueError, match="spikes must have shape"):
+        mcm.sample(10, spikes=S[:2], gen=rng)
+    with pytest.raises(ValueError, match="dtype"):
+        mcm.sample(10, spikes=S, gen=rng, dtype=torch.float32)
+    with pytest.raises(ValueError, match="d = 6"):
+        mcm.sample(10, 6, S, gen=rng)
+
+
+def test_log_likelihood_ratios_against_the_class_densities():
+    """The three ratios add up to log p+(x) - log p-(x) of the full model (the coordinates are
+    independent within each class), computed here from the mixture components."""
+    from scipy.stats import multivariate_normal
+
+    S = mcm.orthonormal_spikes(5, seed=3)
+    X, _ = mcm.sample(40, 5, S, beta_m=0.7, beta_u=2.0, beta_v=3.0, gen=torch.Generator().manual_seed(0))
+    l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, 0.7, 2.0, 3.0)
+    comps = mcm.mixture_components(S, 0.7, 2.0, 3.0)
+    dens = {lab: sum(w * multivariate_normal(mu, C).pdf(X.numpy()) for w, y, mu, C in comps if y == lab)
+            for lab in (-1.0, 1.0)}
+    np.testing.assert_allclose(l_m + l_u + l_v, np.log(dens[1.0] / dens[-1.0]), atol=1e-10)
+    # the clone (means and covariances only) has log-likelihood ratio l_m + l_u
+    cl = mcm.mixture_components(S, 0.7, 2.0, 3.0, clone=True)
+    dc = {lab: sum(w * multivariate_normal(mu, C).pdf(X.numpy()) for w, y, mu, C in cl if y == lab)
+          for lab in (-1.0, 1.0)}
+    np.testing.assert_allclose(l_m + l_u, np.log(dc[1.0] / dc[-1.0]), atol=1e-10)
+    with pytest.raises(ValueError, match="X must have shape"):
+        mcm.log_likelihood_ratios(X[:, :4], S)

@@ -13,6 +13,39 @@ def test_record_steps_are_sorted_unique_and_bounded():
     assert r == sorted(set(r)) and r[0] == 1 and r[-1] == 12000 and len(r) <= 40
 
 
+def test_logistic_grads_match_autograd():
+    """The written-out gradients equal autograd's on the minibatch logistic loss (float64, to
+    rounding), including units that are off for every sample of the batch."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 16, generator=g, dtype=torch.float64)
+    y = torch.randint(0, 2, (32,), generator=g).double() * 2 - 1
+    W = torch.randn(64, 16, generator=g, dtype=torch.float64) / 4
+    b = torch.randn(64, generator=g, dtype=torch.float64)
+    b[:5] = -50.0  # dead units: zero gradient for their w_j and b_j
+    a = torch.randn(64, generator=g, dtype=torch.float64) / 8
+    params = [t.clone().requires_grad_() for t in (W, b, a)]
+    loss = torch.nn.functional.softplus(-y * (torch.relu(x @ params[0].T + params[1]) @ params[2])).mean()
+    auto = torch.autograd.grad(loss, params)
+    mine = staircase.logistic_grads(x, y, W, b, a)
+    for name, p, q in zip(("W", "b", "a"), mine, auto):
+        assert p.shape == q.shape and (p - q).abs().max().item() < 1e-15, name
+    assert mine[0][:5].abs().max().item() == 0.0 and mine[1][:5].abs().max().item() == 0.0
+
+
+def test_first_above_and_onset_step():
+    steps = [1, 2, 5, 10, 20, 50, 100]
+    vals = [0.50, 0.52, 0.58, 0.51, 0.57, 0.80, 0.95]  # a transient at step 5, lasting rise from 20
+    assert staircase.first_above(steps, vals, 0.9) == 100
+    assert staircase.first_above(steps, vals, 0.99) is None
+    assert staircase.onset_step(steps, vals, 0.05) == 20
+    assert staircase.onset_step(steps, vals, 0.2) == 50
+    assert staircase.onset_step(steps, vals[:-1] + [0.5], 0.05) is None  # falls back at the end
+    with pytest.raises(ValueError, match="equal length"):
+        staircase.onset_step(steps, vals[:-1])
+    with pytest.raises(ValueError, match="rise"):
+        staircase.onset_step(steps, vals, -0.1)
+
+
 def test_short_run_shapes_and_ranges():
     out = staircase.train_staircase(False, d=8, width=8, steps=30, batch=8, n_test=500,
                                     num_records=6, desc="test")

@@ -164,6 +164,10 @@ def test_lint_keeps_graded_runs_independent_of_demo_cells():
     assert len(bad) == 1 and "'y'" in bad[0] and "demo cell 1" in bad[0], bad
     state = nbtool.lint_demos(nb(("import torch\ntorch.set_default_dtype(torch.float64)", True)))
     assert len(state) == 1 and "global state" in state[0], state
+    for src in ("torch.manual_seed(0)", "np.random.seed(1)", "random.seed(2)"):
+        assert nbtool.lint_demos(nb((src, True))), f"{src} changes global state"
+    local = "import torch\ng = torch.Generator().manual_seed(3)\nrng = np.random.default_rng(4)"
+    assert nbtool.lint_demos(nb(("import numpy as np", False), (local, True))) == []
     graded = new_notebook(cells=[new_code_cell("x = 1", metadata={
         "tags": ["demo"], "nbgrader": {"grade": True, "grade_id": "t", "points": 1}})])
     assert any("nbgrader metadata" in p for p in nbtool.lint_demos(graded))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -119,8 +120,16 @@ def lint(path: Path) -> list[str]:
 
 
 _IPYTHON_NAMES = {"get_ipython", "display", "In", "Out", "exit", "quit", "__name__", "__file__"}
-_GLOBAL_STATE = ("set_default_dtype", "manual_seed", "random.seed", "set_num_threads", "set_printoptions",
-                 "filterwarnings", "rcParams")
+# Calls that change process-wide state (a local torch.Generator().manual_seed(s) does not).
+_GLOBAL_STATE = {name: re.compile(rx) for name, rx in {
+    "torch.set_default_dtype": r"\bset_default_dtype\(",
+    "torch.manual_seed": r"(?<![\w).])torch\.manual_seed\(",
+    "random.seed": r"(?<![\w)])(?:np\.|numpy\.)?random\.seed\(",
+    "set_num_threads": r"\bset_num_threads\(",
+    "set_printoptions": r"\bset_printoptions\(",
+    "warnings.filterwarnings": r"\bfilterwarnings\(",
+    "rcParams": r"\brcParams\b",
+}.items()}
 
 
 def _bound_and_used(src: str) -> tuple[set[str], set[str]] | None:
@@ -166,8 +175,8 @@ def lint_demos(nb, name: str = "notebook") -> list[str]:
             if nbcore.nbmeta(c):
                 problems.append(f"{name} cell {i}: a demo cell must not carry nbgrader metadata "
                                 f"({nbcore.grade_id(c)!r} is graded or an answer)")
-            for word in _GLOBAL_STATE:
-                if word in c.source:
+            for word, rx in _GLOBAL_STATE.items():
+                if rx.search(c.source):
                     problems.append(f"{name} cell {i}: demo cell changes global state ({word}); graded runs "
                                     "skip it, so move that line to a cell that is not a demo")
             if names:

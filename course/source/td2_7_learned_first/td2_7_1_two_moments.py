@@ -77,7 +77,6 @@
 # %%
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
@@ -86,6 +85,9 @@ from td_lib.runtime import QUICK, pick
 
 torch.set_num_threads(1)  # these matrices are tiny: one thread is fastest
 print("quick mode" if QUICK else "full mode")
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips them)
 
 # %% [markdown]
 # # 7.1 Two moments are all a linear-in-input model sees
@@ -166,23 +168,36 @@ print("quick mode" if QUICK else "full mode")
 # * **81.9 % from everything**, the Bayes accuracy on the data.
 
 # %%
+gen_mc = torch.Generator().manual_seed(11)  # the random stream of the Monte Carlo check below
+
+# %% tags=["demo"]
 acc_m, acc_mu, acc_all = (mcm.bayes_accuracy(1.0, 5.0, 10.0, use=u) for u in ("m", "mu", "muv"))
 print(f"Bayes accuracy, beta = (1, 5, 10), d = 16:  means only {100 * acc_m:.3f} %,  "
       f"means + covariances {100 * acc_mu:.3f} %,  everything {100 * acc_all:.3f} %")
 
 # Monte Carlo cross-check of the three Bayes rules on fresh data (± one standard error)
 S16 = mcm.orthonormal_spikes(16)
-Xmc, ymc = mcm.sample(pick(200_000, 40_000), 16, S16, gen=torch.Generator().manual_seed(11))
-xm, xu, xv = (Xmc @ S16.T).T.numpy()
-av, sv = math.sqrt(10 / 11), 1 / math.sqrt(11)
-l_m = xm - 0.5
-l_u = -0.5 * math.log(6.0) + 0.5 * xu**2 * 5 / 6
-l_v = (np.logaddexp(-(xv - av) ** 2 / (2 * sv**2), -(xv + av) ** 2 / (2 * sv**2))
-       - math.log(2 * sv) + xv**2 / 2)  # log-likelihood ratios of the three coordinates
-for name, llr in [("means only", l_m), ("means + covariances", l_m + l_u),
-                  ("everything", l_m + l_u + l_v)]:
+n_mc = pick(200_000, 40_000)
+Xmc, ymc = mcm.sample(n_mc, 16, S16, gen=gen_mc)
+l_m, l_u, l_v = mcm.log_likelihood_ratios(Xmc, S16, 1.0, 5.0, 10.0)  # of the three coordinates
+for name, llr, exact in [("means only", l_m, acc_m), ("means + covariances", l_m + l_u, acc_mu),
+                         ("everything", l_m + l_u + l_v, acc_all)]:
     hit = np.mean(np.sign(llr) == ymc.numpy())
-    print(f"  Monte Carlo, {name:20s}: {100 * hit:.2f} % ± {100 * math.sqrt(hit * (1 - hit) / len(llr)):.2f} %")
+    se = math.sqrt(exact * (1 - exact) / n_mc)
+    print(f"  Monte Carlo, {name:20s}: {100 * hit:.2f} % ± {100 * se:.2f} %  "
+          f"(exact {100 * exact:.3f} %: {(hit - exact) / se:+.1f} standard errors)")
+
+# %% [markdown]
+# **The Monte Carlo lines.** Each estimate is the fraction of fresh samples that the exact Bayes
+# rule classifies correctly: a mean of independent indicators whose expectation is exactly the
+# Bayes accuracy (the rules use the true densities, nothing is fitted), so its deviation from
+# the exact value, counted in standard errors, is close to $\mathcal N(0,1)$. In this seeded run
+# (full mode, 200,000 samples) the means-only estimate lies 2.2 standard errors above the exact
+# value, and the other two, computed from the same samples, lie above theirs too (by
+# 1.5 and 1.2), so the three deviations are correlated. A deviation at least that large happens
+# in about 2.5 % of runs: a fluctuation of this seed, not a bias. Over 200 independent batches of
+# 20,000 samples (`checks/lf_7_1.py`) the means-only deviations have mean 0.11 and standard
+# deviation 1.01, as $\mathcal N(0,1)$ predicts (standard errors of about 0.07 and 0.05).
 
 # %% [markdown]
 # **Small weights: the expansion.** Take $f(x)=\sum_{j=1}^N a_j\,\sigma(w_j\cdot x)$, with $W$
@@ -436,10 +451,12 @@ for _k, _dd, _t in ((4, 4, 0.9), (5, 2, 0.4)):
 # 0.3, evaluated on 5000 test points from the data distribution).
 
 # %%
-torch.set_default_dtype(torch.float64)
+torch.set_default_dtype(torch.float64)  # the rest of the notebook in double precision
+gen = torch.Generator().manual_seed(0)  # the random stream of the data sets below
+
+# %% tags=["demo"]
 d, n = 16, 2000
 spikes = mcm.orthonormal_spikes(d)
-gen = torch.Generator().manual_seed(0)
 X, Y = mcm.sample(n, d, spikes, gen=gen)           # training set
 Xt, Yt = mcm.sample(5000, d, spikes, gen=gen)      # test set, same distribution
 Xc = clone.empirical_clone(X, Y, gen)              # its exact empirical clone
@@ -602,7 +619,7 @@ assert set(_z) == _zk and [_z[("label", k)] for k in range(1, 5)] == [1, None, 3
     f"{dict(sorted(_z.items(), key=str))}.")
 ### END HIDDEN TESTS
 
-# %%
+# %% tags=["demo"]
 # The order table for generic coefficients, for GELU and for tanh
 gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi)),
           5: 0.0, 6: 1 / (40 * math.sqrt(2 * math.pi))}
@@ -718,7 +735,7 @@ for _name, _c, _kw, _want in (
 # 7.1.B.4: the only difference at that order is $c_4\,\mathbb E[y\,x^{\otimes4}]$, which differs by
 # $\tfrac12\kappa_4\,v^{\otimes4}$.
 
-# %%
+# %% tags=["demo"]
 # class +1 of the data: two Gaussian bumps along v; of the clone: one Gaussian
 plus_data = mcm.mixture_components(spikes, 1.0, 5.0, 10.0, labels=(1,))
 plus_clone = mcm.mixture_components(spikes, 1.0, 5.0, 10.0, clone=True, labels=(1,))
@@ -757,7 +774,7 @@ plt.show()
 # The same training set, clone and trainer as in the check of 7.1.A, now with GELU. Both networks
 # are evaluated on real test data.
 
-# %%
+# %% tags=["demo"]
 g = nets.train_two_layer(torch.stack([X, Xc]), Y, "gelu", 0.1, steps=T, X_test=Xt, y_test=Yt,
                          desc="GELU on data and clone")
 times = np.array(g.times)
@@ -988,7 +1005,7 @@ for _w, _want in _diffs.items():
 # uses higher moments from the start. With small initialisation its features are nearly linear
 # in $x$, and 7.1.B and this exercise give the same ordering.
 
-# %%
+# %% tags=["demo"]
 try:
     for w_ in (1.0, 0.1):
         g_, r_ = tanh_sq_moment(w_, "gaussian"), tanh_sq_moment(w_, "rademacher")
@@ -1000,4 +1017,6 @@ except Exception as exc:  # noqa: BLE001 - the demo must not stop Run All
 w_ = 0.1
 print("series through w^4, w^6, w^8:",
       [f"{s:.4e}" for s in np.cumsum([-4 / 3 * w_**4, 17 / 45 * 14 * w_**6, -62 / 315 * 104 * w_**8])])
-torch.set_default_dtype(torch.float32)
+
+# %%
+torch.set_default_dtype(torch.float32)  # back to torch's default
