@@ -9,7 +9,8 @@ Modules are named after the idea they implement (import them directly, e.g.
   times, the two-layer ReLU staircase demo (§7.2);
 - ``kernels``, ``kernel_flow``, ``basri``: kernels on the circle, kernel gradient flow,
   the Basri-setting trainer (§7.3);
-- ``teacher_student``: ReLU teacher/student specialisation (§7.4);
+- ``teacher_student``, ``deep_teacher``: ReLU teacher/student specialisation, the deep
+  teacher of Tian's Fig. 8 (§7.4);
 - ``cnn_lcn``: exact ODEs and SGD simulators for CNN vs LCN students;
 - ``runtime``, ``_validate``: quick-mode switch, progress bars, argument checks.
 

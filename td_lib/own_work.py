@@ -77,10 +77,12 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
     # §7.4 teacher nodes
     "ex74A_closed_form": ("td_lib.teacher_student.relu_cross_moment", "td_lib.teacher_student.psi_gaussian"),
     "ex74A_monte_carlo": ("td_lib.teacher_student.relu_cross_moment_mc",
-                          "td_lib.teacher_student.relu_cross_moment"),
+                          "td_lib.teacher_student.relu_cross_moment",
+                          "td_lib.teacher_student.population_gradient_mc"),
     "ex74B_rhs": ("td_lib.teacher_student.angle_velocity", "td_lib.teacher_student.psi_gaussian"),
     "ex74B_escape": ("td_lib.teacher_student.escape_time", "td_lib.teacher_student.escape_time_asymptotic",
-                     "td_lib.teacher_student.escape_time_constant", "td_lib.teacher_student.integrate_angle"),
+                     "td_lib.teacher_student.escape_time_constant", "td_lib.teacher_student.integrate_angle",
+                     "td_lib.teacher_student.escape_time_theorem6"),
     # CNN vs LCN
     "exA_j2_erf": ("td_lib.cnn_lcn.integrals.J2", "td_lib.cnn_lcn.integrals.j2_entries"),
     "exB_lcn_sgd_step": ("td_lib.cnn_lcn.sgd.sgd_step", "td_lib.cnn_lcn.sgd._Net.step"),

@@ -46,3 +46,37 @@ def test_all_claims_including_seeded_runs():
     assert not bad, bad
     _check_located(cl)
     assert len({c.id for c in cl}) == len(cl)
+
+
+def test_eq10_claims_hold_and_are_located():
+    """Demo 7.4.5 (seeded Monte Carlo, a few seconds): eq. 10's ‖w_k‖ factor is absent."""
+    cl = lf_7_4.eq10_claims()
+    bad = [(c.id, c.quoted, c.computed) for c in cl if not c.ok]
+    assert not bad, bad
+    _check_located(cl)
+    by_id = {c.id: c for c in cl}
+    # the measured slope is many standard errors from eq. 10's prediction of 1
+    slope, se = by_id["lf74_eq10_slope"].computed, by_id["lf74_eq10_slope_se"].computed
+    assert abs(slope - 1.0) > 50 * se
+
+
+def test_deep_quotes_are_in_the_notebook():
+    """The deep run is recomputed only in full mode; its quotes are tied to the prose always."""
+    src = (REPO / lf_7_4.NB).read_text(encoding="utf-8")
+    assert len(lf_7_4.DEEP_QUOTES) >= 10
+    for id_, (quoted, quote) in lf_7_4.DEEP_QUOTES.items():
+        assert quote in src, f"{id_}: quote {quote!r} not in the notebook"
+        assert src.count(quote) == 1, f"{id_}: quote {quote!r} is ambiguous"
+        assert first_number(quote) == pytest.approx(quoted, abs=1e-12), (
+            f"{id_}: first number of {quote!r} is not {quoted}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_deep_claims_recomputed():
+    cl = lf_7_4.deep_claims()
+    bad = [(c.id, c.quoted, c.computed) for c in cl if not c.ok]
+    assert not bad, bad
+    _check_located(cl)
+    quoted_ids = {c.id.removeprefix("lf74_") for c in cl if c.quote is not None}
+    assert quoted_ids == set(lf_7_4.DEEP_QUOTES)

@@ -254,3 +254,128 @@ def test_run_experiment_pairs_draws_across_p_and_width():
     np.testing.assert_array_equal(ex.select(factor=5), [0, 2])
     with pytest.raises(ValueError, match="configs"):
         ts.run_experiment([(1.0, 5)], steps=1)
+
+
+# ------------------------------------------- population gradient flow and eq. 10 (Demo 7.4.5)
+
+
+def _two_layer(seed=0, d=5, n=3, m=2, C=2):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((d, n)), 0.5 * rng.standard_normal((n, C)),
+            rng.standard_normal((d, m)), rng.standard_normal((m, C)))
+
+
+def test_relu_kernel_closed_form():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal(6), rng.standard_normal(6)
+    # K(a, b) = bᵀ M(a, b), symmetric, σ² scaling, θ = 0 and θ = π
+    k = ts.relu_kernel(a, b)
+    assert k == pytest.approx(b @ ts.relu_cross_moment(a, b), rel=1e-12)
+    assert k == pytest.approx(ts.relu_kernel(b, a), rel=1e-12)
+    assert ts.relu_kernel(a, b, sigma=2.0) == pytest.approx(4 * k, rel=1e-12)
+    assert ts.relu_kernel(a, 3 * a) == pytest.approx(3 * (a @ a) / 2, rel=1e-12)
+    assert ts.relu_kernel(a, -a) == pytest.approx(0.0, abs=1e-14)
+    x = np.random.default_rng(5).standard_normal((400_000, 6))
+    v = np.maximum(x @ a, 0) * np.maximum(x @ b, 0)
+    assert abs(v.mean() - k) < 4.5 * v.std() / np.sqrt(v.size)
+    with pytest.raises(ValueError, match="a and b"):
+        ts.relu_kernel(np.ones(3), np.ones(4))
+
+
+def test_population_gradient_matches_monte_carlo():
+    """Closed form vs Monte Carlo of the per-sample gradient, every entry within 4.5 standard
+    errors (15 + 6 comparisons: false alarm ≈ 1.5e-4)."""
+    W, Vo, Wt, Vt = _two_layer()
+    dW, dV = ts.population_gradient(W, Vo, Wt, Vt)
+    mW, mV, sW, sV = ts.population_gradient_mc(W, Vo, Wt, Vt, 400_000, seed=1)
+    assert np.abs((mW - dW) / sW).max() < 4.5
+    assert np.abs((mV - dV) / sV).max() < 4.5
+    # σ: every second moment scales by σ²
+    dW2, dV2 = ts.population_gradient(W, Vo, Wt, Vt, sigma=1.5)
+    mW2, _, sW2, _ = ts.population_gradient_mc(W, Vo, Wt, Vt, 400_000, seed=2, sigma=1.5)
+    assert np.abs((mW2 - dW2) / sW2).max() < 4.5
+    assert not np.allclose(dW2, dW)
+
+
+def test_pull_independent_of_w_norm_and_linear_in_fan_out():
+    """The gate ignores ‖w_k‖: the part of ẇ_k orthogonal to w_k does not change when w_k is
+    rescaled; it is proportional to ‖v_k‖ (ẇ_k = ‖v_k‖ r̂_k). Exact identities."""
+    W, Vo, Wt, Vt = _two_layer(seed=3)
+    u = W[:, 0] / np.linalg.norm(W[:, 0])
+    P = np.eye(W.shape[0]) - np.outer(u, u)
+    base = P @ ts.population_gradient(W, Vo, Wt, Vt)[0][:, 0]
+    for c in (0.1, 3.0, 17.0):
+        Wc = W.copy()
+        Wc[:, 0] *= c
+        np.testing.assert_allclose(P @ ts.population_gradient(Wc, Vo, Wt, Vt)[0][:, 0], base,
+                                   atol=1e-13)
+        Vc = Vo.copy()
+        Vc[0] *= c
+        np.testing.assert_allclose(P @ ts.population_gradient(W, Vc, Wt, Vt)[0][:, 0], c * base,
+                                   atol=1e-12)
+    # the component along w_k: the self-term -‖v_k‖² w_k/2 is the only one linear in ‖w_k‖
+    g1 = ts.population_gradient(W, Vo, Wt, Vt)[0][:, 0] @ u
+    Wc = W.copy()
+    Wc[:, 0] *= 2.0
+    g2 = ts.population_gradient(Wc, Vo, Wt, Vt)[0][:, 0] @ u
+    assert g2 - g1 == pytest.approx(-(Vo[0] @ Vo[0]) * np.linalg.norm(W[:, 0]) / 2, rel=1e-10)
+
+
+def test_population_flow_conserves_balance_and_learns():
+    W, Vo, Wt, Vt = _two_layer(seed=6)
+    t = np.linspace(0, 20, 11)
+    Wf, Vf = ts.population_flow(W, Vo, Wt, Vt, t)
+    bal = np.linalg.norm(Wf, axis=1) ** 2 - np.linalg.norm(Vf, axis=2) ** 2
+    np.testing.assert_allclose(bal, np.broadcast_to(bal[0], bal.shape), atol=1e-7)
+    assert Wf.shape == (11,) + W.shape and Vf.shape == (11,) + Vo.shape
+
+    def loss(W_, V_):  # ½E‖f* − f‖² in closed form
+        return 0.5 * (Vt.T @ ts.relu_kernel(Wt.T[:, None], Wt.T[None]) @ Vt
+                      - 2 * Vt.T @ ts.relu_kernel(Wt.T[:, None], W_.T[None]) @ V_
+                      + V_.T @ ts.relu_kernel(W_.T[:, None], W_.T[None]) @ V_).trace()
+    losses = [loss(Wf[i], Vf[i]) for i in range(t.size)]
+    assert np.all(np.diff(losses) <= 1e-12) and losses[-1] < 0.5 * losses[0]
+    Wg, Vg = ts.population_flow(W, Vo, Wt, Vt, t[:3], train_v=False)
+    np.testing.assert_array_equal(Vg, np.broadcast_to(Vo, Vg.shape))
+    assert not np.allclose(Wg[-1], W)
+    with pytest.raises(FloatingPointError, match="collapsed"):  # fixed V: node 2 dies
+        ts.population_flow(W, Vo, Wt, Vt, t, train_v=False)
+    with pytest.raises(ValueError, match="V0"):
+        ts.population_flow(W, Vo[:2], Wt, Vt, t)
+    with pytest.raises(ValueError, match="W has a zero column"):
+        ts.population_gradient(np.zeros_like(W), Vo, Wt, Vt)
+    with pytest.raises(ValueError, match="V_star"):
+        ts.population_gradient(W, Vo, Wt, Vt[:, :1])
+
+
+def test_eq10_norm_scan():
+    sw = ts.eq10_norm_scan(which="w", n_samples=50_000)
+    sv = ts.eq10_norm_scan(which="v", n_samples=50_000)
+    assert sw["slope_exact"] == pytest.approx(0.0, abs=1e-9)
+    assert sv["slope_exact"] == pytest.approx(1.0, abs=1e-9)
+    for s, want in ((sw, 0.0), (sv, 1.0)):
+        assert abs(s["slope_mc"] - want) < 4 * s["slope_se"]
+        assert s["z"] < 4.5
+    # eq. 10's prediction (slope 1 against ‖w_k‖) is excluded by many standard errors
+    assert abs(sw["slope_mc"] - 1.0) > 20 * sw["slope_se"]
+    with pytest.raises(ValueError, match="which"):
+        ts.eq10_norm_scan(which="x")
+    with pytest.raises(ValueError, match="scales"):
+        ts.eq10_norm_scan(scales=(1.0,))
+
+
+def test_escape_time_theorem6_has_the_constant():
+    """Integrated from Theorem 6's vector: the eq. 12 time times ‖w_k‖/σ² (for any α)."""
+    for eps, te, a, s, nk in ((1e-3, np.pi / 2, 1.0, 1.0, 1.0), (0.05, 1.0, 0.5, 2.0, 3.0),
+                              (0.3, 0.2, 2.0, 0.7, 0.4)):
+        got = ts.escape_time_theorem6(eps, te, a, sigma=s, norm_k=nk)
+        want = float(ts.escape_time(np.pi - eps, te, a)) * nk / s**2
+        assert got == pytest.approx(want, rel=1e-7)
+    # near π: the asymptotic law with the constant 2π‖w_k‖/(ασ²)
+    got = ts.escape_time_theorem6(1e-4, np.pi / 2, 1.5, sigma=2.0, norm_k=3.0)
+    asym = 2 * np.pi * 3.0 / (1.5 * 4.0) * (1e4 - 2 / np.pi)
+    assert got / asym == pytest.approx(1.0, abs=1e-3)
+    with pytest.raises(ValueError, match="theta_end"):
+        ts.escape_time_theorem6(0.1, 3.1, 1.0)
+    with pytest.raises(ValueError, match="norm_k"):
+        ts.escape_time_theorem6(0.1, 1.0, 1.0, norm_k=0.0)

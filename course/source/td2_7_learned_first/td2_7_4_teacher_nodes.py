@@ -7,11 +7,14 @@
 # with the largest fan-out weights, the ones that contribute most to the teacher's output;
 # weak nodes come late, sometimes very late, and spare student nodes help.
 #
-# **Route.** Readings; the core idea; the paper's precise statements (boxed) and three
-# corrections to the printed paper; three demos (the strong-first staircase, the effect of
-# over-realisation, one focus shift); Exercise 7.4.A (Theorem 6 by Monte Carlo) and 7.4.B
-# (the angle dynamics near $\theta=\pi$), both autograded; Exercise 7.4.C (Theorem 7, a
-# derivation with a worked solution); a comparison of what "learned first" means across §7.
+# **Route.** Readings; the core idea; the paper's precise statements (boxed), two
+# corrections to the printed paper and one constant it leaves unstated; four demos (the
+# strong-first staircase, the effect of over-realisation, one focus shift, and the paper's
+# Fig. 8: in a deep teacher the lowest layer is learned first); Exercise 7.4.A (Theorem 6 by
+# Monte Carlo); Demo 7.4.5 (does the dynamics of eq. 10 inherit Theorem 6's misprint?);
+# Exercise 7.4.B (the angle dynamics near $\theta=\pi$), autograded like 7.4.A;
+# Exercise 7.4.C (Theorem 7, a derivation with a worked solution); a comparison of what
+# "learned first" means across §7.
 #
 # ## Readings
 #
@@ -120,7 +123,8 @@
 # >
 # > *Section 5 (dynamics).* Under Assumption 2
 # > ($\mathbb E[x z_kf_j]=\psi(\theta_{jk})w_j+\psi'(\theta_{jk})w_k$ with $\psi(\pi)=0$)
-# > the paper studies $\dot w_k=\|w_k\|r_k$ (eq. 10). *Theorem 7:*
+# > the paper studies $\dot w_k=\|w_k\|r_k$ (eq. 10; Demo 7.4.5 shows that the prefactor
+# > should be the fan-out norm $\|v_k\|$). *Theorem 7:*
 # > $\frac{d}{dt}\ln\frac{\|w_k\|}{\|w_{k'}\|}=\bar w_k^\top r_k-\bar w_{k'}^\top r_{k'}$.
 # > With one teacher and one student, the angle obeys
 # > $\dot\theta=-\alpha\,\psi(\theta)\sin\theta$ (eq. 12), so the time to leave
@@ -128,8 +132,9 @@
 # > "over-realisation accelerates" are argued from these equations and shown in
 # > experiments; they are not theorems.
 #
-# **Three corrections to the printed paper.** (1) Theorem 6 is printed with the prefactor
-# $\|w^*_j\|\|w_k\|/2$ in front of $[(\pi-\theta)w^*_j+\sin\theta\,w_k]$ and a "$\propto$".
+# **Two corrections to the printed paper, and an unstated constant.** (1) Theorem 6 is
+# printed with the prefactor $\|w^*_j\|\|w_k\|/2$ in front of
+# $[(\pi-\theta)w^*_j+\sin\theta\,w_k]$ and a "$\propto$".
 # The expectation is homogeneous of degree one in $w^*_j$ and of degree zero in $w_k$ ($z_k$
 # is a gate), so only $\|w^*_j\|$ belongs in front, and the bracket must hold unit vectors:
 # with unnormalised vectors the printed bracket is not even parallel to the expectation (for
@@ -139,16 +144,21 @@
 # into $-\cos\theta''$ and $\sin2\theta'$ into $-\sin\theta''$; the printed step drops this
 # sign, which taken literally would give $-\sin\theta$ in the theorem. With the sign
 # restored the proof gives the theorem's $+\sin\theta$, which Monte Carlo confirms
-# (Exercise 7.4.A). (3) The escape time after eq. 12, printed as $t_0\sim\frac1\epsilon-
-# \frac1{\pi-\theta_0}$, carries the constant $2\pi/\alpha$ when $\psi$ comes from Theorem 6
-# (unit norms, unit input variance); Exercise 7.4.B checks it.
+# (Exercise 7.4.A). (3) Not an error: the escape time after eq. 12 is written
+# $t_0\sim\frac1\epsilon-\frac1{\pi-\theta_0}$, and the "$\sim$" leaves a constant unstated.
+# With $\psi$ from Theorem 6 for inputs $x\sim\mathcal N(0,\sigma^2I_d)$, i.e.
+# $\psi(\theta)=\sigma^2(\pi-\theta)/(2\pi)$, the constant is $2\pi/(\alpha\sigma^2)$ (for a
+# student node of unit norm; Demo 7.4.5 explains why a general one has
+# $2\pi\|w_k\|/(\alpha\sigma^2)$). Exercise 7.4.B computes it for $\sigma=1$, and the
+# plateau demo after it checks the $\sigma^2$ and the $\|w_k\|$ by integrating the angle
+# directly from Theorem 6's vector.
 
 # %%
 import time
 
-import matplotlib.pyplot as plt
-import numpy as np
+import numpy as np  # (matplotlib is imported by the demo cells that plot)
 
+from td_lib import deep_teacher as deep  # deep teacher-student (Demo 7.4.4)
 from td_lib import teacher_student as ts  # trains with torch, one thread (small matrices)
 from td_lib.runtime import QUICK, pick
 
@@ -173,7 +183,9 @@ print("quick mode" if QUICK else "full mode", "| demo size:", ts.DEMO_SIZE)
 # time of node 1. It is a reference, not a prediction: the student's fan-outs $v_k$ that
 # also enter $\alpha_{jk}$ change during training.
 
-# %%
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
 exA = ts.staircase_demo(quick=QUICK)
 S = ts.staircase_summary(exA)
 hA = exA.history
@@ -244,7 +256,9 @@ for p in (0.0, 1.0, 2.0):
 # student node's best correlation with any teacher node against its fan-out norm $\|v_k\|$
 # (the paper's Fig. 7). Theorem 3 predicts that nodes that copy nothing end with $v_k=0$.
 
-# %%
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 ax = axes[0]
 for f, col in zip((1, 2, 5), ("C0", "C1", "C2")):
@@ -284,8 +298,11 @@ print(f"x5 student nodes: median |v_k| {S['vnorm_special']:.4f} for best corr >=
 # free node left for the weak teacher nodes. The comparison is paired: in 5 of the 6 draws
 # both wider students end with more matched teacher nodes than the ×1 student with the same
 # teacher and initialisation, and in no draw with fewer. The paper's Fig. 9 reports the same
-# direction (success rates rising with over-realisation, most at large $p$); between ×2 and
-# ×5 our small sample shows no clear difference. The right panel shows Theorem 3 at
+# direction (success rates rising with over-realisation). Its text adds that weak teacher
+# nodes are missed especially when the fan-outs are polarised (large $p$), as our $p=2$ runs
+# show, but it does not say that the gain from over-realisation is largest there, and our
+# runs (×1 and ×2 students only at $p=1$) cannot tell. Between ×2 and ×5 our small sample
+# shows no clear difference. The right panel shows Theorem 3 at
 # work before convergence: student nodes that copy no teacher node (best correlation below
 # 0.5) keep tiny fan-outs, a median $\|v_k\|$ of 0.0026 against 0.24 for the specialised
 # ones (correlation above 0.95), which is why such nodes can be pruned.
@@ -298,7 +315,9 @@ print(f"x5 student nodes: median |v_k| {S['vnorm_special']:.4f} for best corr >=
 # student nodes for the clearest focus shift: a node whose correlation with one teacher node
 # peaks and then falls, while it ends matched to another (`ts.focus_shifts`).
 
-# %%
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
 exB = ts.focus_demo(quick=QUICK)
 F = ts.focus_summary(exB)
 hB = exB.history
@@ -332,6 +351,104 @@ plt.show()
 # matches from step 2100 on (correlation 0.999 at the end), while its correlation with
 # teacher node 1 falls back to 0.40. This is the paper's Fig. 6(b) and the
 # magenta curve of its Fig. 11.
+
+# %% [markdown]
+# ## Demo 7.4.4: a deep teacher — the lowest layer is learned first (the paper's Fig. 8)
+#
+# So far the teacher had one hidden layer, and the question was *which node* is learned
+# first. In a deep network one can also ask *which layer*. Tian's Fig. 8 trains a 10×
+# over-realised student on a teacher with four hidden layers of widths 50-75-100-125
+# ($d=100$, $C=50$ outputs) and reports: "we can also see the lowest layer learns first (the
+# 'L-shape' curve was established at epoch 10), then the top layers follow." This is the
+# paper's most direct statement about what a network learns first.
+#
+# We run it at a fifth of the width with the same shape: teacher 10-15-20-25, $d=20$, $C=10$,
+# a ×5 student (50-75-100-125 nodes), three seeds (teacher and student) in one batch, online
+# SGD (batch 16, learning rate 0.05, fresh Gaussian inputs at every step; one *epoch* is
+# 10 000 samples, the paper's epoch), 30 epochs. Each teacher node's bias is set so that it
+# is active on 40–60 % of the inputs (the paper: about 50 %), which keeps every kink visible
+# in the data.
+#
+# Per layer $l$ we follow the paper's measure $\rho_{\rm mean}(l)$: each teacher node of
+# layer $l$ takes its best activation correlation with the student nodes of the same layer,
+# and these are averaged over the layer's teacher nodes. The second figure is Fig. 8 itself
+# at epochs 1, 3, 10 and 30: every student node's best correlation with a teacher node of its
+# layer (horizontal) against $\sqrt{\mathbb E_x\beta_{kk}(x)}$, the root-mean-square gradient
+# of the output with respect to the node's activation (vertical; in a two-layer network this
+# is the fan-out norm $\|v_k\|$). An "L" means: the nodes that copy a teacher node carry the
+# output, the others carry almost nothing.
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
+teacher8, h8 = deep.fig8_demo(quick=QUICK)
+S8 = deep.fig8_summary(h8)
+L8 = h8.rho_mean.shape[-1]
+fig, ax = plt.subplots(figsize=(8, 4.5))
+for layer in range(L8):
+    for r in range(S8["runs"]):
+        ax.plot(h8.epochs, h8.rho_mean[:, r, layer], color=f"C{layer}", lw=0.7, alpha=0.5)
+    ax.plot(h8.epochs, h8.rho_mean[:, :, layer].mean(axis=1), color=f"C{layer}", lw=2.2,
+            label=f"layer {layer + 1} ({teacher8.widths[layer]} teacher nodes): mean of {S8['runs']} seeds")
+for tau in (0.7, 0.9):
+    ax.axhline(tau, color="k", ls=":", lw=1)
+    ax.text(h8.epochs[-1], tau + 0.01, f"threshold {tau}", ha="right", fontsize=7)
+ax.set(xlabel="epoch (10 000 online samples)",
+       ylabel=r"$\rho_{\rm mean}$: mean best correlation", ylim=(0, 1.02),
+       title="deep teacher 10-15-20-25, student ×5 (thin lines: single seeds)")
+ax.legend(fontsize=8, loc="lower right")
+plt.tight_layout()
+plt.show()
+print("rho_mean per layer at epoch 0 (runs x layers):\n", S8["initial"])
+print("rho_mean per layer at the end:\n", S8["final"])
+for tau in S8["cross"]:
+    print(f"first epoch with rho_mean >= {tau} (runs x layers; inf = not reached):\n", S8["cross"][tau])
+    print(f"   median over runs per layer: {S8['median_cross'][tau]}; layer 1 strictly first in "
+          f"{S8['lowest_first'][tau]} of {S8['runs']} runs")
+for e, fs in S8["frac_special"].items():
+    print(f"epoch {e:g}: fraction of student nodes with best correlation >= 0.9, per layer: {np.round(fs, 3)}")
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
+snaps = sorted(h8.snapshots)
+fig, axes = plt.subplots(L8, len(snaps), figsize=(3.2 * len(snaps) + 0.5, 2.3 * L8), sharex=True,
+                         squeeze=False)
+for c, e in enumerate(snaps):
+    sn = h8.snapshots[e]
+    for layer in range(L8):
+        ax = axes[L8 - 1 - layer, c]  # lowest layer at the bottom, as in a network diagram
+        for r in range(S8["runs"]):
+            ax.scatter(sn["node_corr"][layer][r], sn["fanout"][layer][r], s=5, alpha=0.5,
+                       color=f"C{r}", label=f"seed {r}" if (layer, c) == (0, 0) else None)
+        ax.set(xlim=(-0.02, 1.02), title=f"layer {layer + 1}, epoch {e:g}")
+        if c == 0:
+            ax.set_ylabel(r"$\sqrt{E_x\,\beta_{kk}(x)}$")
+        if layer == 0:
+            ax.set_xlabel("best correlation with a teacher node")
+axes[-1, 0].legend(fontsize=7, loc="upper left")
+fig.suptitle("Fig. 8 at CPU scale: student nodes per layer (dead nodes sit at correlation 0)", y=1.0)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# In the full run (printed above) layer 1 pulls away at once: its $\rho_{\rm mean}$ reaches
+# 0.7 at epoch 2.5 and 0.9 at epoch 8.5 (medians over the three seeds) and ends at 0.997. By
+# epoch 10 a fraction 0.18 of its student nodes correlate above 0.9 with a teacher node, and
+# they are the ones with large $\sqrt{\mathbb E\beta_{kk}}$: the L-shape, at about the epoch
+# the paper reports. Layer 2 follows: it reaches 0.7 at epoch 8.0 and ends at 0.80. Layers 3
+# and 4 move least and hover around 0.7, ending at 0.72 and 0.73; the epoch at which they
+# first touch 0.7 varies from seed to seed (between 7 and 28, or never), so their mutual
+# order is not resolved. In 3 of the 3 seeds layer 1 reaches each threshold
+# before every other layer, and no upper layer reaches 0.9 within 30 epochs. For comparison:
+# at initialisation the random student already scores 0.41, 0.34, 0.26 and 0.23 (layers 1 to
+# 4), because ReLU activations of random nodes are correlated.
+#
+# So the lowest layer is learned first, as the paper says, and the layers above follow, slowly:
+# at this budget they are far from specialised. This fits the first half of the paper, whose
+# specialisation theorem (Theorem 4) is about the lowest layer only: a teacher node of layer 2
+# is a function of layer-1 teacher nodes, and the student can only copy it once it has copies
+# of those.
 
 # %% [markdown]
 # ## Exercise 7.4.A — Theorem 6 by Monte Carlo
@@ -495,7 +612,9 @@ for _theta, _d, _ns, _nk in ((0.4, 5, 1.5, 0.7), (1.6, 5, 1.5, 0.7), (2.8, 5, 1.
 # the in-plane direction orthogonal to it, as a function of $\theta$ (library Monte Carlo,
 # two standard errors as bars, closed form as lines).
 
-# %%
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
 thetas = np.linspace(0.05, np.pi - 0.05, 9)
 rng = np.random.default_rng(0)
 ws = np.array([1.0, 0.0, 0.0, 0.0])
@@ -523,11 +642,96 @@ plt.show()
 print(f"largest deviation over the 9 angles and 4 coordinates: {zmax:.2f} standard errors")
 
 # %% [markdown]
+# ## Demo 7.4.5: does eq. 10 inherit Theorem 6's misprint?
+#
+# Section 5 of the paper builds its dynamics on the simplified form (eq. 10)
+# $$\dot w_k=\|w_k\|\,r_k,\qquad r_k=\sum_j\alpha_{jk}\psi(\theta_{jk})\,w^*_j-\sum_{k'}\beta_{k'k}\psi(\theta_{k'k})\,w_{k'}-\nu\,w_k ,$$
+# in which the pull of teacher node $j$ on $w_k$, $\|w_k\|\alpha_{jk}\psi(\theta_{jk})w^*_j$,
+# is proportional to $\|w_k\|$. The gradient says otherwise. With Theorem 6 as corrected above
+# ($x\sim\mathcal N(0,I_d)$, no biases, $\|w^*_j\|=1$) the expected gradient of the core idea is
+# $$\dot w_k=\sum_j\frac{\alpha_{jk}}{2\pi}\Big[(\pi-\theta_{jk})\hat w^*_j+\sin\theta_{jk}\,\hat w_k\Big]
+# -\sum_{k'\ne k}\frac{\beta_{k'k}\|w_{k'}\|}{2\pi}\Big[(\pi-\theta_{k'k})\hat w_{k'}+\sin\theta_{k'k}\,\hat w_k\Big]
+# -\frac{\|v_k\|^2}{2}\,w_k .$$
+# The gate $z_k$ does not see the scale of $w_k$, so no pull depends on $\|w_k\|$; only the
+# self-term (the last one, along $w_k$) does. Assumption 2 says the same (its $\psi$ depends on
+# the angle only), so eq. 10 contradicts it unless $\|w_k\|=1$: the $\|w_k\|$ in front of
+# eq. 10 is the spurious $\|w_k\|$ of the printed Theorem 6 (correction 1), carried into the
+# dynamics. What does multiply every pull is the fan-out norm: $\alpha_{jk}=\|v_k\|\,v^{*\top}_j
+# \hat v_k$ and $\beta_{k'k}=\|v_k\|\,v_{k'}^\top\hat v_k$, so
+# $$\dot w_k=\|v_k\|\,\hat r_k ,$$
+# with $\hat r_k$ eq. 10's residual written with the unit fan-out $\hat v_k=v_k/\|v_k\|$ (and
+# $\nu$ absorbing the terms along $w_k$).
+#
+# The test below uses no algebra: a network with two teacher and two student nodes ($d=6$,
+# $C=2$), Monte Carlo of the per-sample gradient (200 000 inputs per point), while $w_k$ is
+# multiplied by $1/4,\dots,4$ at a fixed direction. We measure the part of $\dot w_k$
+# orthogonal to $w_k$. It is the part that turns $w_k$, and eq. 10's $-\nu w_k$ and the
+# self-term drop out of it, so eq. 10 predicts it proportional to $\|w_k\|$ whatever $\psi$
+# and $\nu$ are.
+
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
+
+scan = ts.eq10_norm_scan(which="w", n_samples=pick(200_000, 20_000))
+c_w = scan["scales"]
+anchor = scan["exact"][np.argmin(np.abs(np.log(c_w)))]
+fig, ax = plt.subplots(figsize=(6.5, 4))
+ax.errorbar(c_w, scan["mc"], 2 * scan["mc_se"], fmt="o", ms=5, label="Monte Carlo of the gradient (±2 s.e.)")
+ax.plot(c_w, scan["exact"], "k-", label="closed form (corrected Theorem 6): flat")
+ax.plot(c_w, anchor * c_w, "C3--", label=r"eq. 10: $\propto\|w_k\|$ (anchored at $\|w_k\|=1$)")
+ax.set(xscale="log", yscale="log", xlabel=r"$\|w_k\|$ (direction and fan-outs fixed)",
+       ylabel=r"$\|P^\perp_{w_k}\dot w_k\|$: the part that turns $w_k$",
+       title="does the pull on $w_k$ scale with $\\|w_k\\|$?")
+ax.set_xticks(c_w, [f"{c:g}" for c in c_w])
+ax.xaxis.set_minor_formatter(NullFormatter())
+ax.yaxis.set_minor_formatter(NullFormatter())
+ax.legend(fontsize=8)
+plt.tight_layout()
+plt.show()
+print(f"log-log slope against |w_k|: {scan['slope_mc']:.3f} ± {scan['slope_se']:.3f} (Monte Carlo), "
+      f"{scan['slope_exact']:.3f} (closed form); eq. 10 needs 1")
+print(f"Monte Carlo vs closed form: largest deviation {scan['z']:.2f} standard errors "
+      f"(5 scales x 6 coordinates)")
+print(f"Demo 7.4.1 (p = 1, x5): median |w_k| {S['wnorm_init']:.3f} and |v_k| {S['vnorm_init']:.4f} at the start; "
+      f"at the end |w_k| {S['wnorm_special']:.3f} (best corr >= 0.95) and {S['wnorm_unspecial']:.3f} (< 0.5), "
+      f"|v_k| {S['vnorm_special']:.4f} and {S['vnorm_unspecial']:.4f}")
+
+# %% [markdown]
+# The measured log–log slope is 0.00 (± 0.01), where eq. 10 needs 1, and the Monte Carlo
+# agrees with the closed form. **Eq. 10 inherits the misprint.** Two consequences.
+#
+# *Eq. 12.* The direction moves as $\frac{d}{dt}\hat w_k=P^\perp_{w_k}\dot w_k/\|w_k\|$, so a
+# larger $w_k$ turns more slowly and eq. 12 reads $\dot\theta=-(\alpha/\|w_k\|)\,\psi(\theta)
+# \sin\theta$; Exercise 7.4.B takes $\|w_k\|=1$. For a balanced node ($\|v_k\|=\|w_k\|$, see
+# below) the effective strength $\alpha/\|w_k\|=v^{*\top}_j\hat v_k$ does not depend on the
+# student's scale at all.
+#
+# *Theorem 7.* Its identity $\frac{d}{dt}\ln\frac{\|w_k\|}{\|w_{k'}\|}=\bar w_k^\top r_k-\bar
+# w_{k'}^\top r_{k'}$ is exact algebra for eq. 10 (Exercise 7.4.C), and the paper reads it as
+# winner-takes-all: a small advantage in $\bar w_k^\top r_k$ makes $\|w_k\|/\|w_{k'}\|$ grow
+# exponentially. For the gradient, $\dot w_k=\|v_k\|\hat r_k$ gives $\frac{d}{dt}\ln\|w_k\|=
+# \frac{\|v_k\|}{\|w_k\|}\bar w_k^\top\hat r_k$. With the fan-outs held fixed (the coefficients
+# treated as given, as in the proof's $r=w^*-\sum_ka_kw_k$), the pulls change $\|w_k\|$ at a
+# rate that does not grow with $\|w_k\|$: a favoured node gains linearly, not exponentially,
+# and the exponential separation is lost. It comes back through the fan-outs: gradient flow conserves
+# $\|w_k\|^2-\|v_k\|^2$ for every node (the right-hand sides of eqs. 7 and 8 are equal), so a
+# node that starts balanced stays balanced, $\dot w_k=\|w_k\|\hat r_k$ is eq. 10 with unit
+# fan-outs, and Theorem 7 holds with $\hat r_k$. When the fan-outs start small, as in our demos
+# (median $\|v_k\|$ 0.030 against $\|w_k\|$ 0.98 at initialisation), the conservation pins
+# $\|w_k\|$ and the amplification happens in $\|v_k\|$ instead: at the end of Demo 7.4.1
+# ($p=1$, ×5) the specialised and the unspecialised student nodes have the same median
+# $\|w_k\|$ (0.89 and 0.89), while their median fan-outs differ by a factor 91 (Demo 7.4.2).
+# SGD with a finite step conserves $\|w_k\|^2-\|v_k\|^2$ only approximately, which is why
+# $\|w_k\|$ drifts down a little.
+
+# %% [markdown]
 # ## Exercise 7.4.B — The angle dynamics near $\theta=\pi$
 #
-# With one teacher node and one student node and unit norms, the angle between them obeys
-# eq. 12, $\dot\theta=-\alpha\,\psi(\theta)\sin\theta$, where $\psi(\theta)$ is the
-# coefficient of $\hat w^*$ in Theorem 6 for $x\sim\mathcal N(0,I_d)$:
+# With one teacher node and one student node and unit norms ($\|w^*\|=\|w_k\|=1$; for other
+# student norms the right-hand side is divided by $\|w_k\|$, Demo 7.4.5), the angle between
+# them obeys eq. 12, $\dot\theta=-\alpha\,\psi(\theta)\sin\theta$, where $\psi(\theta)$ is
+# the coefficient of $\hat w^*$ in Theorem 6 for $x\sim\mathcal N(0,I_d)$:
 # $\psi(\theta)=(\pi-\theta)/(2\pi)$.
 #
 # 1. Write `angle_rhs(theta, alpha)`, the right-hand side of eq. 12 (vectorised over
@@ -538,7 +742,8 @@ print(f"largest deviation over the 9 angles and 4 coordinates: {zmax:.2f} standa
 #    \dot\theta$). Relative accuracy $10^{-5}$ or better is needed.
 # 3. Write `escape_time_asymptotic(eps, theta_end, alpha)`: the time for the quadratic
 #    approximation $\dot\theta=-\alpha(\pi-\theta)^2/(2\pi)$, which is the paper's
-#    $t_0\sim\frac1\epsilon-\frac1{\pi-\theta_0}$ with its constant.
+#    $t_0\sim\frac1\epsilon-\frac1{\pi-\theta_0}$ with the constant its "$\sim$" leaves
+#    unstated.
 #
 # *Hint.* In $u=\pi-\theta$ the quadratic approximation reads $\dot u=\alpha u^2/(2\pi)$, so
 # $1/u$ decreases linearly in time. For the numeric part, the integrand $1/|\dot\theta|$ is
@@ -620,7 +825,7 @@ for _eps, _tr in ((0.5, 9.870551142729678), (1e-2, 626.1410105652944), (1e-3, 62
 _ta = float(_asy(1e-3, np.pi / 2, 1.0))
 assert abs(_ta - 6279.185307179587) < 1e-8, (
     f"escape_time_asymptotic(1e-3, π/2, 1) returned {_ta:.6f}, expected 6279.185307"
-    + (" — that is the paper's t0 without its constant (correction (3) in the box above)"
+    + (" — that is the paper's t0 without the constant its '∼' leaves unstated (box above, item 3)"
        if abs(_ta - (1e3 - 2 / np.pi)) < 1e-6 else ""))
 _r = [float(_num(e, np.pi / 2, 1.0)) / float(_asy(e, np.pi / 2, 1.0)) for e in (1e-2, 1e-3)]
 assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
@@ -643,7 +848,9 @@ for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
 # closer to $\pi$ (left), and the escape time to $\theta=\pi/2$ against $\epsilon$ with the
 # asymptotic law beside it (right).
 
-# %%
+# %% tags=["demo"]
+import matplotlib.pyplot as plt
+
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 tgrid = np.linspace(0, 7000, 700)
 starts = np.pi - np.array([1e-1, 1e-2, 3e-3, 1e-3])
@@ -669,6 +876,10 @@ a3 = float(ts.escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
 c_inf = ts.escape_time_constant(np.pi / 2, 1.0)
 print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f}; "
       f"limit of the difference as eps -> 0: {c_inf:.4f}")
+t_s = ts.escape_time_theorem6(1e-3, np.pi / 2, 1.5, sigma=2.0, norm_k=3.0)
+print(f"integrated from Theorem 6's vector with sigma = 2, |w_k| = 3, alpha = 1.5: {t_s:.2f} = "
+      f"{t_s / t3:.4f} x the time above; the constants 2π|w_k|/(ασ²) and 2π are in the ratio "
+      f"{3.0 / (1.5 * 2.0**2):.4f}")
 
 # %% [markdown]
 # From $\epsilon=10^{-3}$ the exact time to reach $\pi/2$ (with $\alpha=1$) is
@@ -677,12 +888,19 @@ print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f
 # $\epsilon$. Halving $\epsilon$ doubles the time: a student node that sits almost opposite a
 # weak teacher node, for instance because it was dragged there while chasing a strong one,
 # can take arbitrarily long to turn around.
+#
+# The constant the paper's "$\sim$" leaves unstated, checked beyond $\sigma=1$: integrating
+# the angle directly from Theorem 6's vector (not from $\psi$) for inputs $\mathcal N(0,
+# \sigma^2I)$ with $\sigma=2$, a student node of norm $\|w_k\|=3$ and $\alpha=1.5$ gives
+# 0.5000 times the time above: the ratio of $2\pi\|w_k\|/(\alpha\sigma^2)=\pi$ to $2\pi$.
 
 # %% [markdown]
 # ## Exercise 7.4.C — Theorem 7: the log-ratio identity and winner-takes-all
 #
 # Take the simplified dynamics $\dot w_k=\|w_k\|\,r_k$ (eq. 10) for student nodes $k$, with
-# $\bar w_k=w_k/\|w_k\|$.
+# $\bar w_k=w_k/\|w_k\|$, as the paper states it (Demo 7.4.5: for the true gradient the
+# prefactor is $\|v_k\|$, which equals $\|w_k\|$ for balanced nodes, and $r_k$ is then built
+# with unit fan-outs).
 #
 # 1. Show $\frac{d}{dt}\ln\|w_k\|=\bar w_k^\top r_k$, and deduce Theorem 7:
 #    $\frac{d}{dt}\ln\frac{\|w_k\|}{\|w_{k'}\|}=\bar w_k^\top r_k-\bar w_{k'}^\top r_{k'}$.
@@ -737,7 +955,7 @@ print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f
 # > | §7.1 two moments | statistics of the labelled data | the order $k$ of the moment $\mathbb E[y\,x^{\otimes k}]$: it enters the small-weight gradient at order $\varepsilon^k$ | means, then covariances, then higher cumulants |
 # > | §7.2 higher cumulants | a hidden direction in the input | the information exponent $k$ of the target | online SGD needs about $d^{\,k-1}$ samples (up to logs) to leave the equator |
 # > | §7.3 spectral bias | components of the target function | the kernel eigenvalue $\lambda_k$ of each eigenfunction | residual $\propto e^{-\lambda_kt}$: time $\propto1/\lambda_k$, low frequencies first |
-# > | §7.4 teacher nodes | hidden nodes of a teacher network | the fan-out strength $\|v^*_j\|$ (through $\alpha_{jk}=v^{*\top}_jv_k$) | angular speed $\propto\alpha_{jk}$; from near $\theta=\pi$ the time grows like $1/\epsilon$ |
+# > | §7.4 teacher nodes | hidden nodes of a teacher network; in a deep one, its layers | the fan-out strength $\|v^*_j\|$ (through $\alpha_{jk}=v^{*\top}_jv_k$); the depth of the layer (lowest first, Demo 7.4.4) | angular speed $\propto\alpha_{jk}/\|w_k\|$; from near $\theta=\pi$ the time grows like $1/\epsilon$ |
 # > | CNN/LCN | a convolutional teacher's filter | locality and weight sharing of the student | the specialisation time, computed exactly from the ODEs |
 # >
 # > In §7.1–7.3 the order is set by the *data* (moments, cumulants, spectrum) seen through a
@@ -755,6 +973,12 @@ print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f
 # * The dynamics fit strong teacher nodes first (Demo 7.4.1), shift focus once they are
 #   covered (Demo 7.4.3), and can stall near $\theta=\pi$ (Exercise 7.4.B). Spare student
 #   nodes help cover weak teacher nodes in a fixed budget (Demo 7.4.2).
+# * In a deep teacher the lowest layer is learned first and the upper layers follow slowly
+#   (Demo 7.4.4, the paper's Fig. 8 at CPU scale).
+# * The pull of a teacher node on $w_k$ does not depend on $\|w_k\|$; it is proportional to
+#   the fan-out norm $\|v_k\|$. Eq. 10's prefactor $\|w_k\|$ is inherited from the misprint
+#   in Theorem 6; it is right only for balanced nodes, and with small initial fan-outs the
+#   winner-takes-all of Theorem 7 shows up in $\|v_k\|$, not in $\|w_k\|$ (Demo 7.4.5).
 
-# %%
+# %% tags=["demo"]
 print(f"notebook run time: {time.time() - T0:.1f} s")
