@@ -54,7 +54,9 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "ex71bC_linear_kernels": ("td_lib.early_linear.linear_constants",
                               "td_lib.early_linear.linear_kernel",
                               "td_lib.early_linear.linear_features",
-                              "td_lib.early_linear.hermite_coefficients"),
+                              "td_lib.early_linear.hermite_coefficients",
+                              "td_lib.early_linear.dual_activation",
+                              "td_lib.early_linear.cnn_linear_constants"),
     # §7.2 higher cumulants
     "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy", "td_lib.mcm.log_likelihood_ratios",
                      "checks.lf_7_2.bayes_accuracy_v"),

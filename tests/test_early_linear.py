@@ -331,3 +331,262 @@ def test_lf_7_1b_claims_hold_and_match_the_prose():  # ~35 s of CPU: the noteboo
         if c.quote is not None:
             assert c.quote in src, f"{c.id}: quote {c.quote!r} not in the notebook"
             assert first_number(c.quote) == pytest.approx(c.quoted, abs=0, rel=1e-12), c.id
+
+
+# --- time scale of the linear model (issue 13) ----------------------------------------------
+
+def test_linear_mode_rates_are_eta_zeta2_lambda_over_d_and_govern_gd():
+    """Without the constant feature the rates of GD on (5) are exactly eta zeta^2 lambda_k(Sigma_hat)/d,
+    and the residual along an eigenvector shrinks by (1 - rate)^t."""
+    n, d, eta = 200, 8, 3.0
+    X, S = el.make_data(n, d, seed=9)
+    c = el.LinearConstants(**{**el.linear_constants("relu").__dict__, "nu": 0.0})
+    psi = el.linear_features(X, c, "first")
+    rates = el.linear_mode_rates(psi, eta)
+    lam = np.sort(np.linalg.eigvalsh(X.T @ X / n))[::-1]
+    np.testing.assert_allclose(rates[:d], eta * c.zeta**2 * lam / d, rtol=1e-12)
+    assert abs(rates[d]) < 1e-14 and np.all(np.diff(rates) <= 1e-15)
+    # GD from zero: the training residual along each right-singular direction decays geometrically
+    y = el.teacher_labels(X, S)
+    ts = [0, 5, 17]
+    res = el.gd_on_features(psi, y, eta=eta, checkpoints=ts)
+    U, sv, _ = np.linalg.svd(psi, full_matrices=False)
+    mu = eta * sv**2 / n
+    for k, t in enumerate(ts):
+        got = U.T @ (y - res["train"][k])
+        np.testing.assert_allclose(got, (1 - mu) ** t * (U.T @ y), rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="psi_test"):
+        el.gd_on_features(psi, y, checkpoints=[1], psi_test=np.ones((3, d + 2)))
+
+
+def test_first_time_within():
+    t = np.arange(6)
+    v = np.array([5.0, 3.0, 2.05, 2.001, 1.9, 2.0])
+    assert el.first_time_within(t, v, 2.0, 1e-3) == 3.0
+    assert el.first_time_within(t, v, 2.0, 0.05) == 2.0
+    assert el.first_time_within(t, v, 2.0, 0.0) == 4.0          # the first step at or below
+    assert math.isnan(el.first_time_within(t, v, 1.0, 1e-3))
+    with pytest.raises(ValueError, match="values"):
+        el.first_time_within(t, v[:3], 2.0, 1e-3)
+    with pytest.raises(ValueError, match="target"):
+        el.first_time_within(t, v, -1.0, 1e-3)
+
+
+def test_agreement_run_reach_time_is_consistent_with_its_own_curve():
+    r = el.agreement_run(8, n_per_d=6, n_test=60, t_max=6.0, n_checkpoints=40, seed=3)
+    assert np.isfinite(r["lin_reach_T"])
+    i = np.flatnonzero(r["t_over_T"] >= r["lin_reach_T"] - 1e-12)[0]
+    # at the first checkpoint past the reach time the linear model is within 0.1 % of the line
+    assert r["test_lin"][i] <= 1.001 * r["test_best_lin"] + 1e-12
+    # and at the checkpoints before it, not yet
+    assert np.all(r["test_lin"][:i] > 1.001 * r["test_best_lin"])
+
+
+# --- the CNN of §4.1 (Prop. 4.1) -------------------------------------------------------------
+
+def _cube(n, d, seed):
+    return el.make_data(n, d, spectrum="flat", entries="rademacher", rotate=False, seed=seed)[0]
+
+
+def _all_cube(d):
+    return np.array([[1.0 if (i >> k) & 1 else -1.0 for k in range(d)] for i in range(2**d)])
+
+
+def test_hypercube_data_and_patches():
+    X = _cube(50, 7, 0)
+    assert np.all(np.abs(X) == 1)
+    P = el.cnn_patches(X, 3)
+    assert P.shape == (50, 7, 3)
+    for k in range(7):
+        np.testing.assert_array_equal(P[:, k], X[:, [(k + j) % 7 for j in range(3)]])
+    np.testing.assert_array_equal(el.cnn_patches(torch.as_tensor(X), 3).numpy(), P)
+    J = el.local_overlaps(X[:5], 3, X)
+    brute = np.array([[[P[i, k] @ P[j, k] for k in range(7)] for j in range(50)] for i in range(5)])
+    np.testing.assert_array_equal(J, brute)
+    np.testing.assert_array_equal(el.local_overlaps(X, 3, rows=slice(5, 9)), el.local_overlaps(X, 3)[5:9])
+
+
+def test_cnn_symmetric_init_gives_zero_output():
+    X = _cube(20, 9, 1)
+    W, V = el.cnn_symmetric_init(9, 4, 10, seed=3)
+    assert W.shape == (10, 4) and V.shape == (10, 9) and torch.all(V.abs() == 1)
+    assert float(el.cnn_output(X, W, V, "gelu").abs().max()) < 1e-14
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "tanh"])
+def test_cnn_ntk_matches_autograd_jacobian(act):
+    X = _cube(9, 7, 2)
+    X2 = _cube(4, 7, 3)
+    W, V = el.cnn_symmetric_init(7, 3, 6, seed=4)
+    W = W + 0.3 * torch.randn(W.shape, generator=torch.Generator().manual_seed(2), dtype=W.dtype)
+    V = V * torch.linspace(0.5, 1.5, 7, dtype=V.dtype)   # a generic point
+    allX = np.vstack([X, X2])
+    J1, J2 = [], []
+    for i in range(allX.shape[0]):
+        Wp, Vp = W.clone().requires_grad_(True), V.clone().requires_grad_(True)
+        gW, gV = torch.autograd.grad(el.cnn_output(allX[i:i + 1], Wp, Vp, act)[0], (Wp, Vp))
+        J1.append(gW.flatten().numpy())
+        J2.append(gV.flatten().numpy())
+    J1, J2 = np.array(J1), np.array(J2)
+    for layers, J in (("first", J1), ("second", J2), ("both", np.hstack([J1, J2]))):
+        np.testing.assert_allclose(el.cnn_ntk(X, W, V, act, layers), J[:9] @ J[:9].T, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(el.cnn_ntk(X2, W, V, act, layers, X2=X), J[9:] @ J[:9].T, atol=1e-12,
+                                   rtol=0)
+
+
+def test_train_cnn_matches_autograd_gd():
+    X = _cube(20, 6, 1)
+    y = el.cnn_teacher_labels(X)
+    W, V = el.cnn_symmetric_init(6, 3, 8, seed=2)
+    for layers in ("first", "second", "both"):
+        res = el.train_cnn(X, y, W, V, act="gelu", eta=0.7, layers=layers, checkpoints=[0, 2, 5],
+                           X_test=X[:4])
+        assert res["train"].shape == (3, 20) and res["test"].shape == (3, 4)
+        Wp, Vp = W.clone().requires_grad_(True), V.clone().requires_grad_(True)
+        for _ in range(5):
+            loss = 0.5 * ((el.cnn_output(X, Wp, Vp, "gelu") - torch.as_tensor(y)) ** 2).mean()
+            gW, gV = torch.autograd.grad(loss, (Wp, Vp))
+            with torch.no_grad():
+                if layers != "second":
+                    Wp -= 0.7 * gW
+                if layers != "first":
+                    Vp -= 0.7 * gV
+        ref = el.cnn_output(X, Wp, Vp, "gelu").detach().numpy()
+        np.testing.assert_allclose(res["train"][-1], ref, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(res["test"][-1], ref[:4], atol=1e-12, rtol=0)
+        assert res["loss"][0] == pytest.approx(0.5 * np.mean(y**2), abs=1e-14)
+
+
+@pytest.mark.parametrize("act", ["relu", "leaky_relu", "gelu", "tanh", "softplus"])
+def test_dual_activation_limits_price_and_mehler(act):
+    phi, dphi = (el._np(f) for f in el.activation(act))
+    c = el.hermite_coefficients(act, 4)
+    G, F = el.dual_activation(act, np.array([0.0, 1.0, -1.0]))
+    assert abs(G[0] - c[0] ** 2) < 1e-11 and abs(F[0] - c[1] ** 2) < 1e-11
+    assert abs(G[1] - el.gaussian_expectation(lambda z: phi(z) ** 2)) < 1e-10
+    assert abs(F[1] - el.gaussian_expectation(lambda z: dphi(z) ** 2)) < 1e-10
+    assert abs(G[2] - el.gaussian_expectation(lambda z: phi(z) * phi(-z))) < 1e-10
+    # Price's theorem: dGamma/ds = Phi (central difference, error O(h^2))
+    for s0 in (-0.6, 0.2, 0.7):
+        h = 1e-4
+        dG = (el.dual_activation(act, s0 + h)[0] - el.dual_activation(act, s0 - h)[0]) / (2 * h)
+        assert abs(dG - el.dual_activation(act, s0)[1]) < 1e-7
+    # Mehler: Gamma(s) = sum_k c_k^2 s^k / k!, truncated at k = 4 (error O(s^5))
+    s0 = 0.05
+    mehler = sum(c[k] ** 2 * s0**k / math.factorial(k) for k in range(5))
+    assert abs(el.dual_activation(act, s0)[0] - mehler) < 2e-7
+
+
+def test_cnn_ntk_infinite_is_the_mean_of_the_finite_width_ntk():
+    """E_{W,V} Theta(W, V) = Theta*: the average over independent initialisations agrees entrywise
+    within 5 standard errors (and the infinite-width kernel is exact: no Monte Carlo inside)."""
+    X = _cube(6, 8, 5)
+    q, R = 3, 300
+    K = np.array([el.cnn_ntk(X, *el.cnn_symmetric_init(8, q, 8, seed=100 + r), "relu") for r in range(R)])
+    mean, se = K.mean(0), K.std(0, ddof=1) / math.sqrt(R)
+    inf = el.cnn_ntk_infinite(X, q, "relu")
+    assert np.all(np.abs(mean - inf) < 5 * se + 1e-12)
+    # layers add up, and the block size does not matter
+    np.testing.assert_allclose(el.cnn_ntk_infinite(X, q, "relu", "first")
+                               + el.cnn_ntk_infinite(X, q, "relu", "second"), inf, atol=1e-14)
+    np.testing.assert_allclose(el.cnn_ntk_infinite(X, q, "relu", block=17), inf, atol=1e-14)
+
+
+def test_cnn_linear_constants_exact_means_and_leading_order():
+    h = el.hermite_coefficients("relu", 2)
+    errs1, errs2 = [], []
+    for q in (4, 8, 16, 32, 64):
+        c = el.cnn_linear_constants("relu", q)
+        # the exact means equal the average of Theta*'s parts over all pairs of one window
+        if q <= 8:
+            X = _all_cube(q)
+            for layers, val in (("first", c.const1), ("second", c.const2)):
+                assert abs(el.cnn_ntk_infinite(X, q, "relu", layers).mean() - val) < 1e-12
+        errs1.append(abs(q * c.const1 - h[2] ** 2))                 # const1 = c2^2/q + O(q^-2)
+        errs2.append(abs(c.const2 - h[0] ** 2 - h[2] ** 2 / (2 * q)))  # + O(q^-2)
+        # the identity part makes the diagonal exact: Theta*(x, x) = K_CNN(x, x) + kappa
+        Xs = _cube(3, max(q, 8), q)
+        Kd = np.diag(el.cnn_linear_kernel(Xs, c, "both")) + c.diag1 + c.diag2
+        np.testing.assert_allclose(np.diag(el.cnn_ntk_infinite(Xs, q, "relu")), Kd, atol=1e-12)
+    q = np.array([4, 8, 16, 32, 64])
+    assert np.all(np.diff(errs1) < 0) and np.all(np.diff(errs2) < 0)
+    assert np.all(np.asarray(errs1) * q < 0.2) and np.all(np.asarray(errs2) * q**2 < 0.2)
+
+
+def test_cnn_walsh_rates_are_the_eigenvalues_on_the_whole_hypercube():
+    d, q = 7, 3
+    X = _all_cube(d)
+    N = X.shape[0]
+    for layers in ("first", "second", "both"):
+        op = el.cnn_ntk_infinite(X, q, "relu", layers) / N    # the kernel operator on {-1, 1}^d
+        r = el.cnn_walsh_rates("relu", q, d, layers)
+        lin, loc = X[:, 2], X[:, 2] * X[:, 3]
+        np.testing.assert_allclose(op @ lin, r["linear"] * lin, atol=1e-12)
+        np.testing.assert_allclose(op @ loc, r["local"] * loc, atol=1e-12)
+    c, h = el.cnn_linear_constants("relu", 16), el.hermite_coefficients("relu", 2)
+    r = el.cnn_walsh_rates("relu", 16, 64)
+    assert abs(r["linear"] - 2 * c.zeta**2 / 64) < 1e-12          # ReLU: c_3 = c_5 = ... = 0
+    lead = 3 * h[2] ** 2 * 15 / (64 * 16**2)
+    assert 0 < (r["local"] - lead) / lead < 0.25                   # higher powers: O(1/q) more
+
+
+def test_cnn_teacher_labels_exact_moments():
+    X = _all_cube(6)
+    y_lin = el.cnn_teacher_labels(X, linear=1.0, local=0.0, seed=3)
+    y_loc = el.cnn_teacher_labels(X, linear=0.0, local=1.0, seed=3)
+    for y in (y_lin, y_loc):
+        assert abs(y.mean()) < 1e-12 and abs((y**2).mean() - 1) < 1e-12
+    assert abs((y_lin * y_loc).mean()) < 1e-12
+    assert np.abs(X.T @ y_loc).max() < 1e-10      # no linear function correlates with y_loc
+
+
+def test_cnn_kernel_distance_shrinks_with_q_and_leading_constant_fails_with_d():
+    r = el.cnn_kernel_sweep([16, 32], [2, 4, 16, 32], seed=1)
+    assert r["rel"].shape == (2, 4) and np.isnan(r["rel"][0, 3]) and list(r["n"]) == [64, 152]
+    assert r["rel"][1, 2] < 0.5 * r["rel"][1, 0]               # larger filters: closer to K_CNN
+    assert r["rel_lead"][1, 0] > 1.5 * r["rel_lead"][0, 0]     # q = 2: the leading constant is off by O(d)
+    assert np.all(r["rel"][:, :3] <= r["rel_noid"][:, :3])     # the identity part helps
+
+
+def test_cnn_agreement_run_small():
+    r = el.cnn_agreement_run(8, 3, m=16, n_per_d=4, n_test=40, t_max=3.0, n_checkpoints=10, seed=1)
+    assert r["t"][0] == 0 and np.isnan(r["rel_test"][0]) and r["m"] == 16
+    assert abs(r["T"] - 8 * math.log(8) / 4.0) < 1e-12
+    assert np.all(np.diff(r["loss_lin"]) < 0) and r["eta_K_over_n"] < 2
+    assert 0 < r["rate_local"] < r["rate_linear"]
+
+
+def test_cnn_bad_arguments_are_named():
+    X = _cube(5, 6, 0)
+    with pytest.raises(ValueError, match="q"):
+        el.cnn_patches(X, 7)
+    with pytest.raises(ValueError, match="m must be even"):
+        el.cnn_symmetric_init(6, 3, 5)
+    with pytest.raises(ValueError, match="X must lie on the hypercube"):
+        el.local_overlaps(X * 1.5, 3)
+    with pytest.raises(ValueError, match="X2"):
+        el.cnn_ntk_infinite(X, 3, X2=X[:, :4])
+    with pytest.raises(ValueError, match="s must be a correlation"):
+        el.dual_activation("relu", 1.5)
+    with pytest.raises(ValueError, match="d must be >= 3"):
+        el.cnn_teacher_labels(X[:, :2])
+    W, V = el.cnn_symmetric_init(6, 3, 4)
+    with pytest.raises(ValueError, match="X must have shape"):
+        el.cnn_output(X[:, :5], W, V)
+    with pytest.raises(ValueError, match="layers"):
+        el.cnn_ntk(X, W, V, layers="third")
+
+
+def test_closed_form_gd_with_oscillating_modes():
+    """1 <= eta mu < 2: the mode oscillates but converges; the closed form must follow explicit GD."""
+    rng = np.random.default_rng(0)
+    psi = rng.standard_normal((12, 3))
+    y = rng.standard_normal(12)
+    mu_max = np.linalg.eigvalsh(psi.T @ psi / 12).max()
+    eta = 1.6 / mu_max                                  # top mode has eta mu = 1.6
+    res = el.gd_on_features(psi, y, eta=eta, checkpoints=[0, 1, 2, 7, 30])
+    b = np.zeros(3)
+    for t in range(31):
+        if t in (0, 1, 2, 7, 30):
+            np.testing.assert_allclose(res["beta"][[0, 1, 2, 7, 30].index(t)], b, atol=1e-10)
+        b = b - eta / 12 * psi.T @ (psi @ b - y)
