@@ -7,6 +7,16 @@
    version by default, the paper's resolution (c = 0, 0.025, ..., 0.975; 41 learning rates;
    25 horizons alpha_F = 1e-2..1e4) with ``--full``.
 3. alpha_spec (eq. 25) from random initial conditions at D = 1e4 ... 1e12 (Figure 3 setting).
+4. The LCN RHS batched over 64 parameter sets at (P, k_s, k_t) = (8, 2, 2) with states that are
+   not translation-symmetric (random inits at D = 100, 64 correlations and learning rates):
+   CPU time per set of the batched call over that of 64 single calls (below 1 = batching
+   pays), next to the same ratio for the CNN. (Issue 13: with the entry-wise I4 sum the LCN
+   ratio was about 0.74 on the course machine; the blocked matrix form of ``odes._v_block``
+   brings it to about 0.28.)
+5. ``fixed_point`` (the noise floors of Figure 5) solved directly from the zero-error state
+   (``warmup="auto"``) against the RK4 warm-up of eta alpha = 50 first (``warmup="always"``):
+   CPU seconds of each and the largest relative difference of eps_g (the warm-up took ~2 s per
+   state, the direct solve 0.01-0.35 s; the states agree to ~1e-12).
 
 Usage: ``python benchmarks/bench_cnn_lcn.py [--full]``. Times are CPU seconds of this process
 (``time.process_time``) and wall-clock seconds; the machine may be shared.
@@ -106,6 +116,53 @@ def bench_alpha_spec(full: bool) -> None:
               f"1e4..1e12; slope d alpha_spec / d ln D = {b:.3f}; CPU {cpu:.1f} s, wall {wall:.1f} s")
 
 
+def _cpu(fn, reps: int) -> float:
+    fn()
+    c0 = time.process_time()
+    for _ in range(reps):
+        fn()
+    return (time.process_time() - c0) / reps
+
+
+def bench_batched_rhs(n: int = 64) -> None:
+    print(f"\n== RHS batched over {n} parameter sets vs {n} single calls, (P, k_s, k_t) = (8, 2, 2), "
+          "states not translation-symmetric (CPU time per set) ==")
+    P, k_s, k_t = 8, 2, 2
+    S = cl.input_covariance(P, np.linspace(0.0, 0.9, n))
+    eta, sigma, T = np.geomspace(0.05, 2.0, n), np.full(n, 0.5), np.ones(n)
+    for kind in ("lcn", "cnn"):
+        R, Q = cl.random_init(kind, 100, P, k_s, k_t, n=n, seed=1)
+        t_b = _cpu(lambda k=kind, R=R, Q=Q: _rhs(k, R, Q, S, T, eta, sigma), 10) / n
+        t_1 = _cpu(lambda k=kind, R=R, Q=Q: [_rhs(k, R[i], Q[i], S[i], T[i], eta[i], sigma[i])
+                                             for i in range(n)], 2) / n
+        print(f"{kind}: single call {1e3 * t_1:.3f} ms/set, batched {1e3 * t_b:.3f} ms/set, "
+              f"ratio batched/single = {t_b / t_1:.3f}")
+
+
+def bench_fixed_point() -> None:
+    print("\n== fixed_point from the zero-error state: direct solve vs RK4 warm-up first "
+          "(Figure 5: k_s = k_t = 2, eta = 2e-3, sigma = 1, T = 1) ==")
+    tot = {"auto": 0.0, "always": 0.0}
+    worst = 0.0
+    for kind in ("cnn", "lcn"):
+        for P, c in ((6, 0.0), (6, 0.5), (6, 0.75), (2, 0.5), (4, 0.5)):
+            R0, Q0 = cl.zero_error_solution(kind, P, 2, 2)
+            S = cl.input_covariance(P, c)
+            res, line = {}, []
+            for mode in ("always", "auto"):
+                c0 = time.process_time()
+                res[mode] = cl.fixed_point(kind, R0, Q0, S, 1.0, 2e-3, 1.0, warmup=mode)
+                dt = time.process_time() - c0
+                tot[mode] += dt
+                line.append(f"{mode} {dt:6.3f} s")
+            rel = abs(res["auto"]["eg"] / res["always"]["eg"] - 1)
+            worst = max(worst, rel)
+            print(f"{kind} P={P} c={c:4}: " + ", ".join(line) + f"; direct: {res['auto']['direct']}, "
+                  f"|eg_auto / eg_always - 1| = {rel:.1e}")
+    print(f"total: warm-up first {tot['always']:.2f} s, direct {tot['auto']:.2f} s "
+          f"(x{tot['always'] / tot['auto']:.0f}); largest relative difference {worst:.1e}")
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--full", action="store_true", help="paper-resolution phase diagram")
@@ -113,6 +170,8 @@ def main(argv=None) -> None:
     bench_rhs()
     bench_phase_diagram(args.full)
     bench_alpha_spec(args.full)
+    bench_batched_rhs()
+    bench_fixed_point()
 
 
 if __name__ == "__main__":

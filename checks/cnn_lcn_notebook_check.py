@@ -1,7 +1,8 @@
 """Recompute every number quoted by the CNN/LCN notebook (assignment ``cnn_lcn``).
 
 Run ``python checks/cnn_lcn_notebook_check.py`` for a table, ``--json`` for records,
-``--full`` for the long version (the Figure 3 fit on the notebook's full D grid). Each claim
+``--full`` for the long version (adds the Figure 7 slopes of the larger kernels and the
+ordering of the Figure 3 slopes, about a minute). Each claim
 names the sentence of ``course/source/cnn_lcn/cnn_vs_lcn.py`` that quotes it; claims without
 a quote are identities the notebook relies on (their ``quoted`` is ``None``: ``computed`` must
 be within ``tol`` of zero).
@@ -21,6 +22,7 @@ from checks.claims import Claim, run  # noqa: E402
 from td_lib import cnn_lcn as cl  # noqa: E402
 
 NB = "course/source/cnn_lcn/cnn_vs_lcn.py"
+FIG5_C = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)  # Figure 5a's c grid (full mode)
 
 
 def _eps0_claims() -> list[Claim]:
@@ -69,17 +71,36 @@ def _floor_claims(full: bool) -> list[Claim]:
                                                                               1.0, 0.5))
     out = [Claim("floor_ratio", "CNN/LCN noise floor, P=6, c=0.5 (eqs 31-32)", 3.236, ratio, 5e-4,
                  NB, "3.236 times the LCN's")]
-    # The ODE's stationary error at eta = 2e-3 against eqs 31-32 (Figure 5a, P = 6, c = 0.5).
+    # Figure 5a: the ODE's fixed points at eta = 2e-3 (cl.fixed_point from the zero-error
+    # solution, as the notebook plots them) against eqs 31-32, on the notebook's c grid (P = 6).
     eta = 2e-3
-    al = np.array([0.0, 5e4 if full else 2e4])
+    rel, worst_res = [], 0.0
     for kind in ("cnn", "lcn"):
         R0, Q0 = cl.zero_error_solution(kind, 6, 2, 2)
-        tr = cl.integrate(kind, R0, Q0, al, cl.input_covariance(6, 0.5), eta=eta, sigma=1.0,
-                          dtau=0.1, steady_tol=1e-10)
-        rel = float(tr.eg[-1] / cl.noise_floor(kind, eta, 1.0, 6, 1.0, 0.5) - 1)
-        out.append(Claim(f"floor_ode_{kind}", f"{kind} ODE floor at eta=2e-3 vs eq. 3{1 + (kind == 'lcn')}"
-                         " (relative difference; O(eta) corrections and distance to stationarity)",
-                         None, rel, 0.02))
+        for c in FIG5_C:
+            fp = cl.fixed_point(kind, R0, Q0, cl.input_covariance(6, c), 1.0, eta, 1.0)
+            rel.append(float(fp["eg"] / cl.noise_floor(kind, eta, 1.0, 6, 1.0, c) - 1))
+            worst_res = max(worst_res, fp["residual"] if fp["eigmax"] < 0 else np.inf)
+            if c == 0.5:
+                E = cl.error_covariance(kind, fp["R"], fp["Q"], cl.input_covariance(6, c))
+                E00 = float(E[0, 0] / (eta / 2))
+                if kind == "cnn":
+                    out.append(Claim("eq34_cnn_diag", "CNN at the fixed point (P=6, c=0.5): "
+                                     "E[e_0^2] / (eta sigma^2 / 2) - 1, in % (eq. 34 says 0)", 12.0,
+                                     100 * (E00 - 1), 0.5, NB, "12 %",
+                                     note="eq. 34 is leading order; the O(eta) correction is large "
+                                          "for the CNN at c = 0.5 (claims eq34_O_eta_* of "
+                                          "checks/cnn_lcn_check.py)"))
+                out.append(Claim(f"floor_ode_{kind}", f"{kind} fixed point at eta=2e-3, c=0.5 vs eq. "
+                                 f"3{1 + (kind == 'lcn')} (relative difference: the O(eta) correction)",
+                                 None, rel[-1], 0.01))
+    out += [Claim("floor_fixed_point", "Figure 5's markers are attracting stationary states (largest "
+                  "max |RHS|/eta over them; inf if a Jacobian eigenvalue is >= 0)", None, worst_res,
+                  1e-10),
+            Claim("floor_excess_min", "Figure 5a: smallest excess of the fixed points over eqs 31-32 "
+                  "(%, both students, c grid)", 0.2, 100 * min(rel), 0.05, NB, "0.2 % to"),
+            Claim("floor_excess_max", "Figure 5a: largest excess of the fixed points over eqs 31-32 "
+                  "(%, both students, c grid)", 1.0, 100 * max(rel), 0.05, NB, "1.0 % above")]
     return out
 
 
@@ -93,32 +114,92 @@ def _rescaling_claims() -> list[Claim]:
                   None, float(np.abs(e_c - e_l).max()), 1e-10)]
 
 
-def figure3_alpha_spec(k_s: int, Ds, amax: float, dtau: float = 0.25) -> np.ndarray:
-    """alpha_spec exactly as the notebook's Figure 3 cell computes it (same seeds and grids)."""
-    inits = [cl.random_init("cnn", d, 6, k_s, 1, n=1, seed=(3, i)) for i, d in enumerate(Ds)]
-    R0 = np.concatenate([r for r, _ in inits])
-    Q0 = np.concatenate([q for _, q in inits])
-    al = np.concatenate([[0.0], np.geomspace(1e-2, amax, 400)])
-    tr = cl.integrate("cnn", R0, Q0, al, np.eye(6), eta=0.5, dtau=dtau)
-    return cl.alpha_spec(tr.alpha, cl.alignment(tr.R, tr.Q), 0.99)
+# Figures 3 and 7 exactly as the notebook computes them in full mode (same seeds, grids, steps).
+D_GRID = np.array([1e2, 1e4, 1e6, 1e8, 1e10, 1e12])
+N_INIT = 8
+D_MIN = 1e4  # the fits use D >= 1e4 (D = 100 is plotted, not fitted)
+FIG3 = dict(P=6, k_t=1, eta=0.5, c=0.0, seed=3, dtau=0.5)
+AMAX3 = {1: 40.0, 2: 400.0, 3: 800.0, 4: 1500.0}
+FIG7 = {"a": dict(P=6, k_t=2, eta=0.5, c=0.0, seed=7, dtau=0.5),
+        "b": dict(P=6, k_t=1, eta=0.2, c=0.5, seed=7, dtau=0.25)}
+AMAX7 = {("a", 2): 150.0, ("a", 3): 800.0, ("a", 4): 1500.0, ("b", 1): 60.0, ("b", 2): 2500.0,
+         ("b", 3): 3500.0}
+
+
+def figure3_alpha_spec(k_s: int) -> np.ndarray:
+    """alpha_spec ``(n_D, n_init)`` of the notebook's Figure 3 for student kernel ``k_s``."""
+    return cl.specialisation_runs(D_GRID, k_s=k_s, n_init=N_INIT, alpha_max=AMAX3[k_s],
+                                  **FIG3)["alpha_spec"]
+
+
+def figure7_alpha_spec(panel: str, k_s: int) -> np.ndarray:
+    """alpha_spec ``(n_D, n_init)`` of the notebook's Figure 7, panel ``"a"`` or ``"b"``."""
+    return cl.specialisation_runs(D_GRID, k_s=k_s, n_init=N_INIT, alpha_max=AMAX7[panel, k_s],
+                                  **FIG7[panel])["alpha_spec"]
+
+
+def _flat(name: str, a_sp: np.ndarray, quoted: float, quote: str, what: str,
+          D_flat: float = 1e8) -> list[Claim]:
+    big = a_sp[D_GRID >= D_flat]
+    return [Claim(name, f"{what}: alpha_spec, mean over D >= {D_flat:.0e} and {N_INIT} inits",
+                  quoted, float(big.mean()), 0.005, NB, quote,
+                  note="tolerance: rounding to 2 decimals"),
+            Claim(f"{name}_flat", f"{what}: the same alpha_spec to two decimals for every D >= "
+                  f"{D_flat:.0e} and every initialisation (max - min over those runs)", None,
+                  float(np.ptp(big)), 0.005)]
+
+
+def _slope(name: str, a_sp: np.ndarray, what: str, b_quote: tuple, se_quote: tuple) -> list[Claim]:
+    f = cl.log_d_fit(D_GRID, a_sp, D_MIN)
+    (b, qb), (se, qse) = b_quote, se_quote
+    return [Claim(f"{name}_b", f"{what}: slope b of a + b ln D through the means (D >= 1e4)", b,
+                  f["b"], 0.005, NB, qb, note="tolerance: rounding to 2 decimals",
+                  extra={k: f[k] for k in ("a", "se_a", "sd")}),
+            Claim(f"{name}_se_b", f"{what}: standard error of b from the scatter of the "
+                  f"{N_INIT} initialisations", se, f["se_b"], 0.005, NB, qse),
+            Claim(f"{name}_b_positive", f"{what}: b > 3 se_b (alpha_spec grows with ln D)", None,
+                  float(f["b"] < 3 * f["se_b"]), 0.0)]
 
 
 def _figure3_claims(full: bool) -> list[Claim]:
-    Ds = np.array([1e2, 1e4, 1e6, 1e8, 1e10, 1e12])
-    a1 = figure3_alpha_spec(1, Ds, 30.0)
-    a2 = figure3_alpha_spec(2, Ds, 300.0)
-    X = np.stack([np.ones(len(Ds)), np.log(Ds)], 1)
-    b = float(np.linalg.lstsq(X, a2, rcond=None)[0][1])
-    return [
-        Claim("alpha_spec_ks1", "alpha_spec for k_s = k_t = 1, mean over D = 1e4..1e12", 6.98,
-              float(np.mean(a1[1:])), 0.01, NB, "6.98 for every"),
-        Claim("alpha_spec_ks1_flat", "k_s = k_t: alpha_spec independent of D >= 1e4 (max - min)",
-              None, float(np.ptp(a1[1:])), 0.05),
-        Claim("alpha_spec_ks1_D100", "alpha_spec for k_s = k_t = 1 at D = 100", 5.3, float(a1[0]),
-              0.05, NB, "5.3 at $D=100$"),
-        Claim("alpha_spec_ks2_slope", "k_s = 2: slope b of alpha_spec = a + b ln D (notebook seeds)",
-                 7.56, b, 0.01, NB, "7.56 per unit"),
-    ]
+    a1, a2 = figure3_alpha_spec(1), figure3_alpha_spec(2)
+    f2 = cl.log_d_fit(D_GRID, a2, D_MIN)
+    out = _flat("alpha_spec_ks1", a1, 6.98, "6.98 for every", "Figure 3, k_s = k_t = 1")
+    sd1 = a1.std(1, ddof=1)
+    out += [Claim("alpha_spec_ks1_D100", "Figure 3, k_s = 1: mean alpha_spec at D = 100",
+                  7.23, float(a1[0].mean()), 0.005, NB, "7.23)"),
+            Claim("alpha_spec_ks1_sd_D100", "Figure 3, k_s = 1: standard deviation over the "
+                  "initialisations at D = 100", 0.81, float(sd1[0]), 0.005, NB, "0.81 at"),
+            Claim("alpha_spec_ks1_sd_D1e4", "Figure 3, k_s = 1: standard deviation over the "
+                  "initialisations at D = 1e4", 0.06, float(sd1[1]), 0.005, NB, "0.06 at")]
+    out += _slope("alpha_spec_ks2", a2, "Figure 3, k_s = 2, k_t = 1",
+                  (6.89, "6.89 per unit"), (0.39, "0.39 from the scatter"))
+    out += [Claim("alpha_spec_ks2_a", "Figure 3, k_s = 2: intercept a of the fit", 33.8, f2["a"],
+                  0.05, NB, "33.8 and slope", note="tolerance: rounding to 1 decimal"),
+            Claim("alpha_spec_ks2_se_a", "Figure 3, k_s = 2: standard error of a", 6.0, f2["se_a"],
+                  0.05, NB, "6.0 and 0.39"),
+            Claim("alpha_spec_ks2_sd", "Figure 3, k_s = 2: scatter of single runs (rms over D of "
+                  "the standard deviation over initialisations)", 13.0, f2["sd"], 0.5, NB,
+                  "about 13 (standard", note="tolerance: rounding to the unit")]
+    if full:
+        b = [cl.log_d_fit(D_GRID, figure3_alpha_spec(k), D_MIN)["b"] for k in (3, 4)]
+        out.append(Claim("alpha_spec_slopes_grow", "Figure 3: b(k_s=2) < b(3) < b(4) (printed by "
+                         "the notebook)", None, float(not f2["b"] < b[0] < b[1]), 0.0,
+                         extra={"b3": b[0], "b4": b[1]}))
+    return out
+
+
+def _figure7_claims(full: bool) -> list[Claim]:
+    out = _flat("fig7a_ks2", figure7_alpha_spec("a", 2), 60.49, "60.49 for every",
+                "Figure 7a, k_s = k_t = 2", D_flat=1e10)
+    out += _flat("fig7b_ks1", figure7_alpha_spec("b", 1), 9.76, "9.76 for every",
+                 "Figure 7b, k_s = k_t = 1, c = 0.5, eta = 0.2")
+    if full:
+        out += _slope("fig7a_ks3", figure7_alpha_spec("a", 3), "Figure 7a, k_s = 3, k_t = 2",
+                      (10.03, "10.03 per unit"), (0.77, "0.77). (b)"))
+        out += _slope("fig7b_ks2", figure7_alpha_spec("b", 2), "Figure 7b, k_s = 2, c = 0.5",
+                      (42.73, "42.73 (standard"), (2.42, "2.42). So"))
+    return out
 
 
 def collect(full: bool = False) -> list[Claim]:
@@ -128,6 +209,7 @@ def collect(full: bool = False) -> list[Claim]:
     out += _floor_claims(full)
     out += _rescaling_claims()
     out += _figure3_claims(full)
+    out += _figure7_claims(full)
     return out
 
 

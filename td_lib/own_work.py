@@ -89,7 +89,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "exA_j2_erf": ("td_lib.cnn_lcn.integrals.J2", "td_lib.cnn_lcn.integrals.j2_entries"),
     "exB_lcn_sgd_step": ("td_lib.cnn_lcn.sgd.sgd_step", "td_lib.cnn_lcn.sgd._Net.step"),
     "exC_matched_init": ("td_lib.cnn_lcn.init.matched_lcn_init",),
-    "exD_alpha_spec": ("td_lib.cnn_lcn.observables.alpha_spec",),
+    "exD_alpha_spec": ("td_lib.cnn_lcn.observables.alpha_spec", "td_lib.cnn_lcn.observables.log_d_fit"),
     "exE_initial_errors": ("td_lib.cnn_lcn.observables.initial_error",
                            "td_lib.cnn_lcn.model.generalisation_error",
                            "td_lib.cnn_lcn.model.eg_from_covariance"),

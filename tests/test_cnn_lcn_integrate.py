@@ -138,3 +138,95 @@ def test_phase_diagram_small_grid():
     assert abs(r[0, 0]) < 0.01  # c = 0, tiny horizon: same error (both start at eps_0)
     assert r[1, 0] > 0.1  # strong correlation, short horizon: the LCN wins
     assert r[0, 1] < -0.2 and r[1, 1] < -0.2  # long horizon: the CNN wins
+
+
+@pytest.mark.parametrize("kind", ["cnn", "lcn"])
+def test_fixed_point_direct_solve_equals_warmup(kind):
+    """From the zero-error state the direct solve needs no warm-up and finds the same state."""
+    P, k = 4, 2
+    S = cl.input_covariance(P, 0.5)
+    R0, Q0 = cl.zero_error_solution(kind, P, k, k)
+    auto = cl.fixed_point(kind, R0, Q0, S, 1.0, 2e-3, 1.0)
+    warm = cl.fixed_point(kind, R0, Q0, S, 1.0, 2e-3, 1.0, warmup="always")
+    assert auto["direct"] and auto["warmup_tau"] == 0.0 and "directly" in auto["note"]
+    assert not warm["direct"] and warm["warmup_tau"] == 50.0
+    for fp in (auto, warm):
+        assert fp["success"] and fp["residual"] < 1e-12 and fp["eigmax"] < 0
+    assert abs(auto["eg"] / warm["eg"] - 1) < 1e-10
+    assert np.max(np.abs(auto["R"] - warm["R"])) < 1e-10
+    assert np.max(np.abs(auto["Q"] - warm["Q"])) < 1e-10
+    # a stationary state of the ODE: integrating from it changes nothing
+    tr = cl.integrate(kind, auto["R"], auto["Q"], np.array([0.0, 5.0 / 2e-3]), S, eta=2e-3,
+                      sigma=1.0, dtau=0.05)
+    assert abs(tr.eg[-1] / auto["eg"] - 1) < 1e-9
+
+
+def test_fixed_point_falls_back_to_the_warmup_and_says_so():
+    """From R = 0, Q = I (P = 4, k = 1, eta = 0.5) the direct solve does not converge."""
+    R0, Q0 = cl.leading_order_init("cnn", 4, 1, 1)
+    S = np.eye(4)
+    never = cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5, warmup="never")
+    assert not never["success"] and never["warmup_tau"] == 0.0 and "failed" in never["note"]
+    auto = cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5)
+    assert auto["success"] and auto["eigmax"] < 0
+    assert not auto["direct"] and auto["warmup_tau"] == 50.0
+    assert "failed" in auto["note"] and "warm-up" in auto["note"]
+    warm = cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5, warmup="always")
+    assert abs(auto["eg"] - warm["eg"]) < 1e-12
+    # a saddle is not accepted: from this random start the direct root is unstable
+    R1, Q1 = cl.random_init("cnn", 50, 4, 2, 2, seed=0)
+    S1 = cl.input_covariance(4, 0.3)
+    saddle = cl.fixed_point("cnn", R1, Q1, S1, 1.0, 0.2, 0.5, warmup="never")
+    assert saddle["success"] and saddle["eigmax"] > 0  # a root, but not an attracting one
+    fp = cl.fixed_point("cnn", R1, Q1, S1, 1.0, 0.2, 0.5)
+    assert not fp["direct"] and fp["eigmax"] < 0 and fp["eg"] < saddle["eg"]
+    with pytest.raises(ValueError, match="warmup"):
+        cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5, warmup="sometimes")
+
+
+def test_specialisation_runs_trajectories_and_early_stop():
+    Ds = [1e4, 1e8]
+    r = cl.specialisation_runs(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, seed=5, alpha_max=600.0,
+                               dtau=0.5)
+    n_a = r["alpha"].size
+    assert r["gamma"].shape == (n_a, 2, 3, 2) and r["alpha_spec"].shape == (2, 3)
+    assert np.all(np.isfinite(r["alpha_spec"]))
+    # the first checkpoint is the random init of eq. 19 drawn with seed (seed, i) at D[i]
+    R0, Q0 = cl.random_init("cnn", 1e8, 6, 2, 1, n=3, seed=(5, 1))
+    assert np.max(np.abs(r["gamma"][0, 1] - cl.alignment(R0, Q0))) < 1e-15
+    # alpha_spec is eq. 25 on the returned trajectories, and the integration stopped early
+    assert np.array_equal(r["alpha_spec"], cl.alpha_spec(r["alpha"], r["gamma"], 0.99))
+    assert r["alpha_spec"].max() <= r["alpha"][-1] < 600.0
+    # the windows are one integration: a single run over the same checkpoints gives the same gammas
+    R1, Q1 = cl.random_init("cnn", 1e4, 6, 2, 1, n=3, seed=(5, 0))
+    tr = cl.integrate("cnn", R1, Q1, r["alpha"], np.eye(6), eta=0.5, dtau=0.5)
+    assert np.max(np.abs(cl.alignment(tr.R, tr.Q) - r["gamma"][:, 0])) < 1e-10
+    # specialisation_time is the same computation
+    t = cl.specialisation_time(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, seed=5, alpha_max=600.0,
+                               dtau=0.5)
+    assert np.max(np.abs(t - r["alpha_spec"])) < 0.05 * r["alpha_spec"].mean()  # other checkpoints
+
+
+def test_log_d_fit_recovers_the_line_and_its_standard_error():
+    Ds = np.geomspace(1e2, 1e12, 6)
+    exact = 3.0 + 2.5 * np.log(Ds)
+    f = cl.log_d_fit(Ds, np.repeat(exact[:, None], 4, 1))
+    assert abs(f["a"] - 3.0) < 1e-10 and abs(f["b"] - 2.5) < 1e-12 and f["se_b"] == 0.0
+    f = cl.log_d_fit(Ds, np.repeat(exact[:, None], 4, 1), D_min=1e4)
+    assert f["D"].size == 5
+    # the standard error is the spread of b over independent replicas of the initialisations
+    rng = np.random.default_rng(0)
+    sd = np.linspace(1.0, 6.0, Ds.size)  # scatter growing with D, as for the plateaus
+    fits = [cl.log_d_fit(Ds, exact[:, None] + sd[:, None] * rng.standard_normal((Ds.size, 8)))
+            for _ in range(4000)]
+    b = np.array([f["b"] for f in fits])
+    se = np.sqrt(np.mean([f["se_b"] ** 2 for f in fits]))
+    assert abs(b.mean() - 2.5) < 4 * b.std() / np.sqrt(b.size)
+    assert abs(b.std() / se - 1) < 0.05, (b.std(), se)
+    assert abs(np.mean([f["sd"] ** 2 for f in fits]) / np.mean(sd**2) - 1) < 0.02
+    with pytest.raises(ValueError, match="D_min"):
+        cl.log_d_fit(Ds, np.repeat(exact[:, None], 4, 1), D_min=1e11)
+    with pytest.raises(ValueError, match="a_spec"):
+        cl.log_d_fit(Ds, exact)
+    with pytest.raises(ValueError, match="a_spec"):
+        cl.log_d_fit(Ds, np.full((6, 2), np.inf))

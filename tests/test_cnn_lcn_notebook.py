@@ -21,7 +21,6 @@ NB = REPO / "course/source/cnn_lcn/cnn_vs_lcn.py"
 FIXTURE = REPO / "checks/fixtures/cnn_lcn/cnn_vs_lcn.json"
 PRELUDE = """
 import numpy as np
-import torch
 from scipy.special import erf
 from td_lib import cnn_lcn as cl
 from td_lib.runtime import QUICK, pick, progress
@@ -118,5 +117,22 @@ def test_claim_quotes_are_in_the_notebook():
         assert c.ok, f"claim {c.id} fails: quoted {c.quoted}, computed {c.computed}"
         if c.quote is not None:
             assert c.notebook == str(NB.relative_to(REPO))
+            assert c.quote in text, f"quote of {c.id} not in the notebook: {c.quote!r}"
+            assert first_number(c.quote) == c.quoted, f"first number of {c.quote!r} is not {c.quoted}"
+
+
+@pytest.mark.slow
+def test_full_mode_claims_of_figures_3_and_7():
+    """The Figure 3 and 7 numbers that only the full check recomputes (the slopes of the larger
+    kernels, about a minute) hold and are the ones the notebook quotes."""
+    from checks.cnn_lcn_notebook_check import _figure3_claims, _figure7_claims
+
+    text = NB.read_text()
+    fast = {c.id for c in _figure3_claims(False) + _figure7_claims(False)}
+    full = _figure3_claims(True) + _figure7_claims(True)
+    assert {c.id for c in full} - fast, "the full check adds no claim"
+    for c in full:
+        assert c.ok, f"claim {c.id} fails: quoted {c.quoted}, computed {c.computed}"
+        if c.quote is not None:
             assert c.quote in text, f"quote of {c.id} not in the notebook: {c.quote!r}"
             assert first_number(c.quote) == c.quoted, f"first number of {c.quote!r} is not {c.quoted}"

@@ -64,6 +64,34 @@ def test_batched_rhs_equals_per_element(kind):
 
 
 @pytest.mark.parametrize("kind", ["cnn", "lcn"])
+def test_batched_rhs_P8_equals_per_set(kind):
+    """64 parameter sets at P = 8 in one call equal 64 single calls to 1e-12 (issue 13).
+
+    The states are random (not translation-symmetric) and every set has its own random S, eta,
+    sigma and T, so the batch takes the general pair-by-pair I4 path in several cache-sized
+    blocks; one set is also compared with the loop oracle.
+    """
+    from td_lib.cnn_lcn.odes import _CHUNK, _is_circulant
+
+    P, k_s, k_t, n = 8, 2, 2, 64
+    rng = np.random.default_rng(8)
+    S = np.stack([_random_S(P, rng) for _ in range(n)])
+    R, Q = cl.random_init(kind, 100, P, k_s, k_t, n=n, seed=11)
+    eta, sigma, T = np.geomspace(0.05, 2.0, n), np.linspace(0.0, 1.0, n), np.linspace(0.5, 2.0, n)
+    C = cl.preactivation_covariance(kind, R, Q, S, T, validate=False)
+    assert not _is_circulant(C, P)
+    assert n * (P * (P + 1) // 2) * (2 * P) ** 2 > 2 * _CHUNK  # the batch spans several blocks
+    dR, dQ = cl.rhs(kind, R, Q, S, T, eta, sigma)
+    for i in range(n):
+        a, b = cl.rhs(kind, R[i], Q[i], S[i], T[i], eta[i], sigma[i])
+        assert np.max(np.abs(dR[i] - a)) <= 1e-12 * max(1.0, np.abs(a).max()), i
+        assert np.max(np.abs(dQ[i] - b)) <= 1e-12 * max(1.0, np.abs(b).max()), i
+    rR, rQ = reference_rhs(kind, R[5], Q[5], S[5], T=T[5], eta=eta[5], sigma=sigma[5])
+    assert np.max(np.abs(dR[5] - rR)) < 1e-12 * max(1.0, np.abs(rR).max())
+    assert np.max(np.abs(dQ[5] - rQ)) < 1e-12 * max(1.0, np.abs(rQ).max())
+
+
+@pytest.mark.parametrize("kind", ["cnn", "lcn"])
 def test_reflection_equivariance(kind):
     """F(rho y) = rho F(y) (eq. 98) and eps_g(rho y) = eps_g(y), for a reflection-symmetric S."""
     P, k_s, k_t = 6, 3, 2

@@ -58,10 +58,12 @@ Integration (``integrate``):
     ``integrate(kind, R0, Q0, alphas, S, T, eta, sigma, dt=None, dtau=0.05, method="rk4")``
     -> ``Trajectory``; ``log_checkpoints(alpha_max, n, alpha_min)``;
     ``dt_convergence(...)``; ``DivergenceError``; ``fixed_point(kind, R0, Q0, S, T, eta, sigma)``
-    (stationary state reached from ``(R0, Q0)``: the long-time error at finite eta).
+    (attracting stationary state near ``(R0, Q0)``, solved directly and with an RK4 warm-up only
+    if that fails: the long-time error at finite eta).
 Observables (``observables``):
     ``alignment(R, Q, T=1)`` (gamma_s, eq. 24), ``alpha_spec(alpha, gamma, threshold)`` (eq. 25),
-    ``specialisation_time(D, ...)``, ``reflect(R, Q)`` (rho, eq. 26),
+    ``specialisation_runs(D, ...)`` and ``specialisation_time(D, ...)`` (Figures 3, 4, 7),
+    ``log_d_fit(Ds, a_spec, D_min)`` (a + b ln D with its spread), ``reflect(R, Q)`` (rho, eq. 26),
     ``initial_error(kind, P, T, c)`` (eq. 28), ``early_time_coefficients(kind, ...)`` (A, B from
     the ODE), ``early_time_coefficients_closed_form(kind, ...)`` (eqs 107-115),
     ``optimal_early_eta(A, B)``, ``c_star_slope(...)`` (c0, eq. 119) and
@@ -108,10 +110,12 @@ from td_lib.cnn_lcn.observables import (
     error_covariance,
     error_covariance_prediction,
     initial_error,
+    log_d_fit,
     noise_floor,
     optimal_early_eta,
     phase_diagram,
     reflect,
+    specialisation_runs,
     specialisation_time,
 )
 from td_lib.cnn_lcn.odes import ode_terms, rhs
@@ -132,7 +136,8 @@ __all__ = [
     "random_init", "leading_order_init", "matched_lcn_init", "zero_error_solution",
     "integrate", "Trajectory", "log_checkpoints", "dt_convergence", "DivergenceError",
     "fixed_point",
-    "alignment", "alpha_spec", "specialisation_time", "reflect", "initial_error",
+    "alignment", "alpha_spec", "specialisation_runs", "specialisation_time", "log_d_fit",
+    "reflect", "initial_error",
     "early_time_coefficients", "early_time_coefficients_closed_form", "optimal_early_eta",
     "c_star_slope", "c_star_slope_numeric", "noise_floor", "error_covariance",
     "error_covariance_prediction", "phase_diagram",

@@ -1,7 +1,8 @@
 """Observables of the CNN / LCN dynamics (seed eqs 24-34, Apps E-H).
 
 * :func:`alignment` -- ``gamma_s`` (eq. 24); :func:`alpha_spec` (eq. 25);
-  :func:`specialisation_time` (Result 3.3 / Figure 3: ODE from random inits at dimension D).
+  :func:`specialisation_runs` and :func:`specialisation_time` (Result 3.3 / Figures 3, 4, 7: ODE
+  from random inits at dimension D); :func:`log_d_fit` (``a + b ln D`` with its spread).
 * :func:`reflect` -- the reflection ``rho`` of eq. 26 (CNN and LCN states).
 * :func:`initial_error` -- eq. 28; :func:`early_time_coefficients` -- ``A``, ``B`` of eq. 27
   computed from the ODE itself (directional derivative of eps_g along the RHS at the
@@ -80,40 +81,93 @@ def alpha_spec(alpha, gamma, threshold: float = 0.99) -> np.ndarray:
     return np.where(ok, out, np.inf)
 
 
+def specialisation_runs(D, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float = 0.5,
+                        T: float = 1.0, c: float = 0.0, sigma: float = 0.0, n_init: int = 8,
+                        seed=0, threshold: float = 0.99, alpha_max: float = 2000.0,
+                        n_ckpt: int = 400, dtau: float = 0.05, progress: bool = False) -> dict:
+    """The CNN ODE (eq. 17) from ``n_init`` random inits (eq. 19) at each dimension ``D``.
+
+    All ``len(D) * n_init`` runs are integrated in one batch on the checkpoints
+    ``[0] + geomspace(1e-2, alpha_max, n_ckpt)``, window by window, until every run has
+    specialised (eq. 25) or ``alpha_max`` is reached. The inits at ``D[i]`` are
+    ``random_init("cnn", D[i], ..., n=n_init, seed=(seed, i))``. Returns a dict with ``D``,
+    ``alpha`` (the checkpoints integrated), ``gamma`` (alignments, eq. 24:
+    ``(n_alpha, n_D, n_init, k_s - k_t + 1)``) and ``alpha_spec`` (``(n_D, n_init)``, ``inf``
+    where the threshold was not reached). Figure 3/4 parameters are the defaults.
+    """
+    Ds = np.atleast_1d(np.asarray(D, float))
+    n_init = V.positive_int("n_init", n_init)
+    n_ckpt = V.positive_int("n_ckpt", n_ckpt, 2)
+    alpha_max = V.finite("alpha_max", alpha_max, positive=True)
+    inits = [random_init("cnn", d, P, k_s, k_t, T=T, n=n_init, seed=(seed, i))
+             for i, d in enumerate(Ds)]
+    R = np.stack([r for r, _ in inits])
+    Q = np.stack([q for _, q in inits])
+    S = input_covariance(P, c)
+    grid = np.concatenate([[0.0], np.geomspace(min(1e-2, alpha_max / 10), alpha_max, n_ckpt)])
+    gammas = [alignment(R, Q, T)[None]]
+    width = max(1, n_ckpt // 40)  # windows of a factor ~ (alpha_max / 1e-2)^(1/40) in alpha
+    for lo in range(0, grid.size - 1, width):
+        al = grid[lo:lo + width + 1]
+        tr = integrate("cnn", R, Q, al - al[0], S, T=T, eta=eta, sigma=sigma, dtau=dtau,
+                       progress=progress)
+        gammas.append(alignment(tr.R[1:], tr.Q[1:], T))
+        R, Q = tr.R[-1], tr.Q[-1]
+        done = np.isfinite(alpha_spec(grid[:lo + al.size], np.concatenate(gammas), threshold))
+        if done.all():
+            break
+    gamma = np.concatenate(gammas)
+    alpha = grid[:gamma.shape[0]]
+    return {"D": Ds, "alpha": alpha, "gamma": gamma,
+            "alpha_spec": alpha_spec(alpha, gamma, threshold)}
+
+
 def specialisation_time(D, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float = 0.5,
                         T: float = 1.0, c: float = 0.0, sigma: float = 0.0, n_init: int = 8,
                         seed=0, threshold: float = 0.99, alpha_max: float = 2000.0,
                         dtau: float = 0.05, progress: bool = False) -> np.ndarray:
     """``alpha_spec`` (eq. 25) of the CNN ODE from ``n_init`` random inits at each dimension ``D``.
 
-    ``D`` may be a scalar or a sequence (all ``len(D) * n_init`` runs are integrated in one
-    batch). Returns ``(n_D, n_init)`` (or ``(n_init,)`` for scalar ``D``); ``inf`` where the
-    threshold is not reached before ``alpha_max``. The integration proceeds in windows and
-    stops as soon as every run has specialised. Figure 3/4 parameters are the defaults.
+    ``D`` may be a scalar or a sequence. Returns ``(n_D, n_init)`` (or ``(n_init,)`` for scalar
+    ``D``); ``inf`` where the threshold is not reached before ``alpha_max``. See
+    :func:`specialisation_runs` (which also returns the alignment trajectories).
     """
-    Ds = np.atleast_1d(np.asarray(D, float))
-    inits = [random_init("cnn", d, P, k_s, k_t, T=T, n=n_init, seed=(seed, i))
-             for i, d in enumerate(Ds)]
-    R = np.stack([r for r, _ in inits])
-    Q = np.stack([q for _, q in inits])
-    S = input_covariance(P, c)
-    grid = np.concatenate([[0.0], np.geomspace(1e-2, alpha_max, 600)])
-    out = np.full(R.shape[:2], np.inf)
-    todo = np.ones(R.shape[:2], bool)
-    # integrate window by window (each element from its own state) and stop once every run
-    # has crossed the threshold
-    for lo in range(0, grid.size - 1, 50):
-        al = grid[lo:lo + 51]
-        tr = integrate("cnn", R[todo], Q[todo], al - al[0], S, T=T, eta=eta, sigma=sigma,
-                       dtau=dtau, progress=progress)
-        a_spec = alpha_spec(al, alignment(tr.R, tr.Q, T), threshold)
-        idx = np.argwhere(todo)
-        out[todo] = a_spec
-        R[todo], Q[todo] = tr.R[-1], tr.Q[-1]
-        todo[tuple(idx[np.isfinite(a_spec)].T)] = False
-        if not todo.any():
-            break
+    out = specialisation_runs(D, P, k_s, k_t, eta, T, c, sigma, n_init, seed, threshold,
+                              alpha_max, 600, dtau, progress)["alpha_spec"]
     return out if np.ndim(D) else out[0]
+
+
+def log_d_fit(Ds, a_spec, D_min: float = 0.0) -> dict:
+    """Least-squares ``alpha_spec = a + b ln D`` through the means over initialisations.
+
+    ``a_spec`` is ``(n_D, n_init)`` (e.g. :func:`specialisation_runs`); dimensions below
+    ``D_min`` are left out of the fit. The spread is the standard error of ``a`` and ``b``
+    that the seed-to-seed scatter of the means implies (``b = sum_D w_D mean_D`` with the
+    least-squares weights ``w_D``, so ``se_b^2 = sum_D w_D^2 s_D^2 / n_init``, ``s_D`` the sample
+    standard deviation at ``D``), and ``sd`` the scatter of ``alpha_spec`` itself (the root mean
+    square of the ``s_D``). Returns ``a``, ``b``, ``se_a``, ``se_b``, ``sd``, ``mean`` (per D),
+    ``D`` (the dimensions used).
+    """
+    Ds = V.array("Ds", Ds, ndim=1)
+    a_spec = np.asarray(a_spec, dtype=float)
+    if a_spec.ndim != 2 or a_spec.shape[0] != Ds.size:
+        raise ValueError(f"a_spec must have shape (len(Ds), n_init) = ({Ds.size}, any), got {a_spec.shape}")
+    keep = Ds >= D_min
+    if keep.sum() < 2:
+        raise ValueError(f"D_min = {D_min:g} leaves fewer than two dimensions to fit")
+    if not np.all(np.isfinite(a_spec[keep])):
+        raise ValueError("a_spec: every run used in the fit must have specialised (finite values)")
+    x, y = np.log(Ds[keep]), a_spec[keep]
+    n = y.shape[1]
+    mean = y.mean(1)
+    X = np.stack([np.ones(x.size), x], 1)
+    W = np.linalg.pinv(X)  # (2, n_D): (a, b) = W @ mean
+    a, b = W @ mean
+    var = y.var(1, ddof=1) / n if n > 1 else np.zeros(x.size)
+    se_a, se_b = np.sqrt((W**2) @ var)
+    sd = float(np.sqrt(np.mean(y.var(1, ddof=1)))) if n > 1 else 0.0
+    return {"a": float(a), "b": float(b), "se_a": float(se_a), "se_b": float(se_b), "sd": sd,
+            "mean": mean, "D": Ds[keep]}
 
 
 # ----------------------------------------------------------------------------- reflection
@@ -386,7 +440,8 @@ def phase_diagram(P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sigma:
 
 
 __all__ = [
-    "alignment", "alpha_spec", "specialisation_time", "reflect", "initial_error",
+    "alignment", "alpha_spec", "specialisation_runs", "specialisation_time", "log_d_fit",
+    "reflect", "initial_error",
     "early_time_coefficients", "early_time_coefficients_closed_form", "optimal_early_eta",
     "c_star_slope", "c_star_slope_numeric", "noise_floor", "error_covariance",
     "error_covariance_prediction", "phase_diagram", "check_state",

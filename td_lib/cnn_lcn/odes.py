@@ -23,9 +23,10 @@ Implementation: ``I3`` is linear in its middle field, so with
 ``kappa_p = sum_b K_pb C_pb`` one has
 ``sum_b s_b I3(lh_p, phi, b) = (1+C_pp) sum_b K_pb <phi b> - <phi lh_p> kappa_p``; the
 cross-covariances ``<phi b>`` of all single-vector fields (eqs 39-40, 70-71) are built with one
-einsum each. The ``I4`` sum is evaluated on the pairs ``p <= q`` and ``b <= b'`` only (``I4`` is
-symmetric in slots 1-2 and 3-4), and only on the row ``p = 0`` when the statistics are
-translation invariant. No Python loop over positions or kernel taps.
+einsum each. The ``I4`` sum is evaluated on the pairs ``p <= q`` only (``I4`` is symmetric in
+slots 1-2), and only on the row ``p = 0`` when the statistics are translation invariant; for
+each pair all ``(b, b')`` come from one ``2P x 2P`` matrix (``_v_block``), and a batch is cut
+into cache-sized blocks. No Python loop over positions or kernel taps.
 
 Equality with a plain loop-based implementation written straight from eqs 54-67 / 73-78
 (``tests/cnn_lcn_reference.py``) is asserted to 1e-12 in ``tests/test_cnn_lcn_odes.py``,
@@ -44,7 +45,7 @@ from functools import lru_cache
 import numpy as np
 
 from td_lib import _validate as V
-from td_lib.cnn_lcn.integrals import i4_entries, j2_entries
+from td_lib.cnn_lcn.integrals import j2_entries
 from td_lib.cnn_lcn.model import (
     KINDS,
     check_S,
@@ -55,14 +56,13 @@ from td_lib.cnn_lcn.model import (
 )
 
 _2PI = 2.0 / np.pi
+_4PI2 = 4.0 / np.pi**2
 
 
 @lru_cache(maxsize=64)
 def _pairs(P: int):
-    p, q = np.triu_indices(P)
-    b, bb = np.triu_indices(2 * P)
-    wbb = np.where(b == bb, 1.0, 2.0) * signs(P)[b] * signs(P)[bb]
-    return p, q, b, bb, wbb
+    """The position pairs ``p <= q``."""
+    return np.triu_indices(P)
 
 
 def _i3_kernel(C: np.ndarray, P: int):
@@ -87,35 +87,66 @@ def _is_circulant(C: np.ndarray, P: int) -> bool:
                 <= 1e-13 * max(1.0, float(np.max(np.abs(blocks), initial=0.0))))
 
 
+_CHUNK = 1 << 16  # entries of the (pair, b, b') array per block: a few hundred kB, cache-sized
+
+
+def _v_block(C: np.ndarray, p: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``sum_{bb'} s_b s_b' I4(lh_p, lh_q, b, b')`` on the pairs ``(p, q)`` for a flat batch ``C``.
+
+    Eqs 47-51 in matrix form: with ``A = [[1+C_pp, C_pq], [C_pq, 1+C_qq]]``, ``L4 = det A`` and
+    ``v_b = (C_pb, C_qb)``, ``Lambda_0 = L4 C_bb' - v_b . adj(A) v_b'`` and
+    ``Lambda_{1,2} = L4 (1 + C_bb) - v_b . adj(A) v_b`` (its diagonal), so all ``(b, b')`` of a
+    pair come from one ``2P x 2P`` matrix ``N = L4 C - X W1^T - Y W2^T`` (``X_b = C_pb``,
+    ``Y_b = C_qb``, ``W = adj(A) v``): three operations per entry instead of the ~30 of the
+    entry-wise formula, in place, on cache-sized blocks.
+    """
+    d = np.diagonal(C, axis1=-2, axis2=-1)
+    a1 = 1.0 + d[:, p]
+    a2 = 1.0 + d[:, q]
+    c12 = C[:, p, q]
+    L4 = a1 * a2 - c12 * c12  # (n, npairs)
+    X = C[:, p, :]  # (n, npairs, 2P): <lh_p b>
+    Y = C[:, q, :]
+    W1 = a2[..., None] * X - c12[..., None] * Y
+    W2 = a1[..., None] * Y - c12[..., None] * X
+    N = L4[..., None, None] * C[:, None, :, :]
+    N -= X[..., :, None] * W1[..., None, :]
+    N -= Y[..., :, None] * W2[..., None, :]
+    r = 1.0 / np.sqrt(np.diagonal(N, axis1=-2, axis2=-1) + L4[..., None])  # 1/sqrt(Lambda_b)
+    N *= r[..., :, None]
+    N *= r[..., None, :]
+    np.clip(N, -1.0, 1.0, out=N)  # rounding only
+    np.arcsin(N, out=N)
+    return _4PI2 / np.sqrt(L4) * ((N @ s) @ s)
+
+
 def _V(C: np.ndarray, P: int, sigma) -> np.ndarray:
     """``V_pq = sum_{bb'} s_b s_b' I4(lh_p, lh_q, b, b') + sigma^2 J2(lh_p, lh_q)`` (eqs 61-63).
 
     Evaluated on the pairs ``p <= q``; if the preactivation statistics are translation invariant
     (circulant blocks, e.g. eq. 3 with a CNN or a position-symmetric LCN state) only the row
-    ``p = 0`` is computed and ``V_pq = V_{0,(q-p)_P}``.
+    ``p = 0`` is computed and ``V_pq = V_{0,(q-p)_P}``. A batch is processed in blocks of
+    about :data:`_CHUNK` entries (see :func:`_v_block`), so its cost per parameter set is
+    below that of a single call (``benchmarks/bench_cnn_lcn.py`` prints the ratio).
     """
     circ = _is_circulant(C, P)
     if circ:
         p = np.zeros(P, dtype=int)
         q = np.arange(P)
     else:
-        p, q = _pairs(P)[:2]
-    _, _, b, bb, wbb = _pairs(P)
+        p, q = _pairs(P)
+    batch = C.shape[:-2]
+    Cf = C.reshape((-1, 2 * P, 2 * P))
+    n = Cf.shape[0]
+    step = max(1, _CHUNK // (p.size * 4 * P * P))
+    s = signs(P)
+    v = np.empty((n, p.size))
+    for i in range(0, n, step):
+        v[i:i + step] = _v_block(Cf[i:i + step], p, q, s)
+    v = v.reshape(batch + (p.size,))
     d = np.diagonal(C, axis1=-2, axis2=-1)
-    cpp = d[..., p][..., :, None]
-    cqq = d[..., q][..., :, None]
-    cpq = C[..., p, q][..., :, None]
-    cbb = d[..., b][..., None, :]
-    cbb2 = d[..., bb][..., None, :]
-    cpb = C[..., p[:, None], b[None, :]]
-    cpb2 = C[..., p[:, None], bb[None, :]]
-    cqb = C[..., q[:, None], b[None, :]]
-    cqb2 = C[..., q[:, None], bb[None, :]]
-    cb12 = C[..., b, bb][..., None, :]
-    I4 = i4_entries(cpp, cqq, cbb, cbb2, cpq, cpb, cpb2, cqb, cqb2, cb12, check=False)
-    v = I4 @ wbb  # (..., npairs)
     sig2 = np.asarray(sigma, dtype=float) ** 2
-    v = v + sig2[..., None] * j2_entries(cpp[..., 0], cqq[..., 0], cpq[..., 0], check=False)
+    v = v + sig2[..., None] * j2_entries(d[..., p], d[..., q], C[..., p, q], check=False)
     if circ:
         idx = (np.arange(P)[None, :] - np.arange(P)[:, None]) % P
         return v[..., idx]
@@ -167,10 +198,14 @@ def _terms(kind: str, R: np.ndarray, Q: np.ndarray, S: np.ndarray, T, sigma):
 
     F_R = FR_p
     # LCN nu fields: Xnu[..., q', l', r, b] = <nu_r^{(q', l')} b>
-    nu_teacher = np.einsum("...qlm,...smr->...qlrs", R, Sr_t)  # sum_m R^{(q')}_{l' m} S_{s+m, r}
+    # (matmul rather than einsum: these two contractions dominate a batched LCN call)
+    nu_teacher = np.matmul(R.reshape(R.shape[:-3] + (P * k_s, k_t)),  # sum_m R^{(q')}_{l' m} S_{s+m, r}
+                     np.moveaxis(Sr_t, -3, -1).reshape(Sr_t.shape[:-3] + (k_t, P * P))
+                     ).reshape(R.shape[:-3] + (P, k_s, P, P))
     nu_student = np.einsum("...sqkl,...skr->...qlrs", Q, Sr)  # sum_k Q^{(s,q')}_{k l'} S_{s+k, r}
     Xnu = np.concatenate(np.broadcast_arrays(nu_student, nu_teacher), axis=-1)  # (...,P,k_s,P,2P)
-    Gnu = np.einsum("...pb,...qkrb->...pqkr", K, Xnu)  # (..., p, q', l', r)
+    Gnu = np.matmul(K, np.swapaxes(Xnu.reshape(Xnu.shape[:-4] + (P * k_s * P, 2 * P)), -1, -2)
+              ).reshape(Xnu.shape[:-4] + (P, P, k_s, P))  # (..., p, q', l', r)
     pI = pidx[:, None, None, None]
     qI = pidx[None, :, None, None]
     lpI = np.arange(k_s)[None, None, None, :]

@@ -1,5 +1,8 @@
 """Finite-D online SGD for real CNN and LCN students (torch; seed eqs 1-13, 36, 68).
 
+torch is imported on first use (``_LazyTorch``): importing :mod:`td_lib.cnn_lcn` for the ODE
+engine costs no torch start-up (about 1.5 s), which the graded cells of the notebook never need.
+
 * :func:`sample_inputs` -- inputs with ``E[x_{p,a} x_{q,b}] = S_pq delta_ab`` (eq. 2). For the
   default covariance of eq. 3 the cost is O(PD) per sample (``x_p = sqrt(1-c) z_p + sqrt(c) z_0``);
   for a general ``S`` a Cholesky factor is applied (O(P^2 D)).
@@ -18,13 +21,31 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from td_lib import _validate as V
 from td_lib.cnn_lcn.model import KINDS, check_S, generalisation_error, input_covariance
 from td_lib.runtime import progress as _progress
+
+if TYPE_CHECKING:
+    import torch
+
+
+class _LazyTorch:
+    """Stands in for the ``torch`` module until an attribute is first needed, then imports it
+    and replaces itself by the real module in this module's globals."""
+
+    def __getattr__(self, name):
+        import torch as _t
+
+        globals()["torch"] = _t
+        return getattr(_t, name)
+
+
+if not TYPE_CHECKING:
+    torch = _LazyTorch()
 
 ACTIVATIONS = ("erf", "relu")
 
@@ -74,8 +95,12 @@ def _S_and_factor(P, c, S):
 
 
 def sample_inputs(n: int, P: int, D: int, S=None, gen: torch.Generator | None = None, *,
-                  c: float = 0.0, batch: tuple = (), dtype=torch.float64) -> torch.Tensor:
-    """Gaussian inputs ``(*batch, n, P, D)`` with position covariance ``S`` (or eq. 3 with ``c``)."""
+                  c: float = 0.0, batch: tuple = (), dtype=None) -> torch.Tensor:
+    """Gaussian inputs ``(*batch, n, P, D)`` with position covariance ``S`` (or eq. 3 with ``c``).
+
+    ``dtype`` is a torch dtype (default ``torch.float64``).
+    """
+    dtype = torch.float64 if dtype is None else dtype
     n = V.positive_int("n", n)
     P = V.positive_int("P", P)
     D = V.positive_int("D", D)
