@@ -3,8 +3,12 @@
 The notebook draws every figure of the paper at sizes that fit its time budget; this script
 redraws the heavy ones at the paper's resolution into ``build/figures/``:
 
-* Figure 3 -- alpha_spec vs D (10^2 .. 10^12, 11 dimensions) for k_s = 1..4, several random
-  initial conditions per D, with the a + b ln D fits;
+* Figure 1 -- the teacher / CNN / LCN schematic (``td_lib.cnn_lcn.plots.architecture_schematic``);
+* Figure 3 -- alpha_spec vs D (10^2 .. 10^12, 11 dimensions) for k_s = 1..4, the mean and
+  standard error over random initial conditions per D, with the a + b ln D fits through the
+  means at D >= 10^4 (``cl.log_d_fit``, as the notebook and its check fit them);
+* Figure 7 -- the same for (a) a teacher with k_t = 2 and students k_s = 2, 3, 4 and (b) k_t = 1
+  at c = 0.5, k_s = 1, 2, 3 (the check's ``FIG7`` settings, more initialisations);
 * Figure 6 -- the phase diagram on the paper's grid (c = 0, 0.025, ..., 0.975; alpha_F =
   10^-2 .. 10^4), with the c0 alpha_F line;
 * Figure 8 -- optimal learning rate and error vs alpha_F from the same data;
@@ -12,7 +16,7 @@ redraws the heavy ones at the paper's resolution into ``build/figures/``:
 
 Usage::
 
-    python scripts/cnn_lcn_figures.py [--only fig3,fig6,fig9] [--coarse] [--out build/figures]
+    python scripts/cnn_lcn_figures.py [--only fig1,fig3,fig7,fig6,fig9] [--coarse] [--out build/figures]
 
 ``--coarse`` runs every figure on small grids (a smoke test, about a minute). Each figure is
 also saved as ``.npz`` (the data behind the plot). Everything is computed by
@@ -32,44 +36,77 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
+from checks import cnn_lcn_notebook_check as nbcheck  # noqa: E402
 from td_lib import cnn_lcn as cl  # noqa: E402
-from td_lib.cnn_lcn.plots import phase_plot  # noqa: E402
+from td_lib.cnn_lcn.plots import architecture_schematic, phase_plot  # noqa: E402
 from td_lib.runtime import progress  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def figure1(out: Path, coarse: bool) -> None:
+    """Figure 1: teacher, CNN and LCN on P = 4 periodic positions (k_t = 2, k_s = 3)."""
+    fig = architecture_schematic(P=4, k_s=3, k_t=2)
+    fig.savefig(out / "cnn_lcn_fig1.png", dpi=150)
+    plt.close(fig)
+
+
+def _alpha_spec_panel(ax, Ds, runs: dict, title: str, n_init: int) -> dict:
+    """Means +- standard errors of alpha_spec per D and the a + b ln D fits (D >= 1e4)."""
+    data = {}
+    for k_s, a in runs.items():
+        data[f"alpha_spec_ks{k_s}"] = a
+        finite = np.isfinite(a).all(1)
+        mean = np.where(finite, np.nanmean(np.where(np.isfinite(a), a, np.nan), 1), np.nan)
+        se = a.std(1, ddof=1) / np.sqrt(n_init) if n_init > 1 else None
+        ax.errorbar(Ds[finite], mean[finite], None if se is None else se[finite], fmt="o", ms=4,
+                    color=f"C{k_s}", label=f"$k_s={k_s}$ (mean of {n_init})")
+        use = finite & (Ds >= nbcheck.D_MIN)
+        if use.sum() >= 2:
+            f = cl.log_d_fit(Ds[use], a[use], nbcheck.D_MIN)
+            ax.plot(Ds, f["a"] + f["b"] * np.log(Ds), "--", color=f"C{k_s}", lw=1,
+                    label=f"${f['a']:.1f}+({f['b']:.2f}\\pm{f['se_b']:.2f})\\ln D$")
+    ax.set(xscale="log", xlabel="feature dimension $D$", ylabel=r"$\alpha_{\rm spec}$ ($\gamma_{\rm th}=0.99$)",
+           title=title)
+    ax.legend(fontsize=7, ncol=2)
+    return data
 
 
 def figure3(out: Path, coarse: bool) -> None:
     """alpha_spec (eq. 25) vs D; erf, k_t = 1, P = 6, S = I, eta = 0.5, T = 1, sigma = 0."""
     Ds = np.geomspace(1e2, 1e12, 3 if coarse else 11)
-    n_init = 1 if coarse else 6
+    n_init = 2 if coarse else 16
     ks_list = (1, 2) if coarse else (1, 2, 3, 4)
-    horizon = {1: 30.0, 2: 800.0, 3: 1000.0, 4: 1500.0}
-    data = {}
+    runs = {k_s: cl.specialisation_runs(Ds, k_s=k_s, n_init=n_init, alpha_max=nbcheck.AMAX3[k_s],
+                                        **nbcheck.FIG3)["alpha_spec"]
+            for k_s in progress(ks_list, desc="Figure 3")}
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for k_s in progress(ks_list, desc="Figure 3"):
-        a = cl.specialisation_time(Ds, P=6, k_s=k_s, k_t=1, eta=0.5, n_init=n_init, seed=k_s,
-                                   alpha_max=horizon[k_s], dtau=0.1 if not coarse else 0.5)
-        data[f"alpha_spec_ks{k_s}"] = a
-        mean = np.nanmean(np.where(np.isfinite(a), a, np.nan), axis=1)
-        ok = np.isfinite(mean)
-        ax.errorbar(Ds[ok], mean[ok], a[ok].std(1) if n_init > 1 else None, fmt="o", ms=4,
-                    color=f"C{k_s}", label=f"$k_s={k_s}$")
-        if ok.sum() >= 2:
-            X = np.stack([np.ones(ok.sum()), np.log(Ds[ok])], 1)
-            (aa, bb), *_ = np.linalg.lstsq(X, mean[ok], rcond=None)
-            ax.plot(Ds, aa + bb * np.log(Ds), "--", color=f"C{k_s}", lw=1,
-                    label=f"${aa:.1f}+{bb:.2f}\\ln D$")
-    ax.set(xscale="log", xlabel="feature dimension $D$",
-           ylabel=r"$\alpha_{\rm spec}$ ($\gamma_{\rm th}=0.99$)",
-           title=r"Figure 3: erf, $k_t=1$, $P=6$, $S=I$, $\eta=0.5$, $T=1$, $\sigma=0$")
-    ax.legend(fontsize=7, ncol=2)
+    data = _alpha_spec_panel(ax, Ds, runs, r"Figure 3: erf, $k_t=1$, $P=6$, $S=I$, $\eta=0.5$, $T=1$, "
+                             r"$\sigma=0$", n_init)
     fig.tight_layout()
     fig.savefig(out / "cnn_lcn_fig3.png", dpi=150)
     plt.close(fig)
     np.savez(out / "cnn_lcn_fig3.npz", D=Ds, **data)
+
+
+def figure7(out: Path, coarse: bool) -> None:
+    """Figure 7: (a) k_t = 2, k_s = 2, 3, 4; (b) k_t = 1 at c = 0.5, k_s = 1, 2, 3."""
+    Ds = np.geomspace(1e2, 1e12, 3 if coarse else 11)
+    n_init = 2 if coarse else 16
+    panels = {"a": (2, 3) if coarse else (2, 3, 4), "b": (1, 2) if coarse else (1, 2, 3)}
+    titles = {"a": r"(a) $k_t=2$, $\eta=0.5$, $c=0$", "b": r"(b) $k_t=1$, $\eta=0.2$, $c=0.5$"}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    saved = {}
+    for ax, (panel, ks) in zip(axes, panels.items()):
+        runs = {k_s: cl.specialisation_runs(Ds, k_s=k_s, n_init=n_init, alpha_max=nbcheck.AMAX7[panel, k_s],
+                                            **nbcheck.FIG7[panel])["alpha_spec"]
+                for k_s in progress(ks, desc=f"Figure 7{panel}")}
+        saved |= {f"{panel}_{k}": v for k, v in _alpha_spec_panel(ax, Ds, runs, titles[panel], n_init).items()}
+    fig.suptitle("Figure 7: specialisation time against $D$ (erf, $P=6$, $S=I$, $T=1$, $\\sigma=0$)")
+    fig.tight_layout()
+    fig.savefig(out / "cnn_lcn_fig7.png", dpi=150)
+    plt.close(fig)
+    np.savez(out / "cnn_lcn_fig7.npz", D=Ds, **saved)
 
 
 def _phase_plot(ax, pd, c0, title):
@@ -138,7 +175,7 @@ def figure9(out: Path, coarse: bool) -> None:
              **{k.strip("()"): v for k, v in saved.items()})
 
 
-FIGURES = {"fig3": figure3, "fig6": figure6_8, "fig9": figure9}
+FIGURES = {"fig1": figure1, "fig3": figure3, "fig7": figure7, "fig6": figure6_8, "fig9": figure9}
 
 
 def main(argv: list[str] | None = None) -> int:
