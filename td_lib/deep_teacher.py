@@ -30,7 +30,7 @@ import numpy as np
 
 from td_lib import _validate as V
 from td_lib.runtime import progress
-from td_lib.teacher_student import _rng, activation_correlation
+from td_lib.teacher_student import _rng, activation_correlation, run_inputs
 
 __all__ = [
     "DeepNet",
@@ -194,12 +194,7 @@ def make_deep_student(teacher: DeepNet, factor: int, *, seed=1, w_gain: float = 
 
 
 def _inputs(net: DeepNet, X) -> np.ndarray:
-    X = V.array("X", X)
-    if X.ndim not in (2, 3) or X.shape[-1] != net.d:
-        raise ValueError(f"X must have shape (N, {net.d}) or (runs, N, {net.d}), got {X.shape}")
-    if X.ndim == 3 and X.shape[0] != net.runs:
-        raise ValueError(f"X has {X.shape[0]} runs, the network has {net.runs}")
-    return X
+    return run_inputs(net, X)
 
 
 def hidden_layers(net: DeepNet, X) -> list[np.ndarray]:

@@ -740,15 +740,6 @@ def agreement_run(d: int, *, act: str = "relu", layers: str = "first",
     psi, psi_te = linear_features(Xtr, c, layers), linear_features(Xte, c, layers)
     beta_star = np.linalg.lstsq(psi, ytr, rcond=None)[0]
 
-    def rms(a: np.ndarray) -> np.ndarray:
-        return np.sqrt(np.mean(a**2, axis=-1))
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel_train = rms(net["train"] - lin["train"]) / rms(lin["train"])
-        rel_test = rms(net["test"] - lin["test"]) / rms(lin["test"])
-    rel_train[ts == 0] = np.nan  # both predictions vanish at t = 0
-    rel_test[ts == 0] = np.nan
-    yl, yq = y_lin[n:], y_quad[n:]
     best = float(0.5 * np.mean((psi_te @ beta_star - yte) ** 2))
     dense = gd_on_features(psi, ytr, eta=eta, checkpoints=np.arange(t_end + 1), psi_test=psi_te)
     reach = first_time_within(dense["t"], 0.5 * np.mean((dense["test"] - yte) ** 2, axis=1),
@@ -756,6 +747,26 @@ def agreement_run(d: int, *, act: str = "relu", layers: str = "first",
     return {
         "d": d, "n": n, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
         "lin_reach_T": reach / T, "psi_train": psi,
+        **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_quad[n:], best),
+    }
+
+
+def _agreement_curves(net: dict, lin: dict, ts: np.ndarray, yte: np.ndarray, yl: np.ndarray,
+                      yq: np.ndarray, best: float) -> dict:
+    """What both agreement drivers report: network vs linear model (relative rms gap on train
+    and test; both predictions vanish at t = 0, so it is NaN there), losses, test losses
+    beside the best linear model's, and the test predictions' projections on the linear
+    (``yl``) and the quadratic or local (``yq``) parts of the labels."""
+
+    def rms(a: np.ndarray) -> np.ndarray:
+        return np.sqrt(np.mean(a**2, axis=-1))
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel_train = rms(net["train"] - lin["train"]) / rms(lin["train"])
+        rel_test = rms(net["test"] - lin["test"]) / rms(lin["test"])
+    rel_train[ts == 0] = np.nan
+    rel_test[ts == 0] = np.nan
+    return {
         "rel_train": rel_train, "rel_test": rel_test,
         "loss_net": net["loss"], "loss_lin": lin["loss"],
         "test_net": 0.5 * np.mean((net["test"] - yte) ** 2, axis=1),
@@ -1248,25 +1259,10 @@ def cnn_agreement_run(d: int, q: int, *, act: str = "relu", layers: str = "both"
     reach = first_time_within(dense["t"], 0.5 * np.mean((dense["test"] - yte) ** 2, axis=1),
                               best, reach_rtol)
 
-    def rms(a: np.ndarray) -> np.ndarray:
-        return np.sqrt(np.mean(a**2, axis=-1))
-
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel_train = rms(net["train"] - lin["train"]) / rms(lin["train"])
-        rel_test = rms(net["test"] - lin["test"]) / rms(lin["test"])
-    rel_train[ts == 0] = np.nan
-    rel_test[ts == 0] = np.nan
-    yl, yq = y_lin[n:], y_loc[n:]
     return {
         "d": d, "q": q, "n": n, "m": m, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
         "lin_reach_T": reach / T, "ntk_rel": ntk_rel, "ntk_rel_inf": ntk_rel_inf,
         "eta_K_over_n": eta * spectral_norm(K) / n,
         **{"rate_" + k: v for k, v in cnn_walsh_rates(act, q, d, layers).items()},
-        "rel_train": rel_train, "rel_test": rel_test,
-        "loss_net": net["loss"], "loss_lin": lin["loss"],
-        "test_net": 0.5 * np.mean((net["test"] - yte) ** 2, axis=1),
-        "test_lin": 0.5 * np.mean((lin["test"] - yte) ** 2, axis=1),
-        "test_best_lin": best,
-        "lin_net": net["test"] @ yl / (yl @ yl), "quad_net": net["test"] @ yq / (yq @ yq),
-        "lin_lin": lin["test"] @ yl / (yl @ yl), "quad_lin": lin["test"] @ yq / (yq @ yq),
+        **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_loc[n:], best),
     }

@@ -231,13 +231,19 @@ def augment(X: np.ndarray) -> np.ndarray:
     return np.concatenate([X, np.ones(X.shape[:-1] + (1,))], axis=-1)
 
 
-def _aug_inputs(net: Net, X) -> np.ndarray:
+def run_inputs(net, X) -> np.ndarray:
+    """``X`` checked against a batch of networks ``net`` (with ``d`` and ``runs``): shape
+    ``(N, d)`` (shared by every run) or ``(runs, N, d)``."""
     X = V.array("X", X)
     if X.ndim not in (2, 3) or X.shape[-1] != net.d:
         raise ValueError(f"X must have shape (N, {net.d}) or (runs, N, {net.d}), got {X.shape}")
     if X.ndim == 3 and X.shape[0] != net.runs:
         raise ValueError(f"X has {X.shape[0]} runs, the network has {net.runs}")
-    return augment(X)
+    return X
+
+
+def _aug_inputs(net: Net, X) -> np.ndarray:
+    return augment(run_inputs(net, X))
 
 
 def hidden(net: Net, X) -> np.ndarray:
