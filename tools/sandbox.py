@@ -249,6 +249,10 @@ def _init(spec: dict) -> None:
             os.symlink(os.readlink(top), r(top))
         elif os.path.isdir(top):
             _bind(top, r(top))
+    # The fresh /tmp first: a repository or venv that lives under /tmp (a CI clone) is then
+    # bound on top of it, not hidden by it.
+    os.makedirs(r("/tmp"))
+    _mount("tmpfs", r("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec['tmp_size']},mode=1777")
     for p in spec["expose"]:
         if os.path.exists(p) and not os.path.exists(r(p)):  # not already under a bound folder
             _bind(p, r(p))
@@ -266,8 +270,6 @@ def _init(spec: dict) -> None:
     _mount("tmpfs", r("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
     os.makedirs(r("/proc"))
     _mount("proc", r("/proc"), "proc", MS_NOSUID | MS_NODEV)
-    os.makedirs(r("/tmp"))
-    _mount("tmpfs", r("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec['tmp_size']},mode=1777")
     _bind(spec["work"], r("/submission"), ro=False)
     _bind(spec["ipc"], r(spec["ipc"]), ro=False)
     uid, gid = spec["uid"], spec["gid"]
