@@ -1185,7 +1185,9 @@ def staircase_summary(ex: Experiment, threshold: float = 0.95) -> dict:
         out["median_first"][p] = np.median(fm, axis=0)
         out["matched"][p] = float(np.isfinite(fm).sum(axis=1).mean())
         late = np.where(np.isfinite(fm), fm, 2.0 * h.steps[-1])
-        rho = stats.spearmanr(np.tile(j, fm.shape[0]), late.ravel()).statistic
+        # A rank correlation is undefined when every node matched at once (or none did).
+        rho = (stats.spearmanr(np.tile(j, fm.shape[0]), late.ravel()).statistic
+               if np.ptp(late) > 0 else float("nan"))
         out["spearman"][p] = float(rho) if np.isfinite(rho) else float("nan")
         med = out["median_first"][p]
         ok = np.isfinite(med)

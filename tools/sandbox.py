@@ -53,6 +53,17 @@ ENV_PASS = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "TD_QUICK", "OMP_NUM_TH
 GiB = 1 << 30
 
 
+def imported_parts() -> tuple[list[str], list[str]]:
+    """Where ``td_lib`` and ``checks`` are imported from *here* (what the kernel's import
+    system will look for: an editable install points at the checkout it was installed from,
+    which need not be this file's), and the ``checks/fixtures`` inside them to hide."""
+    import checks
+    import td_lib
+
+    dirs = [os.path.dirname(m.__file__) for m in (td_lib, checks)]
+    return dirs, [os.path.join(dirs[1], "fixtures")]
+
+
 def available() -> tuple[bool, str]:
     """Whether sandboxed kernels can start here, and why not."""
     if os.geteuid() != 0:
@@ -155,8 +166,8 @@ def _make_manager():
             spec = {
                 "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
                 "root": scratch_dir("root"),
-                "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *self.expose],
-                "hide": [str(p) for p in HIDE],
+                "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *imported_parts()[0], *self.expose],
+                "hide": [str(p) for p in HIDE] + imported_parts()[1],
                 "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
                            "FSIZE": self.fsize_limit, "CORE": 0},
                 "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
