@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import functools
 import json
 import os
 import resource
@@ -53,15 +54,18 @@ ENV_PASS = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "TD_QUICK", "OMP_NUM_TH
 GiB = 1 << 30
 
 
+@functools.lru_cache(maxsize=1)
 def imported_parts() -> tuple[list[str], list[str]]:
-    """Where ``td_lib`` and ``checks`` are imported from *here* (what the kernel's import
-    system will look for: an editable install points at the checkout it was installed from,
-    which need not be this file's), and the ``checks/fixtures`` inside them to hide."""
-    import checks
-    import td_lib
+    """Where the kernel's Python imports ``td_lib`` and ``checks`` from (isolated mode, outside
+    any checkout: an editable install points at the checkout it was installed from, which
+    need not be this file's), and the ``checks/fixtures`` inside them to hide."""
+    import subprocess
 
-    dirs = [os.path.dirname(m.__file__) for m in (td_lib, checks)]
-    return dirs, [os.path.join(dirs[1], "fixtures")]
+    out = subprocess.run([sys.executable, "-I", "-c", "import os, td_lib, checks; "
+                          "print(os.path.dirname(td_lib.__file__)); print(os.path.dirname(checks.__file__))"],
+                         cwd="/", capture_output=True, text=True)
+    dirs = out.stdout.split() if out.returncode == 0 else []
+    return dirs, [os.path.join(d, "fixtures") for d in dirs[1:]]
 
 
 def available() -> tuple[bool, str]:
