@@ -738,17 +738,23 @@ def agreement_run(d: int, *, act: str = "relu", layers: str = "first",
                         X_test=Xte, desc=desc)
     lin = train_linear_model(Xtr, ytr, c, layers=layers, eta=eta, checkpoints=ts, X_test=Xte)
     psi, psi_te = linear_features(Xtr, c, layers), linear_features(Xte, c, layers)
-    beta_star = np.linalg.lstsq(psi, ytr, rcond=None)[0]
-
-    best = float(0.5 * np.mean((psi_te @ beta_star - yte) ** 2))
-    dense = gd_on_features(psi, ytr, eta=eta, checkpoints=np.arange(t_end + 1), psi_test=psi_te)
-    reach = first_time_within(dense["t"], 0.5 * np.mean((dense["test"] - yte) ** 2, axis=1),
-                              best, reach_rtol)
+    best, reach = _best_linear_reach(psi, psi_te, ytr, yte, eta, t_end, reach_rtol)
     return {
         "d": d, "n": n, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
         "lin_reach_T": reach / T, "psi_train": psi,
         **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_quad[n:], best),
     }
+
+
+def _best_linear_reach(psi, psi_te, ytr, yte, eta: float, t_end: int, reach_rtol: float) -> tuple[float, float]:
+    """Test loss of the best linear model (least squares on the features) and the first GD
+    step at which the linear model's test loss is within ``reach_rtol`` of it."""
+    beta_star = np.linalg.lstsq(psi, ytr, rcond=None)[0]
+    best = float(0.5 * np.mean((psi_te @ beta_star - yte) ** 2))
+    dense = gd_on_features(psi, ytr, eta=eta, checkpoints=np.arange(t_end + 1), psi_test=psi_te)
+    reach = first_time_within(dense["t"], 0.5 * np.mean((dense["test"] - yte) ** 2, axis=1),
+                              best, reach_rtol)
+    return best, reach
 
 
 def _agreement_curves(net: dict, lin: dict, ts: np.ndarray, yte: np.ndarray, yl: np.ndarray,
@@ -1253,11 +1259,7 @@ def cnn_agreement_run(d: int, q: int, *, act: str = "relu", layers: str = "both"
                     layers=layers, checkpoints=ts, X_test=Xte, desc=desc)
     psi, psi_te = cnn_linear_features(Xtr, c, layers), cnn_linear_features(Xte, c, layers)
     lin = gd_on_features(psi, ytr, eta=eta, checkpoints=ts, psi_test=psi_te)
-    beta_star = np.linalg.lstsq(psi, ytr, rcond=None)[0]
-    best = float(0.5 * np.mean((psi_te @ beta_star - yte) ** 2))
-    dense = gd_on_features(psi, ytr, eta=eta, checkpoints=np.arange(t_end + 1), psi_test=psi_te)
-    reach = first_time_within(dense["t"], 0.5 * np.mean((dense["test"] - yte) ** 2, axis=1),
-                              best, reach_rtol)
+    best, reach = _best_linear_reach(psi, psi_te, ytr, yte, eta, t_end, reach_rtol)
 
     return {
         "d": d, "q": q, "n": n, "m": m, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
