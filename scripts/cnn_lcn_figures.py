@@ -39,7 +39,7 @@ import numpy as np  # noqa: E402
 from checks import cnn_lcn_notebook_check as nbcheck  # noqa: E402
 from td_lib import cnn_lcn as cl  # noqa: E402
 from td_lib.cnn_lcn.plots import architecture_schematic, phase_plot  # noqa: E402
-from td_lib.runtime import progress  # noqa: E402
+from td_lib.core.runtime import progress  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 

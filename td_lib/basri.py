@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from td_lib import _validate as v
-from td_lib.runtime import progress as _progress
+from td_lib.core import validate as v
+from td_lib.core.runtime import progress as _progress
 
 __all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "network_output",
            "train_basri", "steps_to_level", "predicted_steps"]

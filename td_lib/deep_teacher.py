@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from td_lib import _validate as V
-from td_lib.runtime import progress
+from td_lib.core import validate as V
+from td_lib.core.runtime import progress
 from td_lib.teacher_student import _rng, activation_correlation, run_inputs
 
 __all__ = [

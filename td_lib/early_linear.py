@@ -48,8 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from td_lib import _validate as V
-from td_lib.runtime import progress
+from td_lib.core import validate as V
+from td_lib.core.runtime import progress
 
 __all__ = [
     "ACTIVATIONS",

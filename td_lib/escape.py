@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from td_lib import _validate as V
-from td_lib.runtime import progress
+from td_lib.core import validate as V
+from td_lib.core.runtime import progress
 
 __all__ = [
     "SGDResult", "spherical_sgd", "single_index_teacher", "gaussian_single_index_sampler",

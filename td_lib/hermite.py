@@ -16,13 +16,13 @@ recurrences).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.polynomial import hermite_e as H
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
+from td_lib.core.gaussian import QuadratureWarning, gauss_normal_nodes, gaussian_expectation
 
 __all__ = [
     "He", "h", "He_deriv", "h_deriv", "gauss_normal_nodes", "gaussian_expectation",
@@ -31,11 +31,6 @@ __all__ = [
 ]
 
 _SQRT2PI = math.sqrt(2.0 * math.pi)
-_GH_MAX = 320
-
-
-class QuadratureWarning(RuntimeWarning):
-    """Issued when Gauss–Hermite quadrature has not converged to the requested tolerance."""
 
 
 def _unit(k: int) -> np.ndarray:
@@ -93,77 +88,6 @@ def h_deriv(k: int, z, m: int = 1) -> np.ndarray:
     return _he(k - m, z) * (math.perm(k, m) / math.sqrt(math.factorial(k)))
 
 
-def gauss_normal_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss–Hermite nodes and weights for the standard normal weight
-    (``hermite_e.hermegauss`` with weights divided by :math:`\\sqrt{2\\pi}`, so they sum to 1).
-    Exact for polynomials of degree up to 2n-1."""
-    n = V.positive_int("n", n)
-    x, w = H.hermegauss(n)
-    return x, w / _SQRT2PI
-
-
-def _legendre_pieces(breakpoints: Sequence[float], n: int, cut: float = 14.0):
-    """Gauss–Legendre nodes/weights (times the normal density) on the pieces of [-cut, cut]
-    separated by ``breakpoints`` (for kinked activations)."""
-    edges = np.unique(np.clip(np.concatenate([[-cut], np.asarray(breakpoints, float), [cut]]),
-                              -cut, cut))
-    t, wt = np.polynomial.legendre.leggauss(n)
-    xs, ws = [], []
-    for a, b in zip(edges[:-1], edges[1:]):
-        xs.append(0.5 * (b - a) * t + 0.5 * (b + a))
-        ws.append(0.5 * (b - a) * wt)
-    x, w = np.concatenate(xs), np.concatenate(ws)
-    return x, w * np.exp(-0.5 * x * x) / _SQRT2PI
-
-
-def gaussian_expectation(f: Callable[[np.ndarray], np.ndarray], *, n: int = 64,
-                         n_max: int = 256, tol: float = 1e-10,
-                         breakpoints: Sequence[float] | None = None) -> tuple[np.ndarray, int]:
-    """:math:`\\mathbb E[f(Z)]`, :math:`Z\\sim\\mathcal N(0,1)`, by quadrature with a
-    convergence check.
-
-    ``f`` maps an array of nodes ``(n,)`` to values ``(n,)`` or ``(n, m)``. The number of nodes
-    doubles from ``n`` until two successive estimates agree within ``tol`` (per entry;
-    absolute where :math:`\\mathbb E|f(Z)|\\le1`, relative to :math:`\\mathbb E|f(Z)|` above); a
-    :class:`QuadratureWarning` is issued if ``n_max`` is reached first. Gauss–Hermite
-    is used by default; with ``breakpoints`` (points where ``f`` has a kink, e.g. ``[0.0]`` for
-    ReLU) the integral is split there and done by Gauss–Legendre on each piece of [-14, 14]
-    (the normal tail beyond 14 is below 1e-43), which restores fast convergence. Plain
-    Gauss–Hermite is limited to ``n_max <= 320`` nodes (``hermegauss`` overflows beyond);
-    across a kink it converges only like 1/n, which the check reports.
-
-    Returns ``(value, nodes_used)``.
-    """
-    n = V.positive_int("n", n)
-    n_max = V.positive_int("n_max", n_max, minimum=n)
-    tol = V.finite("tol", tol, positive=True)
-    if breakpoints is None and n_max > _GH_MAX:
-        raise ValueError(f"n_max must be <= {_GH_MAX} for Gauss–Hermite nodes (hermegauss "
-                         f"overflows beyond), got {n_max}; use breakpoints for kinks")
-
-    def est(m):
-        x, w = gauss_normal_nodes(m) if breakpoints is None else _legendre_pieces(breakpoints, m)
-        fx = np.asarray(f(x), dtype=float)
-        if fx.shape[0] != x.shape[0]:
-            raise ValueError(f"f must return one value (or row) per node; got shape {fx.shape}")
-        return np.tensordot(w, fx, axes=(0, 0)), np.tensordot(np.abs(w), np.abs(fx), axes=(0, 0))
-
-    (prev, _), err = est(n), math.inf
-    while True:
-        if 2 * n > n_max:
-            warnings.warn(f"quadrature not converged: successive estimates differ by {err:.2e} "
-                          f"> tol={tol:.1e} with {n} nodes; pass breakpoints=[...] at kinks of "
-                          "the function or raise n_max", QuadratureWarning, stacklevel=2)
-            return prev, n
-        n *= 2
-        cur, scale = est(n)
-        # absolute error for entries of size <= 1, relative to E|f| for larger ones
-        err = float(np.max(np.abs(cur - prev) / np.maximum(1.0, scale)))
-        if err <= tol:
-            return cur, n
-        prev = cur
-
-
 def coefficients(sigma: Callable[[np.ndarray], np.ndarray], kmax: int, *, n: int = 64,
                  n_max: int = 256, tol: float = 1e-10,
                  breakpoints: Sequence[float] | None = None) -> np.ndarray:
@@ -175,7 +99,7 @@ def coefficients(sigma: Callable[[np.ndarray], np.ndarray], kmax: int, *, n: int
     """
     kmax = V.positive_int("kmax", kmax, minimum=0)
     ks = np.arange(kmax + 1)
-    val, _ = gaussian_expectation(
+    val = gaussian_expectation(
         lambda x: np.asarray(sigma(x), float)[:, None] * H.hermevander(x, kmax)[:, ks],
         n=n, n_max=n_max, tol=tol, breakpoints=breakpoints)
     return val
@@ -223,7 +147,7 @@ def information_exponent(target: Callable[[np.ndarray], np.ndarray], kmax: int =
     :math:`\\sqrt{\\mathbb E h(Z)^2}`. Returns ``None`` if no degree up to ``kmax`` qualifies
     (e.g. a constant target)."""
     c = normalised_coefficients(target, kmax, **kw)
-    norm2, _ = gaussian_expectation(lambda x: np.asarray(target(x), float) ** 2, **kw)
+    norm2 = gaussian_expectation(lambda x: np.asarray(target(x), float) ** 2, **kw)
     scale = max(math.sqrt(float(norm2)), 1e-300)
     for k in range(1, len(c)):
         if abs(c[k]) > rtol * scale:
@@ -267,11 +191,11 @@ def mcm_relu_loss(alpha_u, alpha_v, *, beta_u: float = 5.0, beta_v: float = 10.0
         return mu * ndtr(q) + s * np.exp(-0.5 * q * q) / _SQRT2PI
 
     if correlated:
-        val, _ = gaussian_expectation(
+        val = gaussian_expectation(
             lambda lam: f(lam[:, None] * a + np.sign(lam)[:, None] * b),
             n=n, tol=tol, breakpoints=[0.0], n_max=1024)
     else:
-        val, _ = gaussian_expectation(
+        val = gaussian_expectation(
             lambda lam: 0.5 * (f(lam[:, None] * a + b) + f(lam[:, None] * a - b)),
             n=n, tol=tol, n_max=256)
     return (1 - 0.5 * (val - 1 / _SQRT2PI)).reshape(au.shape)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from td_lib import _validate as v
+from td_lib.core import validate as v
 
 __all__ = ["GramSpectrum", "gram_spectrum", "flow_filter", "gd_filter", "kernel_flow_predict",
            "kernel_gd_predict", "training_residual", "residual_per_frequency"]

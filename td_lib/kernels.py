@@ -30,7 +30,7 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.special import ive
 
-from td_lib import _validate as v
+from td_lib.core import validate as v
 
 KernelFn = Callable[[np.ndarray], np.ndarray]
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 
 if TYPE_CHECKING:
     import torch

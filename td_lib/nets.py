@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from td_lib import _validate as V
-from td_lib.runtime import progress
+from td_lib.core import validate as V
+from td_lib.core.runtime import progress
 
 __all__ = ["ACTIVATIONS", "activation", "check_times", "TrainLog", "init_weights", "train_two_layer"]
 
@@ -165,7 +165,7 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, act, eps: float, *, width:
         fastest for these small matrices, and much faster on a shared, loaded machine;
         ``None`` keeps the current setting.
     desc : str, optional
-        Show a progress bar (:func:`td_lib.runtime.progress`) with this label.
+        Show a progress bar (:func:`td_lib.core.runtime.progress`) with this label.
 
     Returns
     -------

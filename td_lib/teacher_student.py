@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import integrate, special
 
-from td_lib import _validate as V
-from td_lib.runtime import progress
+from td_lib.core import validate as V
+from td_lib.core.runtime import progress
 
 __all__ = [
     "Net",

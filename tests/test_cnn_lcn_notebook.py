@@ -23,7 +23,7 @@ PRELUDE = """
 import numpy as np
 from scipy.special import erf
 from td_lib import cnn_lcn as cl
-from td_lib.runtime import QUICK, pick, progress
+from td_lib.core.runtime import QUICK, pick, progress
 """
 # answer cell -> its test cells, and the earlier answers it needs.
 EXERCISES = {

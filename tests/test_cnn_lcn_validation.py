@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 from td_lib import cnn_lcn as cl
 
 

@@ -412,7 +412,7 @@ def _tiny_assignment(path: Path) -> None:
     nb.cells = [
         nbformat.v4.new_markdown_cell("# Feedback math\nInline $\\frac{a}{b}$ and "
                                       "$\\mathbb E[x]$, display\n$$\\int_0^1 x\\,dx=\\tfrac12.$$"),
-        nbformat.v4.new_code_cell("from td_lib.runtime import progress\nimport time\n"
+        nbformat.v4.new_code_cell("from td_lib.core.runtime import progress\nimport time\n"
                                   "for i in progress(range(3), desc='bar', mininterval=0):\n"
                                   "    time.sleep(0.05)"),
         nbformat.v4.new_code_cell("def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"

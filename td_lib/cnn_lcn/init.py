@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 from td_lib.cnn_lcn.model import KINDS, check_state
 
 

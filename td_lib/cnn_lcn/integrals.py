@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 
 _2PI = 2.0 / np.pi
 _4PI2 = 4.0 / np.pi**2

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 from td_lib.cnn_lcn.integrals import i2_entries
 
 KINDS = ("cnn", "lcn")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 from td_lib.cnn_lcn.init import leading_order_init, random_init
 from td_lib.cnn_lcn.integrate import integrate
 from td_lib.cnn_lcn.model import (

@@ -44,7 +44,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from td_lib import _validate as V
+from td_lib.core import validate as V
 from td_lib.cnn_lcn.integrals import j2_entries
 from td_lib.cnn_lcn.model import (
     KINDS,

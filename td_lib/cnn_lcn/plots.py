@@ -39,7 +39,7 @@ def architecture_schematic(P: int = 4, k_s: int = 3, k_t: int = 2, axes=None):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
-    from td_lib import _validate as V
+    from td_lib.core import validate as V
 
     P = V.positive_int("P", P)
     k_s = V.positive_int("k_s", k_s)

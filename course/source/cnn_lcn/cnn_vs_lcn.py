@@ -106,7 +106,7 @@ import numpy as np
 from scipy.special import erf
 
 from td_lib import cnn_lcn as cl
-from td_lib.runtime import QUICK, pick, progress
+from td_lib.core.runtime import QUICK, pick, progress
 
 _t_start = time.time()
 

@@ -81,7 +81,7 @@ import numpy as np
 import torch
 
 from td_lib import clone, mcm, nets
-from td_lib.runtime import QUICK, pick
+from td_lib.core.runtime import QUICK, pick
 
 torch.set_num_threads(1)  # these matrices are tiny: one thread is fastest
 print("quick mode" if QUICK else "full mode")

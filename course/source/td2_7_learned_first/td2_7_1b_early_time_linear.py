@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from td_lib import early_linear as el
-from td_lib.runtime import QUICK, pick
+from td_lib.core.runtime import QUICK, pick
 
 torch.set_num_threads(2)
 print("quick mode:", QUICK)

@@ -57,7 +57,7 @@ import math
 import numpy as np
 
 from td_lib import escape, hermite, mcm
-from td_lib.runtime import QUICK, pick, progress
+from td_lib.core.runtime import QUICK, pick, progress
 
 print("quick mode" if QUICK else "full mode")
 

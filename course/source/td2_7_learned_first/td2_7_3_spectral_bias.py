@@ -54,7 +54,7 @@ from scipy.special import ive
 from td_lib import kernel_flow as kf
 from td_lib import kernels
 from td_lib.own_work import student_or
-from td_lib.runtime import QUICK, pick
+from td_lib.core.runtime import QUICK, pick
 
 rng = np.random.default_rng(73)
 print("quick mode" if QUICK else "full mode")

@@ -160,7 +160,7 @@ import numpy as np  # (matplotlib is imported by the demo cells that plot)
 
 from td_lib import deep_teacher as deep  # deep teacher-student (Demo 7.4.4)
 from td_lib import teacher_student as ts  # trains with torch, one thread (small matrices)
-from td_lib.runtime import QUICK, pick
+from td_lib.core.runtime import QUICK, pick
 
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
 T0 = time.time()
