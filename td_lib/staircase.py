@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from td_lib.core import validate as V
 from td_lib import mcm
+from td_lib.core import validate as V
 from td_lib.core.runtime import progress
 
 __all__ = ["StaircaseRun", "train_staircase", "record_steps", "logistic_grads", "first_above",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from td_lib.core import validate as V
 from td_lib import cnn_lcn as cl
+from td_lib.core import validate as V
 
 
 @pytest.mark.parametrize("bad, match", [

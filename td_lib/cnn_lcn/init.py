@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib.core import validate as V
 from td_lib.cnn_lcn.model import KINDS, check_state
+from td_lib.core import validate as V
 
 
 def _kernel_dims(P, k_s, k_t):

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from td_lib.core import validate as V
 from td_lib.cnn_lcn.model import KINDS, check_S, check_state, eg_from_covariance
 from td_lib.cnn_lcn.model import preactivation_covariance as _cov
 from td_lib.cnn_lcn.odes import _rhs
+from td_lib.core import validate as V
 from td_lib.core.runtime import progress as _progress
 
 

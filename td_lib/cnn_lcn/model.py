@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib.core import validate as V
 from td_lib.cnn_lcn.integrals import i2_entries
+from td_lib.core import validate as V
 
 KINDS = ("cnn", "lcn")
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from td_lib.core import validate as V
 from td_lib.cnn_lcn.init import leading_order_init, random_init
 from td_lib.cnn_lcn.integrate import integrate
 from td_lib.cnn_lcn.model import (
@@ -37,6 +36,7 @@ from td_lib.cnn_lcn.model import (
     preactivation_covariance,
 )
 from td_lib.cnn_lcn.odes import ode_terms
+from td_lib.core import validate as V
 
 
 # ----------------------------------------------------------------------------- alignment

@@ -44,7 +44,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from td_lib.core import validate as V
 from td_lib.cnn_lcn.integrals import j2_entries
 from td_lib.cnn_lcn.model import (
     KINDS,
@@ -54,6 +53,7 @@ from td_lib.cnn_lcn.model import (
     shifted_S,
     signs,
 )
+from td_lib.core import validate as V
 
 _2PI = 2.0 / np.pi
 _4PI2 = 4.0 / np.pi**2

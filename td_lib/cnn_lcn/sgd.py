@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from td_lib.core import validate as V
 from td_lib.cnn_lcn.model import KINDS, check_S, generalisation_error, input_covariance
+from td_lib.core import validate as V
 from td_lib.core.runtime import progress as _progress
 
 if TYPE_CHECKING:
