@@ -90,8 +90,9 @@ hub: setup ## JupyterHub for a class on this machine (deploy/jupyterhub_config.p
 chromium: ## Debian's chromium for the browser test (apt; skipped when present)
 	bash .ci/install_chromium.sh
 
-test: setup chromium ## the whole suite: lint, unit, slow, checks, nbgrader pipeline, browser
+test: setup chromium ## the whole suite: lint, layer contracts, unit, slow, checks, nbgrader pipeline, browser
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -p no:cacheprovider
 
 test-fast: setup ## unit tests only (no slow, pipeline or browser tests)
@@ -103,8 +104,9 @@ figures: setup ## full-resolution CNN/LCN figures into build/figures/
 bench: setup ## timings: notebooks, escape-time study, ODE engine
 	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b; done
 
-lint: setup ## ruff
+lint: setup ## ruff and the import-linter layer contracts (pyproject.toml [tool.importlinter])
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 clean: ## remove everything generated (keeps the venv)
 	rm -rf build dist solutions/*/ course/release course/submitted course/autograded course/feedback \

@@ -153,7 +153,6 @@ def _score(course: Path, assignment: str, student: str) -> tuple[float, float]:
 def bench_autograde(assignments: list[str]) -> list[Row]:
     """Release each assignment in a scratch course, submit its solutions as one student,
     and time ``nbgrader autograde`` of that one submission."""
-    sys.path.insert(0, str(REPO))
     import nbformat
 
     from tools import fake_students, nbcore, pipeline

@@ -12,17 +12,11 @@ evidence.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make ``checks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from checks.claims import Claim, run  # noqa: E402
-from td_lib import cnn_lcn as cl  # noqa: E402
-from td_lib.cnn_lcn.integrals import monte_carlo  # noqa: E402
-from td_lib.cnn_lcn.observables import _V_closed  # noqa: E402
+from checks.claims import Claim, run
+from td_lib import cnn_lcn as cl
 
 
 def _integrals(full: bool) -> list[Claim]:
@@ -34,7 +28,7 @@ def _integrals(full: bool) -> list[Claim]:
         for k in range(3 if full else 2):
             A = rng.standard_normal((n, n + 2))
             C = A @ A.T / (n + 2)
-            mc, se = monte_carlo(kind, C, n=400_000 if full else 150_000, seed=k)
+            mc, se = cl.monte_carlo(kind, C, n=400_000 if full else 150_000, rng=k)
             zs.append(abs(float(f[kind](C)) - mc) / se)
         out.append(Claim(f"integral_{kind}", f"{kind} (eqs 44-51) vs Monte Carlo, max |z| over "
                          "random covariances", None, max(zs), 5.0,
@@ -46,8 +40,9 @@ def _one_step(full: bool) -> list[Claim]:
     out = []
     D, n = (400, 120_000) if full else (300, 30_000)
     for kind in ("cnn", "lcn"):
-        o = cl.one_step_drift(kind, D, 4, 3, 2, c=0.5, eta=0.8, sigma=0.5, n_samples=n, seed=1)
-        dR, dQ = cl.rhs(kind, o["R"], o["Q"], o["S"], 1.0, 0.8, 0.5)
+        o = cl.one_step_drift(kind, D=D, P=4, k_s=3, k_t=2, c=0.5, eta=0.8, sigma=0.5, n_samples=n,
+                              rng=1)
+        dR, dQ = cl.rhs(kind, o["R"], o["Q"], o["S"], T=1.0, eta=0.8, sigma=0.5)
         z = max(np.max(np.abs(o["dR"] - dR) / o["se_R"]), np.max(np.abs(o["dQ"] - dQ) / o["se_Q"]))
         out.append(Claim(
             f"one_step_{kind}", f"{kind.upper()}: D E[Delta(R,Q)] of one SGD step vs ODE RHS "
@@ -57,8 +52,8 @@ def _one_step(full: bool) -> list[Claim]:
                  "eqs 65-67 / 77-79 as printed (the O(1/D) bias is far below the s.e.)",
             extra={"max_abs_dQ": float(np.abs(dQ).max())}))
     # eq. 15's normalisation of Q: the simulation's initial Q has diagonal 1/k_s, not 1/(k_s k_t)
-    res = cl.simulate_sgd("cnn", 2000, 4, 3, 2, alpha_max=0.001, checkpoints=np.array([0.0]),
-                          n_seeds=8, n_test=0, seed=5)
+    res = cl.simulate_sgd("cnn", D=2000, P=4, k_s=3, k_t=2, alpha_max=0.001,
+                          checkpoints=np.array([0.0]), n_seeds=8, n_test=0, rng=5)
     d = np.diagonal(res.Q0, axis1=-2, axis2=-1).ravel()
     out.append(Claim("eq15_Q_normalisation", "diagonal of Q at an i.i.d. N(0,1) init (k_s=3, k_t=2)",
                      1 / 3, float(d.mean()), 5 * float(d.std(ddof=1) / np.sqrt(d.size)),
@@ -70,13 +65,14 @@ def _one_step(full: bool) -> list[Claim]:
 def _eg(full: bool) -> list[Claim]:
     out = []
     for kind in ("cnn", "lcn"):
-        for act in ("erf", "relu"):
-            res = cl.simulate_sgd(kind, 200, 4, 3, 2, c=0.5, eta=0.5, alpha_max=1.0,
+        for act in ("erf_sqrt2", "relu"):
+            res = cl.simulate_sgd(kind, D=200, P=4, k_s=3, k_t=2, c=0.5, eta=0.5, alpha_max=1.0,
                                   checkpoints=np.array([0.0, 1.0]), n_seeds=2, activation=act,
-                                  n_test=40_000 if full else 10_000, seed=11)
+                                  n_test=40_000 if full else 10_000, rng=11)
             z = np.abs(res.eg_mc - res.eg_order) / res.eg_mc_se
-            out.append(Claim(f"eg_order_vs_test_{kind}_{act}",
-                             f"{kind.upper()} {act}: eps_g from order parameters (eq. 81) vs "
+            name = "erf" if act == "erf_sqrt2" else act  # claim names unchanged
+            out.append(Claim(f"eg_order_vs_test_{kind}_{name}",
+                             f"{kind.upper()} {name}: eps_g from order parameters (eq. 81) vs "
                              "held-out test set, max |z|", None, float(z.max()), 5.0,
                              note="relu: the arc-cosine kernel replaces I2" if act == "relu" else ""))
     return out
@@ -84,7 +80,7 @@ def _eg(full: bool) -> list[Claim]:
 
 def _rescaling() -> list[Claim]:
     P, k_s, k_t = 4, 3, 2
-    R0, Q0 = cl.random_init("cnn", 1000, P, k_s, k_t, seed=0)
+    R0, Q0 = cl.random_init("cnn", D=1000, P=P, k_s=k_s, k_t=k_t, rng=0)
     Rl, Ql = cl.matched_lcn_init(R0, Q0, P)
     al = np.array([0.0, 1.0, 2.0, 4.0])
     tc = cl.integrate("cnn", R0, Q0, al, np.eye(P), eta=1.0, dt=0.02)
@@ -106,20 +102,22 @@ def _early(full: bool) -> list[Claim]:
     P, k_s, T, sigma = 4, 1, 1.0, 1.0  # Figure 6 parameters
     for kind in ("cnn", "lcn"):
         for c in (0.0, 0.5):
-            R, Q = cl.leading_order_init(kind, P, k_s, 1)
+            R, Q = cl.leading_order_init(kind, P=P, k_s=k_s, k_t=1)
             eg = float(cl.generalisation_error(kind, R, Q, cl.input_covariance(P, c), T))
             out.append(Claim(f"eq28_{kind}_c{c}", f"eq. 28 eps_0^{kind.upper()} (P=4, T=1, c={c}) vs "
-                             "eps_g at R=0, Q=I/k_s", cl.initial_error(kind, P, T, c), eg, 1e-12))
+                             "eps_g at R=0, Q=I/k_s", cl.initial_error(kind, P=P, T=T, c=c), eg, 1e-12))
     eta = 0.5
     for kind in ("cnn", "lcn"):
         for c in (0.0, 0.5):
-            A, B = cl.early_time_coefficients(kind, P, k_s, 1, T, sigma, c)
-            Ac, Bc = cl.early_time_coefficients_closed_form(kind, P, k_s, T, sigma, c)
-            _, Bp = cl.early_time_coefficients_closed_form(kind, P, k_s, T, sigma, c, corrected=False)
-            R, Q = cl.leading_order_init(kind, P, k_s, 1)
+            A, B = cl.early_time_coefficients(kind, P=P, k_s=k_s, k_t=1, T=T, sigma=sigma, c=c)
+            Ac, Bc = cl.early_time_coefficients_closed_form(kind, P=P, k_s=k_s, T=T, sigma=sigma, c=c)
+            _, Bp = cl.early_time_coefficients_closed_form(kind, P=P, k_s=k_s, T=T, sigma=sigma, c=c,
+                                                           corrected=False)
+            R, Q = cl.leading_order_init(kind, P=P, k_s=k_s, k_t=1)
             S = cl.input_covariance(P, c)
             h = 1e-4
-            tr = cl.integrate(kind, R, Q, np.array([0.0, h, 2 * h]), S, T, eta, sigma, dt=h / 4)
+            tr = cl.integrate(kind, R, Q, np.array([0.0, h, 2 * h]), S, T=T, eta=eta, sigma=sigma,
+                              dt=h / 4)
             # Richardson on forward differences: 2 D(h) - D(2h) removes the O(h) term
             slope = 2 * (tr.eg[1] - tr.eg[0]) / h - (tr.eg[2] - tr.eg[0]) / (2 * h)
             out.append(Claim(f"early_slope_{kind}_c{c}",
@@ -139,25 +137,24 @@ def _early(full: bool) -> list[Claim]:
             out.append(Claim(f"eta_opt_{kind}_c{c}", f"early optimal eta A/2B ({kind.upper()}, c={c})",
                              float(cl.optimal_early_eta(Ac, Bc)), float(cl.optimal_early_eta(A, B)),
                              1e-8))
-    Vd_p, _ = _V_closed(P, T, sigma, 0.0, 0.0, corrected=False)
-    Vd_c, _ = _V_closed(P, T, sigma, 0.0, 0.0, corrected=True)
+    Vd_p, _ = cl.v_closed_form(P=P, T=T, sigma=sigma, chi=0.0, c=0.0, corrected=False)
+    Vd_c, _ = cl.v_closed_form(P=P, T=T, sigma=sigma, chi=0.0, c=0.0, corrected=True)
     out.append(Claim("Vd_chi0", "V_d at chi=0 (eq. 108 corrected) vs exact <delta^2 g'(lh)^2>",
                      Vd_c, _exact_Vd(P, T, sigma), 1e-12,
                      note=f"the page's V_d = {Vd_p:.6g} at chi = 0 (wrong I4 arcsine arguments)"))
     for (P_, ks_, T_, s_) in ((4, 1, 1.0, 1.0),) + (((8, 2, 2.0, 2.0),) if full else ()):
         out.append(Claim(f"c0_P{P_}_ks{ks_}", f"eq. 119 slope c0 (P={P_}, k_s={ks_}, T={T_}, "
                          f"sigma={s_}) vs c0 from the ODE's A, B",
-                         cl.c_star_slope(P_, ks_, T_, s_), cl.c_star_slope_numeric(P_, ks_, 1, T_, s_),
+                         cl.c_star_slope(P=P_, k_s=ks_, T=T_, sigma=s_),
+                         cl.c_star_slope_numeric(P=P_, k_s=ks_, k_t=1, T=T_, sigma=s_),
                          1e-8))
     return out
 
 
 def _exact_Vd(P, T, sigma):
-    from td_lib.cnn_lcn.odes import _V
-
-    R, Q = cl.leading_order_init("lcn", P, 1, 1)
+    R, Q = cl.leading_order_init("lcn", P=P, k_s=1, k_t=1)
     C = cl.preactivation_covariance("lcn", R, Q, np.eye(P), T)
-    return float(_V(C, P, sigma)[0, 0])
+    return float(cl.v_matrix(C, sigma)[0, 0])
 
 
 def _noise(full: bool) -> list[Claim]:
@@ -170,10 +167,10 @@ def _noise(full: bool) -> list[Claim]:
             for eta in (2e-3, 1e-3):
                 if eta == 1e-3 and c != 0.5:
                     continue
-                R0, Q0 = cl.zero_error_solution(kind, P, ks, kt, T)
+                R0, Q0 = cl.zero_error_solution(kind, P=P, k_s=ks, k_t=kt, T=T)
                 S = cl.input_covariance(P, c)
-                fp = cl.fixed_point(kind, R0, Q0, S, T, eta, sigma)
-                th = float(cl.noise_floor(kind, eta, sigma, P, T, c))
+                fp = cl.fixed_point(kind, R0, Q0, S, T=T, eta=eta, sigma=sigma)
+                th = float(cl.noise_floor(kind, eta=eta, sigma=sigma, P=P, T=T, c=c))
                 E = cl.error_covariance(kind, fp["R"], fp["Q"], S)
                 pred = cl.error_covariance_prediction(kind, eta, sigma, S)
                 devs[(kind, c, eta)] = (fp["eg"] / th - 1, np.abs(E - pred).max() / np.abs(pred).max())
@@ -201,7 +198,7 @@ def _noise(full: bool) -> list[Claim]:
 
 
 def _gamma() -> list[Claim]:
-    R, Q = cl.zero_error_solution("cnn", 6, 3, 1, T=2.0, shift=1)
+    R, Q = cl.zero_error_solution("cnn", P=6, k_s=3, k_t=1, T=2.0, shift=1)
     g = cl.alignment(R, Q, T=2.0)
     printed = float(R[1, 0] / np.sqrt(np.trace(Q)))
     return [Claim("gamma_at_solution_T2", "gamma_s (eq. 24) at the shift-1 solution, T=2", 1.0,
@@ -217,9 +214,9 @@ def _sgd_gap(full: bool) -> list[Claim]:
     for c in (0.0, 0.5):
         gaps = []
         for D in Ds:
-            res = cl.simulate_sgd("cnn", D, P, k_s, k_t, c=c, eta=1.0,
+            res = cl.simulate_sgd("cnn", D=D, P=P, k_s=k_s, k_t=k_t, c=c, eta=1.0,
                                   checkpoints=np.linspace(0, 2.0, 9), n_seeds=6 if full else 4,
-                                  n_test=0, seed=D)
+                                  n_test=0, rng=D)
             tr = cl.integrate("cnn", res.R0, res.Q0, res.alpha, cl.input_covariance(P, c),
                               eta=1.0, dtau=0.02)
             gaps.append(float(np.mean(np.max(np.abs(res.eg_order - tr.eg), axis=0))))
@@ -250,7 +247,7 @@ def _phase(full: bool) -> list[Claim]:
     r = pd["log10_ratio"][:, 0]
     j = int(np.flatnonzero(np.diff(np.sign(r)) != 0)[0])
     cstar = cs[j] - r[j] * (cs[j + 1] - cs[j]) / (r[j + 1] - r[j])
-    c0 = cl.c_star_slope(P, 1, 1.0, 1.0)
+    c0 = cl.c_star_slope(P=P, k_s=1, T=1.0, sigma=1.0)
     out.append(Claim("c_star_small_alpha", "boundary c*(alpha_F=0.05) from the ODEs vs eq. 30 "
                      "c0 alpha_F", c0 * a, float(cstar), 0.15 * c0 * a,
                      note="tolerance 15 %: eq. 30 neglects O(alpha_F^2)"))

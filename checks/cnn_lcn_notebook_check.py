@@ -1,27 +1,27 @@
-"""Recompute every number quoted by the CNN/LCN notebook (assignment ``cnn_lcn``).
+"""Recompute every number quoted by the CNN/LCN notebooks (assignment ``cnn_lcn``).
 
 Run ``python checks/cnn_lcn_notebook_check.py`` for a table, ``--json`` for records,
 ``--full`` for the long version (adds the Figure 7 slopes of the larger kernels and the
-ordering of the Figure 3 slopes, about a minute). Each claim
-names the sentence of ``course/source/cnn_lcn/cnn_vs_lcn.py`` that quotes it; claims without
-a quote are identities the notebook relies on (their ``quoted`` is ``None``: ``computed`` must
-be within ``tol`` of zero).
+ordering of the Figure 3 slopes, about a minute). Each claim names the notebook of the
+assignment and the sentence in it that quotes it: lesson 2 (``NB2``,
+``course/source/cnn_lcn/cnn_lcn_2_specialisation.py``) quotes the specialisation times of
+Figures 3 and 7, lesson 3 (``NB3``, ``course/source/cnn_lcn/cnn_lcn_3_noise_floor_phase.py``)
+the initial errors, early-time coefficients and noise floors; lesson 1 quotes no computed
+number. Claims without a quote are identities the notebooks rely on (their ``quoted`` is
+``None``: ``computed`` must be within ``tol`` of zero).
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import numpy as np
 
-if __package__ in (None, ""):  # run as a script: make ``checks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from checks.claims import Claim, run
+from td_lib import cnn_lcn as cl
 
-from checks.claims import Claim, run  # noqa: E402
-from td_lib import cnn_lcn as cl  # noqa: E402
-
-NB = "course/source/cnn_lcn/cnn_vs_lcn.py"
+NB2 = "course/source/cnn_lcn/cnn_lcn_2_specialisation.py"  # §4: Figures 3, 4 and 7
+NB3 = "course/source/cnn_lcn/cnn_lcn_3_noise_floor_phase.py"  # §5: initial errors, A and B, floors
 FIG5_C = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)  # Figure 5a's c grid (full mode)
 
 
@@ -30,11 +30,11 @@ def _eps0_claims() -> list[Claim]:
     for kind, c, quoted, quote in (("cnn", 0.5, 6.527, "6.527 against"),
                                    ("lcn", 0.5, 4.597, "4.597 (the starting points"),
                                    ("lcn", 0.0, 2.667, "2.667.")):
-        R0, Q0 = cl.leading_order_init(kind, 4, 3, 2)
+        R0, Q0 = cl.leading_order_init(kind, P=4, k_s=3, k_t=2)
         e = float(cl.generalisation_error(kind, R0, Q0, cl.input_covariance(4, c), 1.0))
         out.append(Claim(f"eps0_{kind}_c{c}", f"initial error eq. 28, {kind}, P=4, T=1, c={c} "
-                         "(eq. 81 at the leading-order state)", quoted, e, 5e-4, NB, quote))
-    R0, Q0 = cl.leading_order_init("cnn", 4, 3, 2)
+                         "(eq. 81 at the leading-order state)", quoted, e, 5e-4, NB3, quote))
+    R0, Q0 = cl.leading_order_init("cnn", P=4, k_s=3, k_t=2)
     e_c = float(cl.generalisation_error("cnn", R0, Q0, cl.input_covariance(4, 0.0), 1.0))
     out.append(Claim("eps0_equal_c0", "at c = 0 the CNN and LCN initial errors coincide",
                      None, e_c - 8 / 3, 1e-12))
@@ -42,44 +42,44 @@ def _eps0_claims() -> list[Claim]:
 
 
 def _early_time_claims() -> list[Claim]:
-    Ac, Bc = cl.early_time_coefficients("cnn", 4, 1, 1, 1.0, 1.0, 0.0)
-    Al, Bl = cl.early_time_coefficients("lcn", 4, 1, 1, 1.0, 1.0, 0.0)
-    _, B_printed = cl.early_time_coefficients_closed_form("cnn", 4, 1, 1.0, 1.0, 0.0,
-                                                          corrected=False)
-    _, B_fixed = cl.early_time_coefficients_closed_form("cnn", 4, 1, 1.0, 1.0, 0.0)
-    c0 = cl.c_star_slope_numeric(4, 1, 1, 1.0, 1.0)
+    Ac, Bc = cl.early_time_coefficients("cnn", P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, c=0.0)
+    Al, Bl = cl.early_time_coefficients("lcn", P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, c=0.0)
+    _, B_printed = cl.early_time_coefficients_closed_form("cnn", P=4, k_s=1, T=1.0, sigma=1.0,
+                                                          c=0.0, corrected=False)
+    _, B_fixed = cl.early_time_coefficients_closed_form("cnn", P=4, k_s=1, T=1.0, sigma=1.0, c=0.0)
+    c0 = cl.c_star_slope_numeric(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0)
     return [
-        Claim("A_cnn", "A_CNN at c=0 (Figure 6 parameters), from the ODE", 4.323, Ac, 5e-4, NB,
+        Claim("A_cnn", "A_CNN at c=0 (Figure 6 parameters), from the ODE", 4.323, Ac, 5e-4, NB3,
               "4.323, which is"),
         Claim("A_ratio", "A_CNN = P A_LCN at c = 0", None, Ac / Al - 4, 1e-8),
-        Claim("B_cnn", "B_CNN at c=0, from the ODE", 3.776, Bc, 5e-4, NB, "3.776, again"),
+        Claim("B_cnn", "B_CNN at c=0, from the ODE", 3.776, Bc, 5e-4, NB3, "3.776, again"),
         Claim("B_ratio", "B_CNN = P B_LCN at c = 0", None, Bc / Bl - 4, 1e-8),
-        Claim("B_printed", "B_CNN from eq. 108 as printed", 3.544, B_printed, 5e-4, NB,
+        Claim("B_printed", "B_CNN from eq. 108 as printed", 3.544, B_printed, 5e-4, NB3,
               "3.544 for the CNN",
               note="seed error: eq. 108's V_d misplaces chi in two arcsine arguments; the printed "
                    "form gives B_CNN = 3.544, the ODE (and the corrected closed form) 3.776"),
         Claim("B_corrected", "corrected closed form vs ODE", None, B_fixed - Bc, 1e-8),
         Claim("c0", "c0 (eq. 30) at Figure 6 parameters, from the ODE's A and B", 0.2429, c0,
-              5e-5, NB, "0.2429, comes out"),
+              5e-5, NB3, "0.2429, comes out"),
         Claim("c0_eq119", "eq. 119 agrees with the ODE's c0", None,
-              cl.c_star_slope(4, 1, 1.0, 1.0) - c0, 1e-9),
+              cl.c_star_slope(P=4, k_s=1, T=1.0, sigma=1.0) - c0, 1e-9),
     ]
 
 
 def _floor_claims(full: bool) -> list[Claim]:
-    ratio = float(cl.noise_floor("cnn", 1.0, 1.0, 6, 1.0, 0.5) / cl.noise_floor("lcn", 1.0, 1.0, 6,
-                                                                              1.0, 0.5))
+    ratio = float(cl.noise_floor("cnn", eta=1.0, sigma=1.0, P=6, T=1.0, c=0.5)
+                  / cl.noise_floor("lcn", eta=1.0, sigma=1.0, P=6, T=1.0, c=0.5))
     out = [Claim("floor_ratio", "CNN/LCN noise floor, P=6, c=0.5 (eqs 31-32)", 3.236, ratio, 5e-4,
-                 NB, "3.236 times the LCN's")]
+                 NB3, "3.236 times the LCN's")]
     # Figure 5a: the ODE's fixed points at eta = 2e-3 (cl.fixed_point from the zero-error
     # solution, as the notebook plots them) against eqs 31-32, on the notebook's c grid (P = 6).
     eta = 2e-3
     rel, worst_res = [], 0.0
     for kind in ("cnn", "lcn"):
-        R0, Q0 = cl.zero_error_solution(kind, 6, 2, 2)
+        R0, Q0 = cl.zero_error_solution(kind, P=6, k_s=2, k_t=2)
         for c in FIG5_C:
-            fp = cl.fixed_point(kind, R0, Q0, cl.input_covariance(6, c), 1.0, eta, 1.0)
-            rel.append(float(fp["eg"] / cl.noise_floor(kind, eta, 1.0, 6, 1.0, c) - 1))
+            fp = cl.fixed_point(kind, R0, Q0, cl.input_covariance(6, c), T=1.0, eta=eta, sigma=1.0)
+            rel.append(float(fp["eg"] / cl.noise_floor(kind, eta=eta, sigma=1.0, P=6, T=1.0, c=c) - 1))
             worst_res = max(worst_res, fp["residual"] if fp["eigmax"] < 0 else np.inf)
             if c == 0.5:
                 E = cl.error_covariance(kind, fp["R"], fp["Q"], cl.input_covariance(6, c))
@@ -87,7 +87,7 @@ def _floor_claims(full: bool) -> list[Claim]:
                 if kind == "cnn":
                     out.append(Claim("eq34_cnn_diag", "CNN at the fixed point (P=6, c=0.5): "
                                      "E[e_0^2] / (eta sigma^2 / 2) - 1, in % (eq. 34 says 0)", 12.0,
-                                     100 * (E00 - 1), 0.5, NB, "12 %",
+                                     100 * (E00 - 1), 0.5, NB3, "12 %",
                                      note="eq. 34 is leading order; the O(eta) correction is large "
                                           "for the CNN at c = 0.5 (claims eq34_O_eta_* of "
                                           "checks/cnn_lcn_check.py)"))
@@ -98,14 +98,14 @@ def _floor_claims(full: bool) -> list[Claim]:
                   "max |RHS|/eta over them; inf if a Jacobian eigenvalue is >= 0)", None, worst_res,
                   1e-10),
             Claim("floor_excess_min", "Figure 5a: smallest excess of the fixed points over eqs 31-32 "
-                  "(%, both students, c grid)", 0.2, 100 * min(rel), 0.05, NB, "0.2 % to"),
+                  "(%, both students, c grid)", 0.2, 100 * min(rel), 0.05, NB3, "0.2 % to"),
             Claim("floor_excess_max", "Figure 5a: largest excess of the fixed points over eqs 31-32 "
-                  "(%, both students, c grid)", 1.0, 100 * max(rel), 0.05, NB, "1.0 % above")]
+                  "(%, both students, c grid)", 1.0, 100 * max(rel), 0.05, NB3, "1.0 % above")]
     return out
 
 
 def _rescaling_claims() -> list[Claim]:
-    R0, Q0 = cl.random_init("cnn", 30, 4, 3, 2, seed=4)
+    R0, Q0 = cl.random_init("cnn", D=30, P=4, k_s=3, k_t=2, rng=4)
     Rl, Ql = cl.matched_lcn_init(R0, Q0, 4)
     al = np.linspace(0, 2.0, 5)
     e_c = cl.integrate("cnn", R0, Q0, al, np.eye(4), eta=0.8, dt=0.05).eg
@@ -118,10 +118,10 @@ def _rescaling_claims() -> list[Claim]:
 D_GRID = np.array([1e2, 1e4, 1e6, 1e8, 1e10, 1e12])
 N_INIT = 8
 D_MIN = 1e4  # the fits use D >= 1e4 (D = 100 is plotted, not fitted)
-FIG3 = dict(P=6, k_t=1, eta=0.5, c=0.0, seed=3, dtau=0.5)
+FIG3 = dict(P=6, k_t=1, eta=0.5, c=0.0, rng=3, dtau=0.5)
 AMAX3 = {1: 40.0, 2: 400.0, 3: 800.0, 4: 1500.0}
-FIG7 = {"a": dict(P=6, k_t=2, eta=0.5, c=0.0, seed=7, dtau=0.5),
-        "b": dict(P=6, k_t=1, eta=0.2, c=0.5, seed=7, dtau=0.25)}
+FIG7 = {"a": dict(P=6, k_t=2, eta=0.5, c=0.0, rng=7, dtau=0.5),
+        "b": dict(P=6, k_t=1, eta=0.2, c=0.5, rng=7, dtau=0.25)}
 AMAX7 = {("a", 2): 150.0, ("a", 3): 800.0, ("a", 4): 1500.0, ("b", 1): 60.0, ("b", 2): 2500.0,
          ("b", 3): 3500.0}
 
@@ -142,7 +142,7 @@ def _flat(name: str, a_sp: np.ndarray, quoted: float, quote: str, what: str,
           D_flat: float = 1e8) -> list[Claim]:
     big = a_sp[D_GRID >= D_flat]
     return [Claim(name, f"{what}: alpha_spec, mean over D >= {D_flat:.0e} and {N_INIT} inits",
-                  quoted, float(big.mean()), 0.005, NB, quote,
+                  quoted, float(big.mean()), 0.005, NB2, quote,
                   note="tolerance: rounding to 2 decimals"),
             Claim(f"{name}_flat", f"{what}: the same alpha_spec to two decimals for every D >= "
                   f"{D_flat:.0e} and every initialisation (max - min over those runs)", None,
@@ -153,10 +153,10 @@ def _slope(name: str, a_sp: np.ndarray, what: str, b_quote: tuple, se_quote: tup
     f = cl.log_d_fit(D_GRID, a_sp, D_MIN)
     (b, qb), (se, qse) = b_quote, se_quote
     return [Claim(f"{name}_b", f"{what}: slope b of a + b ln D through the means (D >= 1e4)", b,
-                  f["b"], 0.005, NB, qb, note="tolerance: rounding to 2 decimals",
+                  f["b"], 0.005, NB2, qb, note="tolerance: rounding to 2 decimals",
                   extra={k: f[k] for k in ("a", "se_a", "sd")}),
             Claim(f"{name}_se_b", f"{what}: standard error of b from the scatter of the "
-                  f"{N_INIT} initialisations", se, f["se_b"], 0.005, NB, qse),
+                  f"{N_INIT} initialisations", se, f["se_b"], 0.005, NB2, qse),
             Claim(f"{name}_b_positive", f"{what}: b > 3 se_b (alpha_spec grows with ln D)", None,
                   float(f["b"] < 3 * f["se_b"]), 0.0)]
 
@@ -167,19 +167,19 @@ def _figure3_claims(full: bool) -> list[Claim]:
     out = _flat("alpha_spec_ks1", a1, 6.98, "6.98 for every", "Figure 3, k_s = k_t = 1")
     sd1 = a1.std(1, ddof=1)
     out += [Claim("alpha_spec_ks1_D100", "Figure 3, k_s = 1: mean alpha_spec at D = 100",
-                  7.23, float(a1[0].mean()), 0.005, NB, "7.23)"),
+                  7.23, float(a1[0].mean()), 0.005, NB2, "7.23)"),
             Claim("alpha_spec_ks1_sd_D100", "Figure 3, k_s = 1: standard deviation over the "
-                  "initialisations at D = 100", 0.81, float(sd1[0]), 0.005, NB, "0.81 at"),
+                  "initialisations at D = 100", 0.81, float(sd1[0]), 0.005, NB2, "0.81 at"),
             Claim("alpha_spec_ks1_sd_D1e4", "Figure 3, k_s = 1: standard deviation over the "
-                  "initialisations at D = 1e4", 0.06, float(sd1[1]), 0.005, NB, "0.06 at")]
+                  "initialisations at D = 1e4", 0.06, float(sd1[1]), 0.005, NB2, "0.06 at")]
     out += _slope("alpha_spec_ks2", a2, "Figure 3, k_s = 2, k_t = 1",
                   (6.89, "6.89 per unit"), (0.39, "0.39 from the scatter"))
     out += [Claim("alpha_spec_ks2_a", "Figure 3, k_s = 2: intercept a of the fit", 33.8, f2["a"],
-                  0.05, NB, "33.8 and slope", note="tolerance: rounding to 1 decimal"),
+                  0.05, NB2, "33.8 and slope", note="tolerance: rounding to 1 decimal"),
             Claim("alpha_spec_ks2_se_a", "Figure 3, k_s = 2: standard error of a", 6.0, f2["se_a"],
-                  0.05, NB, "6.0 and 0.39"),
+                  0.05, NB2, "6.0 and 0.39"),
             Claim("alpha_spec_ks2_sd", "Figure 3, k_s = 2: scatter of single runs (rms over D of "
-                  "the standard deviation over initialisations)", 13.0, f2["sd"], 0.5, NB,
+                  "the standard deviation over initialisations)", 13.0, f2["sd"], 0.5, NB2,
                   "about 13 (standard", note="tolerance: rounding to the unit")]
     if full:
         b = [cl.log_d_fit(D_GRID, figure3_alpha_spec(k), D_MIN)["b"] for k in (3, 4)]

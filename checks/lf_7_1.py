@@ -14,7 +14,7 @@
   over 200 independent batches of 20,000 samples the deviations have the mean and spread of
   N(0, 1) (and, with ``full``, the 4 x 10^6-sample check above shows no bias);
 * the exponent p of ||grad L_data - grad L_clone|| ~ eps^p for GELU and tanh, from exact
-  population gradients (:func:`td_lib.nets.population_gradient`: the data differ from their
+  population gradients (:func:`td_lib.nets.mixture_population_gradient`: the data differ from their
   clone only along v, where class +1 is a two-Gaussian mixture, so all expectations are 1-d and
   2-d Gauss-Hermite integrals), fitted over eps in [0.01, 0.1] with the demo's initial weights,
   plus the local GELU exponent at eps = 0.1 and a quadrature-convergence identity;
@@ -34,13 +34,14 @@ import math
 
 import numpy as np
 import torch
-from scipy import integrate
 
 from checks.claims import Claim
+from checks.grading.lf_7_1 import e_tanh2_gauss
 from td_lib import clone, mcm, nets
 
 NB = "course/source/td2_7_learned_first/td2_7_1_two_moments.py"
 BETAS = (1.0, 5.0, 10.0)
+BETA_KW = dict(beta_m=BETAS[0], beta_u=BETAS[1], beta_v=BETAS[2])  # the test bed, as keywords
 
 
 def _c(id_: str, text: str, quoted, computed, tol: float, quote: str | None, note: str = "",
@@ -52,8 +53,8 @@ def _c(id_: str, text: str, quoted, computed, tol: float, quote: str | None, not
 # --- Bayes accuracies -----------------------------------------------------------------------
 
 def bayes_claims(full: bool = False) -> list[Claim]:
-    acc = {u: mcm.bayes_accuracy(*BETAS, use=u) for u in ("m", "mu", "muv")}
-    conv = max(abs(mcm.bayes_accuracy(*BETAS, use=u, panels=80) - acc[u]) for u in ("mu", "muv"))
+    acc = {u: mcm.bayes_accuracy(**BETA_KW, use=u) for u in ("m", "mu", "muv")}
+    conv = max(abs(mcm.bayes_accuracy(**BETA_KW, use=u, panels=80) - acc[u]) for u in ("mu", "muv"))
     out = [
         _c("bayes_means", "Bayes accuracy from the means alone, Phi(beta_m/2) (%)", 69.1,
            100 * acc["m"], 0.05, "69.1 % from the means alone"),
@@ -77,7 +78,7 @@ def bayes_claims(full: bool = False) -> list[Claim]:
         hits = np.zeros(3)
         n_tot = 0
         for s in range(4):
-            X, y = mcm.sample(10**6, 16, S, gen=torch.Generator().manual_seed(100 + s))
+            X, y = mcm.sample(10**6, 16, S, rng=100 + s)
             hits += _hits(X, y, S)
             n_tot += len(y)
         for k, u in enumerate(("m", "mu", "muv")):
@@ -91,7 +92,7 @@ def bayes_claims(full: bool = False) -> list[Claim]:
 def _hits(X, y, S) -> np.ndarray:
     """How many rows the three Bayes rules (means; means + covariances; everything) classify
     correctly (:func:`td_lib.mcm.log_likelihood_ratios`)."""
-    l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, *BETAS)
+    l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, **BETA_KW)
     yy = np.asarray(y)
     return np.array([np.sum(np.sign(r) == yy) for r in (l_m, l_m + l_u, l_m + l_u + l_v)])
 
@@ -117,13 +118,13 @@ def monte_carlo_claims(acc: dict) -> list[Claim]:
     numpy sampler (the same model; seeded numpy Generators)."""
     S16 = mcm.orthonormal_spikes(16)
     n = 200_000
-    X, y = mcm.sample(n, 16, S16, gen=torch.Generator().manual_seed(11))
+    X, y = mcm.sample(n, 16, S16, rng=11)
     z = mc_deviations(_hits(X, y, S16), n, acc)
     S3 = mcm.orthonormal_spikes(3).numpy()
     nb, per = 20_000, 50  # 4 x 50 batches of 20,000
     Z = []
     for s in range(4):
-        Xb, yb = mcm.sample(nb * per, spikes=S3, gen=np.random.default_rng(1100 + s))
+        Xb, yb = mcm.sample(nb * per, spikes=S3, rng=np.random.default_rng(1100 + s))
         for j in range(per):
             sl = slice(j * nb, (j + 1) * nb)
             Z.append(mc_deviations(_hits(Xb[sl], yb[sl], S3), nb, acc))
@@ -164,26 +165,26 @@ def monte_carlo_claims(acc: dict) -> list[Claim]:
 
 # --- eps^p exponents from population gradients ------------------------------------------------
 
-def gradient_gap(act: str, eps: np.ndarray, nodes: int = 20, width: int = 32, seed: int = 0,
-                 d: int = 16) -> np.ndarray:
+def gradient_gap(activation: str, eps: np.ndarray, *, nodes: int = 20, width: int = 32,
+                 rng: int = 0, d: int = 16) -> np.ndarray:
     """||grad L_data - grad L_clone|| (all parameters) at weights eps * (demo init).
 
     Class -1 is identical in the data and the clone, so the difference is half the difference
     of the class-+1 gradients (the gradient is linear in the mixture weights).
     """
     S = mcm.orthonormal_spikes(d)
-    plus_data = mcm.mixture_components(S, *BETAS, labels=(1,))
-    plus_clone = mcm.mixture_components(S, *BETAS, clone=True, labels=(1,))
-    W1, a1 = (t.numpy() for t in nets.init_weights(d, width, 1.0, seed=seed))
+    plus_data = mcm.mixture_components(S, **BETA_KW, labels=(1,))
+    plus_clone = mcm.mixture_components(S, **BETA_KW, clone=True, labels=(1,))
+    W1, a1 = (t.numpy() for t in nets.init_weights(d, width, eps=1.0, rng=rng))
     out = []
     for e in np.atleast_1d(eps):
-        gd = nets.population_gradient(e * W1, e * a1, act, plus_data, nodes=nodes)
-        gc = nets.population_gradient(e * W1, e * a1, act, plus_clone, nodes=nodes)
+        gd = nets.mixture_population_gradient(e * W1, e * a1, activation, plus_data, nodes=nodes)
+        gc = nets.mixture_population_gradient(e * W1, e * a1, activation, plus_clone, nodes=nodes)
         out.append(0.5 * math.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(gd, gc))))
     return np.array(out)
 
 
-def gelu_leading_gap(d: int = 16, width: int = 32, seed: int = 0) -> float:
+def gelu_leading_gap(*, d: int = 16, width: int = 32, rng: int = 0) -> float:
     """Analytic eps^4 coefficient of ||grad L_data - grad L_clone|| for GELU (7.1.B.4).
 
     The only order-eps^4 difference is c_4 E[y x^(x)4], and E[y x^(x)4] differs by
@@ -191,7 +192,7 @@ def gelu_leading_gap(d: int = 16, width: int = 32, seed: int = 0) -> float:
     dL/da_j differs by -(1/2) c_4 kappa_4 (w_j.v)^4 and dL/dw_j by -2 c_4 kappa_4 a_j (w_j.v)^3 v,
     with c_4 = -1/(6 sqrt(2 pi)) for GELU = z Phi(z), at unit-scale weights.
     """
-    W1, a1 = (t.numpy() for t in nets.init_weights(d, width, 1.0, seed=seed))
+    W1, a1 = (t.numpy() for t in nets.init_weights(d, width, eps=1.0, rng=rng))
     v = mcm.orthonormal_spikes(d).numpy()[2]
     c4, k4 = -1 / (6 * math.sqrt(2 * math.pi)), mcm.kappa4_v(BETAS[2])
     wv = W1 @ v
@@ -234,15 +235,10 @@ def slope_claims(full: bool = False) -> list[Claim]:
 
 # --- Exercise 7.1.C and identities ------------------------------------------------------------
 
-def _e_tanh2_gauss(w: float) -> float:
-    f = lambda x: math.tanh(w * x) ** 2 * math.exp(-x * x / 2)
-    return 2 * integrate.quad(f, 0, np.inf, epsabs=1e-16, epsrel=1e-13, limit=200)[0] / math.sqrt(2 * math.pi)
-
-
 def tanh_claims() -> list[Claim]:
-    rad1, gau1 = math.tanh(1.0) ** 2, _e_tanh2_gauss(1.0)
+    rad1, gau1 = math.tanh(1.0) ** 2, e_tanh2_gauss(1.0)
     w = 0.1
-    diff = _e_tanh2_gauss(w) - math.tanh(w) ** 2
+    diff = e_tanh2_gauss(w) - math.tanh(w) ** 2
     terms = np.cumsum([-4 / 3 * w**4, 17 / 45 * 14 * w**6, -62 / 315 * 104 * w**8])
     return [
         _c("tanh_rad", "E tanh^2(x), x = ±1", 0.5800, rad1, 5e-5, "0.5800 at $w=1$"),
@@ -287,8 +283,8 @@ def run_demo(steps: int = 1500):
         d, n = 16, 2000
         spikes = mcm.orthonormal_spikes(d)
         gen = torch.Generator().manual_seed(0)
-        X, Y = mcm.sample(n, d, spikes, gen=gen)
-        Xt, Yt = mcm.sample(5000, d, spikes, gen=gen)
+        X, Y = mcm.sample(n, d, spikes, rng=gen)
+        Xt, Yt = mcm.sample(5000, d, spikes, rng=gen)
         Xc = clone.empirical_clone(X, Y, gen)
         lin = nets.train_two_layer(torch.stack([X, Xc]), Y, "linear", 0.1, steps=steps, X_test=Xt,
                                    y_test=Yt)

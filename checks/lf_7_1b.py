@@ -42,6 +42,8 @@ import torch
 
 from checks.claims import Claim
 from td_lib import early_linear as el
+from td_lib import hermite
+from td_lib.core import activations
 
 NB = "course/source/td2_7_learned_first/td2_7_1b_early_time_linear.py"
 
@@ -55,25 +57,25 @@ def _c(id_: str, text: str, quoted, computed, tol: float, quote: str | None, not
 @lru_cache(maxsize=1)
 def lemma() -> dict:
     """The notebook's full-mode sweep."""
-    return el.lemma_sweep([16, 32, 64, 128], act="gelu", alpha=0.25, n_factor=2.0, seed=0)
+    return el.lemma_sweep([16, 32, 64, 128], activation="gelu", alpha=0.25, n_factor=2.0, rng=0)
 
 
 @lru_cache(maxsize=2)
 def demo(d: int) -> dict:
     """The notebook's full-mode agreement run at dimension d."""
-    return el.agreement_run(d, act="relu", layers="first", n_per_d=12, t_max=16.0, seed=0)
+    return el.agreement_run(d, activation="relu", layers="first", n_per_d=12, t_max=16.0, rng=0)
 
 
 @lru_cache(maxsize=1)
 def cnn_sweep() -> dict:
     """The notebook's full-mode Prop. 4.1 kernel sweep (about 3 s)."""
-    return el.cnn_kernel_sweep(CNN_SWEEP_DS, CNN_SWEEP_QS, act="relu", seed=0)
+    return el.cnn_kernel_sweep(CNN_SWEEP_DS, CNN_SWEEP_QS, activation="relu", rng=0)
 
 
 @lru_cache(maxsize=1)
 def cnn_demo() -> dict:
     """The notebook's full-mode CNN agreement run (about 15 s)."""
-    return el.cnn_agreement_run(CNN_D, CNN_Q, m=CNN_M, seed=0)
+    return el.cnn_agreement_run(CNN_D, CNN_Q, m=CNN_M, rng=0)
 
 
 CNN_SWEEP_DS, CNN_SWEEP_QS = (16, 32, 64), (2, 4, 8, 16, 32)
@@ -134,7 +136,7 @@ def demo_claims() -> list[Claim]:
 def time_scale_claims() -> list[Claim]:
     """Issue 13: the relaxation rate eta zeta^2 lambda / d, and what the seeded run shows at T."""
     c = el.linear_constants("relu")
-    _, S = el.make_data(12 * 32 + 400, 32, seed=0)        # the demo's Sigma at d = 32
+    _, S = el.make_data(12 * 32 + 400, 32, rng=0)        # the demo's Sigma at d = 32
     lam_min = float(np.linalg.eigvalsh(S).min())
     r16, r32 = demo(16), demo(32)
     iT = _at(r32, 1.0)
@@ -171,7 +173,7 @@ def time_scale_claims() -> list[Claim]:
 
 def cnn_claims() -> list[Claim]:
     """Prop. 4.1: the CNN's linear kernel, the kernel sweep and the Walsh rates (cheap)."""
-    h = el.hermite_coefficients("relu", 2)
+    h = hermite.coefficients(activations.get("relu").f, 2, breakpoints=[0.0])
     sw = cnn_sweep()
     iq = {q: j for j, q in enumerate(sw["q"])}
     i64 = list(sw["d"]).index(64)
@@ -248,8 +250,8 @@ def identity_claims() -> list[Claim]:
     r = 1 / math.sqrt(2 * math.pi)
     err_c = max(abs(c.zeta - 0.5), abs(c.nu - math.sqrt(1.7) * r), abs(c.theta0 - r),
                 abs(c.theta1 - r), abs(c.theta2), abs(c.diag1 - 0.25))
-    X, S = el.make_data(10, 4, seed=1)
-    W, v = el.symmetric_init(4, 6, seed=2)
+    X, S = el.make_data(10, 4, rng=1)
+    W, v = el.symmetric_init(4, 6, rng=2)
     Xt = torch.as_tensor(X)
     rows = []
     for i in range(10):
@@ -266,8 +268,8 @@ def identity_claims() -> list[Claim]:
     for _ in range(25):
         b -= 0.5 / 10 * psi.T @ (psi @ b - y)
     err_gd = np.abs(res["beta"][0] - b).max()
-    Xc, _ = el.make_data(6, 7, spectrum="flat", entries="rademacher", rotate=False, seed=3)
-    Wc, Vc = el.cnn_symmetric_init(7, 3, 6, seed=4)
+    Xc, _ = el.make_data(6, 7, spectrum="flat", entries="rademacher", rotate=False, rng=3)
+    Wc, Vc = el.cnn_symmetric_init(d=7, q=3, m=6, rng=4)
     rows = []
     for i in range(6):
         Wp, Vp = Wc.clone().requires_grad_(True), Vc.clone().requires_grad_(True)

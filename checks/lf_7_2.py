@@ -34,76 +34,11 @@ import numpy as np
 from scipy import integrate, optimize, stats  # noqa: F401
 
 from checks.claims import REPO, Claim
+from checks.grading.lf_7_2 import bayes_accuracy_v, fitted_coefficients
 from td_lib import escape, hermite
 
 NB = "course/source/td2_7_learned_first/td2_7_2_higher_cumulants.py"
 SQRT2PI = math.sqrt(2 * math.pi)
-
-
-# ---------------------------------------------------------------------------- exact helpers
-def _npdf(t, m=0.0, s=1.0):
-    return np.exp(-0.5 * ((t - m) / s) ** 2) / (s * SQRT2PI)
-
-
-def bayes_accuracy_v(beta_v: float) -> float:
-    """Bayes accuracy (equal priors) from t = v.x alone: N(0,1) against the two-bump mixture
-    (1/2)[N(a, s^2) + N(-a, s^2)], a = sqrt(beta_v/(1+beta_v)), s^2 = 1/(1+beta_v).
-
-    (1/2) * integral of max(p+, p-) over [-14, 14], by 200-point Gauss–Legendre on each piece
-    between the crossings p+ = p- (found by root bracketing), where the integrand is smooth.
-    """
-    a, s = math.sqrt(beta_v / (1 + beta_v)), 1 / math.sqrt(1 + beta_v)
-    p_plus = lambda t: 0.5 * (_npdf(t, a, s) + _npdf(t, -a, s))
-    g = lambda t: p_plus(t) - _npdf(t)
-    grid = np.linspace(0, 12, 24001)
-    gg = g(grid)
-    if np.abs(gg).max() < 1e-12:  # beta_v -> 0: identical classes
-        return 0.5
-    sg = np.sign(gg)
-    roots = []
-    for i in np.nonzero(sg[:-1] * sg[1:] < 0)[0]:
-        lo, hi = grid[i], grid[i + 1]
-        if np.sign(g(np.array([lo]))[0]) * np.sign(g(np.array([hi]))[0]) < 0:
-            roots.append(optimize.brentq(lambda t: g(np.array([t]))[0], lo, hi, xtol=1e-15))
-        else:  # rounding-level sign flicker (beta_v -> 0): not a real crossing
-            roots.append(0.5 * (lo + hi))
-    edges = np.array(sorted({-14.0, 14.0, *roots, *(-r for r in roots)}))
-    x, w = np.polynomial.legendre.leggauss(200)
-    total = 0.0
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        t = 0.5 * (hi - lo) * x + 0.5 * (hi + lo)
-        total += 0.5 * (hi - lo) * np.dot(w, np.maximum(p_plus(t), _npdf(t)))
-    return 0.5 * total
-
-
-def fitted_coefficients(beta_u: float = 5.0, beta_v: float = 10.0,
-                        correlated: bool = False) -> tuple[float, float, float]:
-    """(c20, c11, c04) read off the exact ReLU loss :func:`td_lib.hermite.mcm_relu_loss`.
-
-    c20 = -(1/2) d^2L/d alpha_u^2 and c11 = -d^2L/(d alpha_u d alpha_v) at 0 by central
-    differences with Richardson extrapolation (h = 2e-3, 1e-3); c04 = minus the alpha_v^4
-    coefficient of a degree-4 polynomial fit in alpha_v^2 of L(0, alpha_v) - L(0, 0) on
-    alpha_v in [0.02, 0.12]. All points in one vectorised call (one set of quadrature nodes
-    for all of them, so the differences cancel exactly what they should).
-    """
-    hs = (1e-3, 2e-3)
-    al = np.linspace(0.02, 0.12, 11)
-    pts = [(0.0, 0.0)]
-    for h in hs:
-        pts += [(h, 0.0), (-h, 0.0), (h, h), (h, -h), (-h, h), (-h, -h)]
-    pts += [(0.0, a) for a in al]
-    au, av = np.array(pts).T
-    L = hermite.mcm_relu_loss(au, av, beta_u=beta_u, beta_v=beta_v, correlated=correlated)
-    L0 = L[0]
-    d2u, duv = {}, {}
-    for j, h in enumerate(hs):
-        up, um, pp, pm, mp, mm = L[1 + 6 * j:7 + 6 * j]
-        d2u[h] = -(up + um - 2 * L0) / (2 * h * h)
-        duv[h] = -(pp - pm - mp + mm) / (4 * h * h)
-    c20 = (4 * d2u[1e-3] - d2u[2e-3]) / 3
-    c11 = (4 * duv[1e-3] - duv[2e-3]) / 3
-    p = np.polyfit(al**2, L[-len(al):] - L0, 4)
-    return float(c20), float(c11), float(-p[-3])
 
 
 def _max_over_u(A, B, beta_u: float):
@@ -121,7 +56,7 @@ def _max_over_u(A, B, beta_u: float):
     return A * (2 * stats.norm.cdf(b) - 1) + 2 * B * stats.norm.sf(b / ru)
 
 
-def bayes_lines(beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
+def bayes_lines(*, beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
                 n: int = 4001) -> tuple[float, float, float]:
     """Bayes accuracies of the test bed (independent latents): means only, means + covariances
     (the Gaussian clone), everything.
@@ -178,7 +113,7 @@ def notebook_study(fn: Callable[..., np.ndarray] | None = None, runs: int = 48) 
     for k in (1, 2, 3):
         times = [np.asarray(fn(k, d, escape.STEPS[k](d), runs=runs, t_max=10**6,
                                seed=7200 + 100 * k + d), dtype=float) for d in DIMS]
-        slope, boot = escape.bootstrap_slope(DIMS, times, 2000, seed=k)
+        slope, boot = escape.bootstrap_slope(DIMS, times, 2000, rng=k)
         out[k] = ([float(np.median(t)) for t in times], slope, float(boot.std()), times)
     return out
 
@@ -187,8 +122,8 @@ def notebook_sweep() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The notebook's step-size sweep (full mode): deltas, medians, fractions not escaped."""
     deltas = np.geomspace(0.03, 10, 10)
     runs, t_max = 32, 60000
-    T = escape.single_index_escape_times(3, 64, np.repeat(deltas, runs), runs=len(deltas) * runs,
-                                         t_max=t_max, seed=7299).reshape(len(deltas), runs)
+    T = escape.single_index_escape_times(3, 64, delta=np.repeat(deltas, runs), runs=len(deltas) * runs,
+                                         t_max=t_max, rng=7299).reshape(len(deltas), runs)
     return deltas, np.median(T, axis=1), np.isinf(T).mean(axis=1)
 
 
@@ -200,12 +135,13 @@ def staircase_runs() -> dict:
             for corr in (False, True)}
 
 
-def chain_slopes(runs: int, seed: int = 0) -> dict[int, float]:
-    """Slopes of log median escape time vs log d from the exact overlap chain."""
+def chain_slopes(runs: int, rng: int = 0) -> dict[int, float]:
+    """Slopes of log median escape time vs log d from the exact overlap chain (the study's
+    step parameters; point (k, d) seeded with ``rng + 10 k + d``)."""
     out = {}
     for k in (1, 2, 3):
-        med = [np.median(escape.reduced_escape_times(k, d, escape.STEPS[k](d), runs=runs,
-                                                     t_max=10**6, seed=seed + 10 * k + d))
+        med = [np.median(escape.reduced_escape_times(k, d, runs=runs, t_max=10**6,
+                                                     rng=rng + 10 * k + d))
                for d in DIMS]
         out[k] = escape.loglog_slope(DIMS, med)
     return out

@@ -25,10 +25,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import factorial
 
 from checks.claims import Claim
+from checks.grading.lf_7_3 import bias_coefficients, von_mises_series
 from td_lib import basri, kernel_flow, kernels
+from td_lib.core.runtime import numpy_rng
 
 NB = "course/source/td2_7_learned_first/td2_7_3_spectral_bias.py"
 KAPPA = 4.0
@@ -36,22 +37,10 @@ FREQS = np.array([1, 4, 8])
 
 
 # ----------------------------------------------------------------------------- helpers
-def bias_coefficients(ells) -> np.ndarray:
-    """Cosine coefficients of the bias kernel by quadrature (7.3.C)."""
-    return kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, ells)
-
-
-def von_mises_series(ells, kappa: float, terms: int = 80) -> np.ndarray:
-    """``exp(-kappa) I_l(kappa)`` from the Bessel power series (independent of scipy's ive)."""
-    ells = np.asarray(ells)[None, :]
-    j = np.arange(terms)[:, None]
-    return np.exp(-kappa) * np.sum((kappa / 2) ** (2 * j + ells)
-                                   / (factorial(j) * factorial(j + ells)), axis=0)
-
-
-def random_input_plateau(n: int, seed: int = 73, t: float = 1000.0) -> np.ndarray:
-    """Residual amplitudes of l = 1, 4, 8 at time t, random training angles (the notebook's run)."""
-    th = np.random.default_rng(seed).uniform(0, 2 * np.pi, n)
+def random_input_plateau(n: int, *, rng=73, t: float = 1000.0) -> np.ndarray:
+    """Residual amplitudes of l = 1, 4, 8 at time t, random training angles (the notebook's run;
+    ``rng``: an int seed or a numpy Generator)."""
+    th = numpy_rng(rng).uniform(0, 2 * np.pi, n)
     grid = 2 * np.pi * np.arange(1024) / 1024
     vm = lambda a, b: kernels.von_mises(a[:, None] - b[None, :], KAPPA)
     target = lambda x: np.sin(np.outer(x, FREQS)).sum(axis=1)
@@ -62,8 +51,7 @@ def random_input_plateau(n: int, seed: int = 73, t: float = 1000.0) -> np.ndarra
 @lru_cache(maxsize=1)
 def demo_run() -> basri.BasriRun:
     """Demo 7.3.D exactly as the notebook runs it (full mode)."""
-    return basri.train_basri(FREQS, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=2000,
-                             seed=7, show_progress=False)
+    return basri.train_basri(FREQS, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=2000, rng=7)
 
 
 def _c(id_, text, quoted, computed, tol, quote=None, note="") -> Claim:
@@ -156,7 +144,7 @@ def monte_carlo_claims(full: bool) -> list[Claim]:
     widths = np.array([10, 100, 1000])
     for bias in (False, True):
         gap = kernels.finite_width_gap(kernels.finite_width_kernel, widths, bias=bias, repeats=400,
-                                       seed=7325)
+                                       rng=7325)
         ratio = gap * widths / kernels.gap_variance(bias=bias)
         name = "bias" if bias else "no bias"
         out.append(_c(f"mc_gap_1_over_N_{name.replace(' ', '')}",

@@ -3,10 +3,10 @@
 Deterministic claims (Theorem 6 geometry, escape times of eq. 12 and their constant) are
 exact up to the quoted digits; the eq. 10 claims are a seeded Monte Carlo (a few seconds).
 Seeded-run claims recompute the notebook's own full-size runs
-(:func:`td_lib.teacher_student.staircase_demo` and :func:`~td_lib.teacher_student.focus_demo`,
+(:func:`td_lib.teacher_student.demos.node_order_demo` and :func:`~td_lib.teacher_student.demos.focus_demo`,
 about 20 s on 2 cores) and compare with the digits the prose prints; their tolerances are
 the rounding of the quoted digits (and one evaluation interval for step counts). The deep
-teacher run of Demo 7.4.4 (:func:`td_lib.deep_teacher.fig8_demo`, 30–60 s) is recomputed
+teacher run of Demo 7.4.4 (:func:`td_lib.teacher_student.demos.fig8_demo`, 30–60 s) is recomputed
 only with ``full=True`` (:func:`deep_claims`); its quotes are listed in :data:`DEEP_QUOTES`
 so that the tie between prose and claim is tested cheaply as well. The runs are
 deterministic on a given platform; a different BLAS or torch build can change a seeded SGD
@@ -19,8 +19,8 @@ import numpy as np
 from scipy import integrate
 
 from checks.claims import Claim
-from td_lib import deep_teacher as deep
 from td_lib import teacher_student as ts
+from td_lib.teacher_student import demos
 
 NB = "course/source/td2_7_learned_first/td2_7_4_teacher_nodes.py"
 
@@ -71,14 +71,14 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
         u -= (u @ a) * a
         u /= np.linalg.norm(u)
         w_star, w_k = 1.3 * a, 0.4 * (np.cos(t) * a + np.sin(t) * u)
-        mu, se = ts.relu_cross_moment_mc(w_star, w_k, n, seed=int(100 * t))
+        mu, se = ts.relu_cross_moment_mc(w_star, w_k, n=n, rng=int(100 * t))
         zmax = max(zmax, float(np.max(np.abs(mu - ts.relu_cross_moment(w_star, w_k)) / se)))
     out.append(_c("thm6_mc", "Theorem 6 vs Monte Carlo: largest |z| over 4 angles × 6 coords",
                   None, zmax, 4.5, None,
                   note="tolerance 4.5 standard errors (24 comparisons: false alarm ≈ 2e-4)"))
     # eq. 12 escape times, θ_end = π/2, α = 1
-    t3 = float(ts.escape_time(np.pi - 1e-3, np.pi / 2, 1.0))
-    a3 = float(ts.escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
+    t3 = float(ts.escape_time(theta_start=np.pi - 1e-3, theta_end=np.pi / 2, alpha=1.0))
+    a3 = float(ts.escape_time_asymptotic(eps=1e-3, theta_end=np.pi / 2, alpha=1.0))
     c = ts.escape_time_constant(np.pi / 2, 1.0)
     out.append(_c("escape_exact", "eq. 12 escape time from π − 1e-3 to π/2, α = 1 (quadrature)",
                   6281.02, t3, 0.005, "6281.02, against"))
@@ -88,7 +88,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
     out.append(_c("escape_const", "limit of exact − asymptotic escape time as ε → 0",
                   1.833, c, 0.0005, "1.833 as"))
     # the constant the paper's "∼" leaves unstated: 2π‖w_k‖/(ασ²), from Theorem 6's vector
-    t_s = ts.escape_time_theorem6(1e-3, np.pi / 2, 1.5, sigma=2.0, norm_k=3.0)
+    t_s = ts.escape_time_theorem6(eps=1e-3, theta_end=np.pi / 2, alpha=1.5, sigma=2.0, norm_k=3.0)
     out.append(_c("escape_sigma_ratio",
                   "escape time integrated from Theorem 6's vector at σ = 2, ‖w_k‖ = 3, α = 1.5, "
                   "over the σ = 1, ‖w_k‖ = 1, α = 1 time (2π‖w_k‖/(ασ²) predicts 1/2)",
@@ -96,7 +96,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
                   note="the seed writes t0 ~ 1/ε − 1/(π−θ0); '~' hides the constant "
                        "2π‖w_k‖/(ασ²), unstated rather than wrong"))
     # the quadrature itself against an independent integration of the ODE
-    th_end = float(ts.integrate_angle(np.pi - 1e-3, np.array([0.0, t3]), 1.0)[-1])
+    th_end = float(ts.integrate_angle(np.pi - 1e-3, np.array([0.0, t3]), alpha=1.0)[-1])
     out.append(_c("escape_ode", "integrating eq. 12 for the quadrature's escape time lands on π/2",
                   None, th_end - np.pi / 2, 1e-7, None))
     return out
@@ -104,7 +104,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
 
 def eq10_claims() -> list[Claim]:
     """Demo 7.4.5: the pull on w_k does not scale with ‖w_k‖ (eq. 10 says it does)."""
-    sc = ts.eq10_norm_scan(which="w", n_samples=200_000)
+    sc = ts.eq10_norm_scan(which="w", n=200_000)
     note = ("eq. 10 (ẇ_k = ‖w_k‖ r_k) predicts slope 1; the seed's factor is the spurious "
             "‖w_k‖ of its printed Theorem 6. Correct prefactor: ‖v_k‖ (ẇ_k = ‖v_k‖ r̂_k)")
     return [
@@ -122,7 +122,7 @@ def eq10_claims() -> list[Claim]:
 def seeded_claims() -> list[Claim]:
     """The notebook's seeded full-size runs, recomputed."""
     out: list[Claim] = []
-    S = ts.staircase_summary(ts.staircase_demo(quick=False, show_progress=False))
+    S = demos.node_order_summary(demos.node_order_demo(quick=False))
     step = "one evaluation interval (200 steps)"
     out.append(_c("p0_all_within", "p = 0: last first-match step over all teacher nodes and runs",
                   600, float(np.max(S["first"][0.0])), 0.0, "within 600 steps",
@@ -167,7 +167,7 @@ def seeded_claims() -> list[Claim]:
                   0.89, S["wnorm_unspecial"], 0.005, "and 0.89)"))
     out.append(_c("vnorm_ratio", "×5, p = 1: ratio of the median fan-outs, specialised / not", 91,
                   S["vnorm_special"] / S["vnorm_unspecial"], 0.5, "factor 91"))
-    F = ts.focus_summary(ts.focus_demo(quick=False, show_progress=False))
+    F = demos.focus_summary(demos.focus_demo(quick=False))
     if not F:
         out.append(_c("focus_found", "a focus shift exists in the seeded run", 1, 0.0, 0.0,
                       None))
@@ -212,8 +212,8 @@ DEEP_QUOTES: dict[str, tuple[float, str]] = {
 
 def deep_claims() -> list[Claim]:
     """Demo 7.4.4 (Tian's Fig. 8 at CPU scale), recomputed: about 30–60 s on 2 cores."""
-    _, h = deep.fig8_demo(quick=False, show_progress=False)
-    S = deep.fig8_summary(h, thresholds=(0.7, 0.9))
+    _, h = demos.fig8_demo(quick=False)
+    S = demos.fig8_summary(h, thresholds=(0.7, 0.9))
     c07, c09 = S["cross"][0.7], S["cross"][0.9]
     upper = c07[:, 2:]
     half = "the evaluation grid is half an epoch (312 or 313 steps of 625)"

@@ -1,6 +1,7 @@
 """Recompute every number quoted in assignment ``td2_7_learned_first`` (§7.1–7.4).
 
-Run ``python checks/td2_7_learned_first_check.py`` for a table, ``--json`` for records,
+Run ``python -m checks.td2_7_learned_first_check`` (or the file as a script: ``checks`` is
+installed editable, so it imports from anywhere) for a table, ``--json`` for records,
 ``--full`` for the long version (more runs, larger sizes). Each section lives in its own
 module ``checks/lf_<section>.py`` exposing ``claims(full: bool) -> list[Claim]``; this
 script gathers them all.
@@ -11,12 +12,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make ``checks`` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from checks.claims import Claim, run  # noqa: E402
+from checks.claims import Claim, run
 
 
 def section_modules() -> list[str]:

@@ -1,6 +1,6 @@
-"""Full-resolution figures of the CNN vs LCN notebook (``course/source/cnn_lcn/cnn_vs_lcn.py``).
+"""Full-resolution figures of the CNN vs LCN notebooks (assignment ``cnn_lcn``, ``course/source/cnn_lcn/``).
 
-The notebook draws every figure of the paper at sizes that fit its time budget; this script
+The notebooks draw every figure of the paper at sizes that fit its time budget; this script
 redraws the heavy ones at the paper's resolution into ``build/figures/``:
 
 * Figure 1 -- the teacher / CNN / LCN schematic (``td_lib.cnn_lcn.plots.architecture_schematic``);
@@ -125,7 +125,7 @@ def figure6_8(out: Path, coarse: bool) -> None:
     cs, aF, etas = _grids(coarse)
     pd = cl.phase_diagram(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, cs=cs, alpha_F=aF, etas=etas,
                           dtau=0.05, progress=True)
-    c0 = cl.c_star_slope_numeric(4, 1, 1, 1.0, 1.0)
+    c0 = cl.c_star_slope_numeric(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     m = _phase_plot(ax, pd, c0, r"Figure 6: erf, $P=4$, $k_s=k_t=1$, $T=1$, $\sigma=1$")
     fig.colorbar(m, ax=ax, label=r"$\log_{10}(\varepsilon^\ast_{\rm CNN}/\varepsilon^\ast_{\rm LCN})$")
@@ -163,7 +163,7 @@ def figure9(out: Path, coarse: bool) -> None:
     for ax, (title, kw) in zip(axes, progress(variants, desc="Figure 9")):
         par = dict(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0) | kw
         pd = cl.phase_diagram(**par, cs=cs, alpha_F=aF, etas=etas, dtau=0.05)
-        c0 = cl.c_star_slope_numeric(par["P"], par["k_s"], par["k_t"], par["T"], par["sigma"])
+        c0 = cl.c_star_slope_numeric(**par)
         fig.colorbar(_phase_plot(ax, pd, c0, title), ax=ax)
         saved[title[:3]] = pd["log10_ratio"]
     fig.suptitle(r"Figure 9: $\log_{10}(\varepsilon^\ast_{\rm CNN}/\varepsilon^\ast_{\rm LCN})$, one "

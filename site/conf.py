@@ -11,13 +11,9 @@ copied next to the pages, referenced relatively.
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
-CONF_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(CONF_DIR.parent))
-
-from tools.site import MATHJAX_FILE, mathjax_dir  # noqa: E402
+from tools.site import MATHJAX_FILE, mathjax_dir  # tools is installed editable: imports from anywhere
 
 project = "td-course"
 author = "td-course"

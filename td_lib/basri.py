@@ -25,33 +25,40 @@ The runs of several scales are trained together (batched over scales) in torch, 
 thread (small matrices run fastest single-threaded on a shared machine). torch is imported by
 :func:`train_basri` only: the rest of the module (used by graded cells and their library
 counterparts) is numpy, and importing it costs no torch start-up.
+
+References
+----------
+Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for learned
+functions of different frequencies* (NeurIPS 2019): a frequency l is learned in a time
+proportional to the inverse NTK eigenvalue, ~l^2 on the circle with bias. Course notes NB2 §7.3,
+demo 7.3.D (prediction from eq. 7.3.A.3 with the eigenvalues of Exercise 7.3.C).
+
+Examples
+--------
+>>> th, Xb = circle_inputs(8)
+>>> W, a = twin_init(5, rng=0)
+>>> round(float(np.abs(circle_network_output(W, a, Xb)).max()), 12)  # twins: f = 0 at initialisation
+0.0
+>>> round(float(np.linalg.eigvalsh(empirical_ntk(W, Xb))[-1]), 6)
+0.529844
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
+from td_lib.core import activations
 from td_lib.core import validate as v
-from td_lib.core.runtime import progress as _progress
+from td_lib.core.runtime import bar, numpy_rng, torch_threads
 
-__all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "network_output",
+__all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "circle_network_output",
            "train_basri", "steps_to_level", "predicted_steps"]
 
 
-@contextmanager
-def _one_thread():
-    import torch
-
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
+_RELU = activations.get("relu")
 
 
 def circle_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -61,14 +68,17 @@ def circle_inputs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return th, np.c_[np.cos(th), np.sin(th), np.ones(n)]
 
 
-def twin_init(pairs: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def twin_init(pairs: int, rng) -> tuple[np.ndarray, np.ndarray]:
     """Gaussian first layer of ``2 * pairs`` twin units and readouts ``(+1,...,+1,-1,...,-1)``.
 
-    Returns ``W`` (2 pairs, 3) and ``a`` (2 pairs,); unit r and r + pairs share their weights.
+    ``rng`` is an int seed (the stream of ``numpy.random.default_rng(seed)``), ``None`` or a
+    numpy Generator. Returns ``W`` (2 pairs, 3) and ``a`` (2 pairs,); unit r and r + pairs share
+    their weights.
     """
     pairs = v.positive_int("pairs", pairs)
-    seed = v.positive_int("seed", seed, minimum=0)
-    w = np.random.default_rng(seed).standard_normal((pairs, 3))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        v.positive_int("rng", rng, minimum=0)
+    w = numpy_rng(rng).standard_normal((pairs, 3))
     return np.r_[w, w], np.r_[np.ones(pairs), -np.ones(pairs)]
 
 
@@ -77,6 +87,11 @@ def empirical_ntk(W, Xb, scale: float = 1.0) -> np.ndarray:
 
     ``M_ir = 1[w_r . xb_i > 0]``. ``W`` is (N, 3) or a batch (S, N, 3) (then ``scale`` may be
     an array of S scales); returns (n, n) or (S, n, n).
+
+    References
+    ----------
+    Jacot, Gabriel & Hongler (NeurIPS 2018), the empirical NTK ``J J^T``; course notes NB2 §7.3,
+    demo 7.3.D.
     """
     W = v.array("W", W)
     Xb = v.array("Xb", Xb, shape=(None, 3))
@@ -86,18 +101,18 @@ def empirical_ntk(W, Xb, scale: float = 1.0) -> np.ndarray:
     if not np.all(np.isfinite(sc)) or np.any(sc <= 0):
         raise ValueError(f"scale must be > 0, got {scale!r}")
     n, N = Xb.shape[0], W.shape[-2]
-    m = (np.einsum("nd,...md->...nm", Xb, W) > 0).astype(float)
+    m = _RELU.df(np.einsum("nd,...md->...nm", Xb, W))       # 1[w_r . xb_i > 0]
     K = (Xb @ Xb.T) * (m @ np.swapaxes(m, -1, -2)) / (N * n)
     return (sc[..., None, None] ** 2) * K if W.ndim == 3 else float(sc) ** 2 * K
 
 
-def network_output(W, a, Xb, scale: float = 1.0) -> np.ndarray:
+def circle_network_output(W, a, Xb, scale: float = 1.0) -> np.ndarray:
     """``f = scale / sqrt(N) * ReLU(Xb W^T) a`` at the inputs (N units), shape (n,)."""
     W = v.array("W", W, shape=(None, 3))
     a = v.array("a", a, shape=(W.shape[0],))
     Xb = v.array("Xb", Xb, shape=(None, 3))
     scale = v.finite("scale", scale, positive=True)
-    return scale * np.maximum(Xb @ W.T, 0) @ a / np.sqrt(W.shape[0])
+    return scale * _RELU.f(Xb @ W.T) @ a / np.sqrt(W.shape[0])
 
 
 @dataclass
@@ -116,15 +131,47 @@ class BasriRun:
 
 
 def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (1.0, 10.0),
-                n_train: int = 128, pairs: int = 1000, steps: int = 2000, seed: int = 7,
-                show_progress: bool = True) -> BasriRun:
+                n_train: int = 128, pairs: int = 1000, steps: int = 2000, rng=7,
+                progress: bool | str = False) -> BasriRun:
     """Full-batch GD of the first layer on the target ``sum_{l in freqs} sin(l theta)`` (7.3.D).
 
     One run per output scale, all from the same twin initialisation (:func:`twin_init` with
-    ``seed``), each with step ``eta = 1/lam_max(K0/n)`` of its own initial eNTK. Records the
+    ``rng``), each with step ``eta = 1/lam_max(K0/n)`` of its own initial eNTK. Records the
     residual amplitude of each frequency after every step, the relative Frobenius change of
     the eNTK, and ``eta`` times its Rayleigh quotient on the slowest mode
-    ``sin(max(freqs) theta)`` at the start and at the end.
+    ``sin(max(freqs) theta)`` at the start and at the end. Training is in float32 on one torch
+    thread.
+
+    Parameters
+    ----------
+    freqs : sequence of ints, 0 < l < n_train / 2
+        Frequencies of the target.
+    scales : sequence of floats > 0
+        Output scales, one run each (trained together).
+    n_train : int
+        Number of equispaced training angles.
+    pairs : int
+        Number of twin pairs (N = 2 pairs units).
+    steps : int
+        Number of GD steps.
+    rng : int seed, None or numpy Generator
+        Draws the initial weights (an int gives ``numpy.random.default_rng(rng)``).
+    progress : bool or str
+        ``True``: a progress bar labelled "GD steps"; a string: a bar with that label.
+
+    Returns
+    -------
+    BasriRun
+
+    References
+    ----------
+    Basri et al. (NeurIPS 2019); course notes NB2 §7.3, demo 7.3.D and eq. 7.3.A.3.
+
+    Examples
+    --------
+    >>> run = train_basri((1, 4), scales=(1.0, 10.0), n_train=16, pairs=20, steps=5, rng=0)
+    >>> run.amps.shape, np.round(run.amps[:, -1], 3).tolist()
+    ((2, 6, 2), [[0.039, 0.938], [0.024, 0.924]])
     """
     fq = np.asarray(freqs)
     n_train = v.positive_int("n_train", n_train, minimum=4)
@@ -137,7 +184,7 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
     steps = v.positive_int("steps", steps, minimum=0)
     th, Xb = circle_inputs(n_train)
     y = np.sum(np.sin(np.outer(th, fq)), axis=1)
-    W0, a = twin_init(pairs, seed)
+    W0, a = twin_init(pairs, rng)
     N, S = W0.shape[0], sc.size
     K0 = empirical_ntk(np.broadcast_to(W0, (S, *W0.shape)), Xb, sc)
     eta = 1.0 / np.linalg.eigvalsh(K0)[:, -1]
@@ -145,17 +192,16 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
     import torch
 
     dt = torch.float32  # as in the course page; the analyses below are in float64
-    with _one_thread(), torch.no_grad():
+    with torch_threads(1), torch.no_grad():
         X_t, y_t, a_t = (torch.as_tensor(z, dtype=dt) for z in (Xb, y, a))
         W = torch.as_tensor(np.broadcast_to(W0, (S, *W0.shape)).copy(), dtype=dt)
         coef_t = torch.as_tensor(sc / np.sqrt(N), dtype=dt)[:, None]           # (S, 1)
         step_t = torch.as_tensor(eta * sc / np.sqrt(N) / n_train, dtype=dt)[:, None, None]
         resid = torch.empty((S, steps + 1, n_train), dtype=dt)
-        it = range(steps + 1)
-        for s in (_progress(it, desc="GD steps") if show_progress else it):
+        for s in bar(range(steps + 1), progress, "GD steps"):
             pre = torch.matmul(X_t, W.transpose(1, 2))                 # (S, n, N)
-            mask = (pre > 0).to(dt)
-            r = coef_t * ((mask * pre) @ a_t) - y_t                    # (S, n) residual
+            mask = _RELU.df(pre)                                       # ReLU'(pre)
+            r = coef_t * ((mask * pre) @ a_t) - y_t                    # (S, n) residual; ReLU = z ReLU'(z)
             resid[:, s] = r
             if s == steps:
                 break
@@ -174,10 +220,15 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
                     ntk_change=dK, rayleigh=rq, W_final=W_end)
 
 
-def steps_to_level(amps, level: float = float(np.exp(-1))) -> np.ndarray:
+def steps_to_level(amps, *, level: float = float(np.exp(-1))) -> np.ndarray:
     """First step at which each amplitude curve is below ``level`` (NaN if never).
 
     ``amps`` has shape (..., steps + 1, F); returns shape (..., F).
+
+    Examples
+    --------
+    >>> steps_to_level(np.array([[1.0, 1.0], [0.5, 0.9], [0.3, 0.8]])).tolist()
+    [2.0, nan]
     """
     A = v.array("amps", amps)
     if A.ndim < 2:
@@ -188,11 +239,20 @@ def steps_to_level(amps, level: float = float(np.exp(-1))) -> np.ndarray:
     return np.where(below.any(axis=-2), first, np.nan)
 
 
-def predicted_steps(rate_unit: float, a_l, level: float = float(np.exp(-1))) -> np.ndarray:
+def predicted_steps(rate_unit: float, a_l, *, level: float = float(np.exp(-1))) -> np.ndarray:
     """Frozen-kernel prediction: first s with ``(1 - rate_unit a_l)^s < level`` (7.3.A.3).
 
     ``= floor(ln(level) / ln(1 - rate_unit a_l)) + 1`` (the seed's ``ceil`` of the same
     ratio, except when the ratio is an exact integer); requires ``0 < rate_unit a_l < 1``.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.A.3 (the GD filter of one mode).
+
+    Examples
+    --------
+    >>> predicted_steps(1.0, [0.5, 0.01]).tolist()
+    [2.0, 100.0]
     """
     rate_unit = v.finite("rate_unit", rate_unit, positive=True)
     a = v.array("a_l", a_l, ndim=1)

@@ -5,11 +5,26 @@ that the class's *empirical* mean and covariance (normalised by the class size, 
 ``correction=0``) are matched to rounding error. Then every moment matrix a linear model
 sees, ``E[x x^T]``, ``E[y x]``, ``E[y^2]``, agrees between the data and the clone, and
 gradient descent on a linear-in-input model follows the same trajectory on both.
+
+References
+----------
+Seed §7.1, Exercise 7.1.A.3 (the exact empirical clone).
+
+Examples
+--------
+>>> X = torch.randn(40, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+>>> y = torch.where(X[:, 0] > 0, 1.0, -1.0).to(torch.float64)
+>>> Xc = empirical_clone(X, y, 1)
+>>> m, mc = class_moments(X, y), class_moments(Xc, y)
+>>> bool(max((m[c][1] - mc[c][1]).abs().max().item() for c in m) < 1e-12)
+True
 """
 
 from __future__ import annotations
 
 import torch
+
+from td_lib.core.runtime import torch_generator
 
 __all__ = ["sym_sqrt", "class_moments", "empirical_clone"]
 
@@ -53,10 +68,10 @@ def class_moments(X: torch.Tensor, y: torch.Tensor) -> dict[float, tuple[torch.T
     return out
 
 
-def empirical_clone(X: torch.Tensor, y: torch.Tensor, gen: torch.Generator | None = None) -> torch.Tensor:
+def empirical_clone(X: torch.Tensor, y: torch.Tensor, rng=None) -> torch.Tensor:
     """Gaussian clone of ``(X, y)`` matching each class's empirical mean and covariance exactly.
 
-    For each label ``c`` (in increasing order, as the course page does) draw
+    For each label ``c`` (in increasing order, as the original course notes do) draw
     ``Z ~ N(0, I)`` of the class's shape, centre it, whiten it with its own empirical
     covariance, ``Z <- (Z - mean Z) Cov(Z)^{-1/2}``, and map it to
     ``mean_c + Z Cov_c^{1/2}``. The result has, up to rounding, exactly the empirical class
@@ -67,7 +82,9 @@ def empirical_clone(X: torch.Tensor, y: torch.Tensor, gen: torch.Generator | Non
     X : torch.Tensor of shape (n, d)
     y : torch.Tensor of shape (n,)
         Class labels (any values; usually ±1).
-    gen : torch.Generator, optional
+    rng : int, torch.Generator or numpy Generator, optional
+        Source of the Gaussian draws (:func:`td_lib.core.runtime.torch_generator`); ``None``
+        uses torch's global generator.
 
     Returns
     -------
@@ -79,8 +96,7 @@ def empirical_clone(X: torch.Tensor, y: torch.Tensor, gen: torch.Generator | Non
         If a class has at most ``d`` examples (its whitened Gaussian would be singular).
     """
     _check_xy(X, y)
-    if gen is not None and not isinstance(gen, torch.Generator):
-        raise TypeError(f"gen must be a torch.Generator or None, got {type(gen).__name__}")
+    gen = None if rng is None else torch_generator(rng)
     d = X.shape[1]
     Xc = torch.empty_like(X)
     for c in torch.unique(y).tolist():

@@ -9,8 +9,21 @@ normalised polynomials are :math:`h_k=He_k/\\sqrt{k!}`. A function expands as
 .. math:: \\sigma(z)=\\sum_k \\frac{\\sigma_k}{k!}He_k(z),\\qquad
    \\sigma_k=\\mathbb E[\\sigma(Z)He_k(Z)].
 
-All polynomial work is delegated to :mod:`numpy.polynomial.hermite_e` (no hand-written
-recurrences).
+All polynomial work is delegated to :mod:`numpy.polynomial.hermite_e`; Gaussian expectations
+go through :func:`td_lib.core.gaussian.gaussian_expectation`.
+
+References
+----------
+Seed §7.2, "Hermite polynomials" and "The information exponent"; Ben Arous, Gheissari &
+Jagannath (2021), who define the information exponent.
+
+Examples
+--------
+>>> relu = lambda z: np.maximum(z, 0.0)
+>>> [round(float(c), 6) for c in coefficients(relu, 4, breakpoints=[0.0])]
+[0.398942, 0.5, 0.398942, 0.0, -0.398942]
+>>> information_exponent(lambda z: z**2 - 1)
+2
 """
 
 from __future__ import annotations
@@ -22,12 +35,11 @@ import numpy as np
 from numpy.polynomial import hermite_e as H
 
 from td_lib.core import validate as V
-from td_lib.core.gaussian import QuadratureWarning, gauss_normal_nodes, gaussian_expectation
+from td_lib.core.gaussian import gaussian_expectation
 
 __all__ = [
-    "He", "h", "He_deriv", "h_deriv", "gauss_normal_nodes", "gaussian_expectation",
-    "coefficients", "normalised_coefficients", "reconstruct", "relu_coefficients",
-    "information_exponent", "QuadratureWarning",
+    "He", "h", "He_deriv", "h_deriv", "coefficients", "normalised_coefficients", "reconstruct",
+    "relu_coefficients", "information_exponent", "mcm_relu_loss",
 ]
 
 _SQRT2PI = math.sqrt(2.0 * math.pi)
@@ -67,7 +79,7 @@ def h(k: int, z) -> np.ndarray:
     return _he(k, np.asarray(z, dtype=float)) * (1.0 / math.sqrt(math.factorial(k)))
 
 
-def He_deriv(k: int, z, m: int = 1) -> np.ndarray:
+def He_deriv(k: int, z, *, m: int = 1) -> np.ndarray:
     """m-th derivative of :math:`He_k` at ``z``: :math:`k(k-1)\\cdots(k-m+1)He_{k-m}(z)`
     (the Appell property :math:`He_k'=kHe_{k-1}`), zero for :math:`m>k`."""
     k = V.positive_int("k", k, minimum=0)
@@ -78,7 +90,7 @@ def He_deriv(k: int, z, m: int = 1) -> np.ndarray:
     return _he(k - m, z) * float(math.perm(k, m))
 
 
-def h_deriv(k: int, z, m: int = 1) -> np.ndarray:
+def h_deriv(k: int, z, *, m: int = 1) -> np.ndarray:
     """m-th derivative of the normalised polynomial :math:`h_k`."""
     k = V.positive_int("k", k, minimum=0)
     m = V.positive_int("m", m, minimum=0)
@@ -93,9 +105,18 @@ def coefficients(sigma: Callable[[np.ndarray], np.ndarray], kmax: int, *, n: int
                  breakpoints: Sequence[float] | None = None) -> np.ndarray:
     """Hermite coefficients :math:`\\sigma_k=\\mathbb E[\\sigma(Z)He_k(Z)]`, ``k = 0..kmax``.
 
-    Seed §7.2 ("Hermite polynomials"). Quadrature as in :func:`gaussian_expectation`, with the
-    convergence check applied to all ``kmax + 1`` coefficients at once. For ReLU pass
-    ``breakpoints=[0.0]`` (plain Gauss–Hermite converges only algebraically across a kink).
+    Quadrature as in :func:`td_lib.core.gaussian.gaussian_expectation`, with the convergence
+    check applied to all ``kmax + 1`` coefficients at once. For ReLU pass ``breakpoints=[0.0]``
+    (plain Gauss–Hermite converges only algebraically across a kink).
+
+    References
+    ----------
+    Seed §7.2, "Hermite polynomials": :math:`\\sigma_k=\\mathbb E[\\sigma(Z)He_k(Z)]`.
+
+    Examples
+    --------
+    >>> [round(float(c), 6) + 0.0 for c in coefficients(np.tanh, 3)]  # odd: sigma_0 = sigma_2 = 0
+    [0.0, 0.605706, 0.0, -0.363595]
     """
     kmax = V.positive_int("kmax", kmax, minimum=0)
     ks = np.arange(kmax + 1)
@@ -145,7 +166,17 @@ def information_exponent(target: Callable[[np.ndarray], np.ndarray], kmax: int =
     Hermite coefficient of ``target``. A coefficient counts as zero when
     :math:`|\\sigma_k|/\\sqrt{k!}` is below ``rtol`` times the target's norm
     :math:`\\sqrt{\\mathbb E h(Z)^2}`. Returns ``None`` if no degree up to ``kmax`` qualifies
-    (e.g. a constant target)."""
+    (e.g. a constant target).
+
+    References
+    ----------
+    Ben Arous, Gheissari & Jagannath (2021), the information exponent; seed §7.2.
+
+    Examples
+    --------
+    >>> information_exponent(lambda z: h(3, z)), information_exponent(np.abs, breakpoints=[0.0])
+    (3, 2)
+    """
     c = normalised_coefficients(target, kmax, **kw)
     norm2 = gaussian_expectation(lambda x: np.asarray(target(x), float) ** 2, **kw)
     scale = max(math.sqrt(float(norm2)), 1e-300)
@@ -171,6 +202,15 @@ def mcm_relu_loss(alpha_u, alpha_v, *, beta_u: float = 5.0, beta_v: float = 10.0
     with the convergence check of :func:`gaussian_expectation`. Accurate to ~1e-14.
 
     ``alpha_u``, ``alpha_v`` broadcast; each pair needs :math:`\\alpha_u^2+\\alpha_v^2\\le1`.
+
+    References
+    ----------
+    Bardone & Goldt (2024), eq. (1) (the model); seed §7.2, Exercise 7.2.D.
+
+    Examples
+    --------
+    >>> round(float(mcm_relu_loss(0.0, 0.0)), 12)
+    1.0
     """
     from scipy.special import ndtr
 

@@ -14,6 +14,21 @@ trained from ``theta = 0`` on ``L = (1/2n) sum_i (f(x_i) - y_i)^2``. With the ei
 Everything is vectorised over a sequence of times (or step counts). On equispaced points of
 the circle, :func:`residual_per_frequency` reads off the residual amplitude per Fourier
 frequency, to compare with the population prediction ``exp(-k_hat_l t)``.
+
+:func:`gd_filter` is the library's one gradient-descent filter (the early-time linear models
+of §7.1b use it too).
+
+References
+----------
+Jacot, Gabriel & Hongler, *Neural tangent kernel* (NeurIPS 2018): training a linearised model
+is kernel gradient flow. Course notes NB2 §7.3, Exercise 7.3.A (eqs 7.3.A.1–3).
+
+Examples
+--------
+>>> K = np.array([[2.0, 1.0], [1.0, 2.0]])
+>>> f = kernel_flow_predict(K, K, np.array([1.0, -1.0]), [0.0, 1.0, 1e6])
+>>> np.round(f, 6).tolist()  # the odd mode (eigenvalue 1/2 of K/n) is fitted at rate 1/2
+[[0.0, 0.393469, 1.0], [0.0, -0.393469, -1.0]]
 """
 
 from __future__ import annotations
@@ -66,6 +81,15 @@ def flow_filter(lam, t) -> np.ndarray:
     """Gradient-flow filter ``(1 - exp(-lam t)) / lam`` (7.3.A.2), shape ``(len(t), len(lam))``.
 
     Uses ``-expm1(-lam t)/lam``, accurate for ``lam t << 1`` (where it is ~t); lam > 0.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.A.2.
+
+    Examples
+    --------
+    >>> np.round(flow_filter([0.5, 2.0], [1.0]), 6).tolist()
+    [[0.786939, 0.432332]]
     """
     lam = v.array("lam", lam, ndim=1)
     if np.any(lam <= 0):
@@ -74,16 +98,64 @@ def flow_filter(lam, t) -> np.ndarray:
     return -np.expm1(-np.outer(t, lam)) / lam
 
 
-def gd_filter(lam, steps, eta: float) -> np.ndarray:
-    """GD filter ``(1 - (1 - eta lam)^s) / lam`` (7.3.A.3), shape ``(len(steps), len(lam))``."""
+def gd_filter(lam, steps, *, eta: float) -> np.ndarray:
+    """GD filter ``(1 - (1 - eta lam)^s) / lam`` (7.3.A.3), shape ``(len(steps), len(lam))``.
+
+    The one gradient-descent filter of td_lib: after ``s`` steps of size ``eta`` from zero,
+    mode ``k`` of a quadratic loss with curvature ``lam_k`` has moved by this factor times its
+    gradient at the start (gradient flow: :func:`flow_filter` with ``t = eta s``).
+
+    Parameters
+    ----------
+    lam : 1-d array, >= 0
+        Curvatures (eigenvalues of ``K/n`` for kernel GD). Entries below ``1e-13 max(1, max lam)``
+        are treated as zero and get the limit ``eta s``.
+    steps : scalar or 1-d array of whole numbers >= 0
+        Step counts s.
+    eta : float, > 0
+        Step size; ``eta * max(lam)`` must be < 2 (otherwise GD diverges: ``ValueError``).
+
+    Returns
+    -------
+    ndarray of shape ``(len(steps), len(lam))``.
+
+    Notes
+    -----
+    ``1 - (1 - a)^s`` with ``a = eta lam`` is computed as ``-expm1(s log1p(-a))`` for ``a < 1``
+    (accurate for small ``a``) and directly for ``1 <= a < 2`` (stable, oscillating modes).
+    For an effective step ``eta/n`` on the eigenvalues of ``K`` itself, pass
+    ``gd_filter(lam_K, steps, eta=eta / n)``.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.A.3.
+
+    Examples
+    --------
+    >>> np.round(gd_filter([0.5, 2.0], [1, 3], eta=0.1), 6).tolist()
+    [[0.1, 0.1], [0.28525, 0.244]]
+    >>> gd_filter([0.0], [4], eta=0.25).tolist()  # a flat mode moves by eta s
+    [[1.0]]
+    """
     lam = v.array("lam", lam, ndim=1)
-    if np.any(lam <= 0):
-        raise ValueError("lam must be > 0 (restrict to the positive spectrum)")
+    if np.any(lam < 0):
+        raise ValueError("lam must be >= 0 (curvatures of a convex quadratic)")
     eta = v.finite("eta", eta, positive=True)
     s = _times("steps", steps)
     if np.any(s != np.round(s)):
         raise ValueError("steps must be whole numbers")
-    return (1.0 - (1.0 - eta * lam)[None, :] ** s[:, None]) / lam
+    a = eta * lam
+    if np.any(a >= 2):
+        raise ValueError(f"eta too large: eta * max(lam) = {a.max():.3g} >= 2 (GD diverges)")
+    small = lam <= 1e-13 * max(1.0, float(lam.max(initial=0.0)))
+    safe = np.where(small, 1.0, lam)
+    mono = a < 1
+    tt = s[:, None].astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        smooth = -np.expm1(tt * np.log1p(-np.where(mono, a, 0.0))[None, :])
+    osc = 1.0 - (1.0 - a)[None, :] ** tt
+    val = np.where(mono[None, :], smooth, osc) / safe[None, :]
+    return np.where(small[None, :], s[:, None] * eta, val)
 
 
 def _predict(spec: GramSpectrum, K_xX, y, filt: np.ndarray) -> np.ndarray:
@@ -105,25 +177,50 @@ def kernel_flow_predict(K_XX, K_xX, y, t, *, spectrum: GramSpectrum | None = Non
     Returns
     -------
     (m, T) array: column j is ``f_{t_j}`` at the m query points.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.A.2.
+
+    Examples
+    --------
+    >>> K = np.array([[2.0, 1.0], [1.0, 2.0]])   # K/n has eigenvalues 1/2 and 3/2
+    >>> np.round(kernel_flow_predict(K, K, np.array([1.0, 1.0]), [1.0, 1e6]), 6).tolist()
+    [[0.77687, 1.0], [0.77687, 1.0]]
     """
     spec = spectrum if spectrum is not None else gram_spectrum(K_XX)
     return _predict(spec, K_xX, y, flow_filter(spec.lam, t))
 
 
-def kernel_gd_predict(K_XX, K_xX, y, steps, eta: float, *,
+def kernel_gd_predict(K_XX, K_xX, y, steps, *, eta: float,
                       spectrum: GramSpectrum | None = None) -> np.ndarray:
     """GD prediction after ``steps`` steps of size ``eta`` from ``theta = 0`` (7.3.A.3).
 
-    Same shapes as :func:`kernel_flow_predict`. Stable iff ``eta < 2 / lam_max(K/n)``.
+    Same shapes as :func:`kernel_flow_predict` (``steps`` in place of ``t``). Stable iff
+    ``eta < 2 / lam_max(K/n)`` (a larger ``eta`` raises a ``ValueError``).
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.A.3.
+
+    Examples
+    --------
+    >>> K = np.array([[2.0, 1.0], [1.0, 2.0]])
+    >>> np.round(kernel_gd_predict(K, K, np.array([1.0, 1.0]), [1, 100], eta=0.5), 6).tolist()
+    [[0.75, 1.0], [0.75, 1.0]]
     """
     spec = spectrum if spectrum is not None else gram_spectrum(K_XX)
-    return _predict(spec, K_xX, y, gd_filter(spec.lam, steps, eta))
+    return _predict(spec, K_xX, y, gd_filter(spec.lam, steps, eta=eta))
 
 
 def training_residual(K_XX, r0, t) -> np.ndarray:
     """Training-set residual ``r(t) = exp(-K t/n) r(0)`` (7.3.A.1), shape ``(n, T)``.
 
     Uses the full spectrum, so null-space components of ``r0`` stay put.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.A.1.
     """
     K = v.psd("K_XX", K_XX, tol=1e-8)
     n = K.shape[0]

@@ -20,6 +20,19 @@ This module provides
 - Basri et al.'s closed form for the bias-free coefficients;
 - finite-width Monte Carlo kernels, their cosine coefficients with standard errors, and the
   1/N shrinking of their gap to the infinite-width kernel.
+
+References
+----------
+Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for learned
+functions of different frequencies* (NeurIPS 2019): the two-layer ReLU NTK on the circle and
+its cosine coefficients. Course notes NB2 §7.3, Exercises 7.3.B (7.3.B.2) and 7.3.C.
+
+Examples
+--------
+>>> [round(float(x), 6) for x in von_mises_eigenvalues([1, 8], kappa=4.0)]
+[0.178751, 0.00018]
+>>> [round(float(x), 6) for x in basri_coefficients([0, 1, 2, 3])]
+[0.101321, 0.25, 0.112579, 0.0]
 """
 
 from __future__ import annotations
@@ -30,7 +43,9 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.special import ive
 
+from td_lib.core import activations
 from td_lib.core import validate as v
+from td_lib.core.runtime import numpy_rng
 
 KernelFn = Callable[[np.ndarray], np.ndarray]
 
@@ -59,7 +74,8 @@ def _ells(name: str, ells) -> np.ndarray:
 
 
 def wrap_angle(phi) -> np.ndarray:
-    """Map angles to [-pi, pi) (the kernels below are 2 pi-periodic in phi)."""
+    """Map angles to [-pi, pi) (the kernels below are 2 pi-periodic in phi).
+    """
     phi = v.array("phi", phi)
     return (phi + np.pi) % (2 * np.pi) - np.pi
 
@@ -69,6 +85,10 @@ def von_mises(phi, kappa: float) -> np.ndarray:
     """The von Mises kernel ``k(phi) = exp(kappa (cos phi - 1))`` of §7.3 ("two cases").
 
     ``kappa > 0`` sets the width (angular width ~ kappa^{-1/2} for large kappa); k(0) = 1.
+
+    References
+    ----------
+    Course notes NB2 §7.3, "two cases" (the smooth kernel of Exercise 7.3.B).
     """
     kappa = v.finite("kappa", kappa, positive=True)
     phi = v.array("phi", phi)
@@ -80,6 +100,29 @@ def von_mises_eigenvalues(ells, kappa: float) -> np.ndarray:
 
     Computed with the exponentially scaled Bessel function ``scipy.special.ive``, which is
     exactly ``exp(-kappa) I_l(kappa)`` for kappa > 0 and does not overflow.
+
+    Parameters
+    ----------
+    ells : int or 1-d sequence of non-negative ints
+        Frequencies l.
+    kappa : float
+        Concentration of the kernel, > 0.
+
+    Returns
+    -------
+    ndarray of shape ``(len(ells),)``.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.B.2 (Jacobi–Anger expansion of ``exp(kappa cos phi)``).
+
+    Examples
+    --------
+    >>> lam = von_mises_eigenvalues([1, 4, 8], kappa=4.0)
+    >>> [round(float(x), 6) for x in lam]
+    [0.178751, 0.02594, 0.00018]
+    >>> round(float(lam[0] / lam[2]), 2)  # t8 / t1 under gradient flow
+    994.86
     """
     kappa = v.finite("kappa", kappa, positive=True)
     return ive(_ells("ells", ells), kappa)
@@ -89,6 +132,10 @@ def von_mises_eigenvalues_asymptotic(ells, kappa: float) -> np.ndarray:
     """Large-l form ``exp(-kappa) (kappa/2)^l / l!`` (first term of the Bessel series, 7.3.B.2).
 
     Accurate once l >> kappa^2 / 4; evaluated in log space so large l do not overflow.
+
+    References
+    ----------
+    Course notes NB2 §7.3, eq. 7.3.B.2 (leading term of the series of I_l).
     """
     from scipy.special import gammaln
 
@@ -102,6 +149,11 @@ def relu_ntk_nobias(phi) -> np.ndarray:
 
     ``K_inf(phi) = cos(phi) (pi - |phi|) / (2 pi)`` for phi in [-pi, pi] (wrapped otherwise):
     ``x . x' = cos phi`` times ``P[w.x > 0, w.x' > 0] = (pi - |phi|) / (2 pi)`` for Gaussian w.
+
+    References
+    ----------
+    Basri et al. (NeurIPS 2019), the bias-free two-layer ReLU NTK on the circle; course notes
+    NB2 §7.3, Exercise 7.3.C.
     """
     phi = wrap_angle(phi)
     return np.cos(phi) * (np.pi - np.abs(phi)) / (2 * np.pi)
@@ -112,6 +164,11 @@ def relu_ntk_bias(phi) -> np.ndarray:
 
     ``K_bias(phi) = u (pi - arccos u) / (2 pi)`` with ``u = xbar . xbar' = (1 + cos phi)/2``.
     (The unnormalised input ``(x, 1)`` of demo 7.3.D gives exactly twice this kernel.)
+
+    References
+    ----------
+    Basri et al. (NeurIPS 2019), the two-layer ReLU NTK with bias; course notes NB2 §7.3,
+    Exercise 7.3.C.
     """
     phi = v.array("phi", phi)
     u = (1.0 + np.cos(phi)) / 2.0
@@ -123,6 +180,16 @@ def basri_coefficients(ells) -> np.ndarray:
 
     ``a_0 = 1/pi^2``, ``a_1 = 1/4``, ``a_l = 2 (l^2 + 1) / (pi^2 (l^2 - 1)^2)`` for even
     ``l >= 2``, and ``a_l = 0`` for odd ``l >= 3``.
+
+    References
+    ----------
+    Basri et al. (NeurIPS 2019), closed form of the cosine coefficients of the bias-free
+    two-layer ReLU NTK on the circle; course notes NB2 §7.3, Exercise 7.3.C.
+
+    Examples
+    --------
+    >>> [round(float(x), 6) for x in basri_coefficients([0, 1, 2, 3, 4])]
+    [0.101321, 0.25, 0.112579, 0.0, 0.015311]
     """
     ell = _ells("ells", ells).astype(float)
     out = np.zeros_like(ell)
@@ -140,6 +207,16 @@ def cosine_coefficients_quad(kernel: KernelFn, ells, *, limit: int = 200) -> np.
     ``z_0 = 2 pi`` and ``z_l = pi`` for l >= 1 (7.3.C). ``scipy.integrate.quad`` with a
     break point at phi = 0, where the ReLU kernels have a kink; ``kernel`` must accept
     numpy arrays (it is called with 0-d arrays). Absolute accuracy ~1e-15.
+
+    References
+    ----------
+    Course notes NB2 §7.3, Exercise 7.3.C (definition of a_l).
+
+    Examples
+    --------
+    >>> a = cosine_coefficients_quad(relu_ntk_bias, [1, 4, 8])
+    >>> [round(float(x), 6) for x in a]
+    [0.231539, 0.005022, 0.001149]
     """
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {kernel!r}")
@@ -166,6 +243,10 @@ def circulant_eigenvalues(kernel: KernelFn, n: int) -> np.ndarray:
     Entry ``l`` (l = 0..n-1) is the eigenvalue of the Fourier mode ``exp(i l theta)``:
     ``(1/n) sum_j k(2 pi j / n) exp(-2 pi i j l / n)``, the trapezoidal rule for
     ``k_hat_l`` plus the aliases ``sum_{m != 0} k_hat_{l + m n}``. One FFT of the first row.
+
+    References
+    ----------
+    Course notes NB2 §7.3, Exercise 7.3.B (equispaced inputs: a circulant Gram matrix).
     """
     n = v.positive_int("n", n)
     row = np.asarray(kernel(wrap_angle(2 * np.pi * np.arange(n) / n)), dtype=float)
@@ -225,13 +306,24 @@ def finite_width_kernel(angles, angles2, weights) -> np.ndarray:
     Returns
     -------
     (n, n2) Gram matrix; its mean over Gaussian weights is the infinite-width kernel.
+
+    References
+    ----------
+    Course notes NB2 §7.3, Exercise 7.3.C.3 (the empirical first-layer NTK).
+
+    Examples
+    --------
+    >>> K = finite_width_kernel([0.0, 1.0], [0.0], [[1.0, 0.0], [0.0, 1.0]])
+    >>> [round(float(x), 6) for x in K[:, 0]]
+    [0.5, 0.270151]
     """
     a1 = v.array("angles", angles, ndim=1)
     a2 = v.array("angles2", angles2, ndim=1)
     w = _weights(weights)
     bias = w.shape[1] == 3
     x1, x2 = _unit_inputs(a1, bias), _unit_inputs(a2, bias)
-    m1, m2 = (x1 @ w.T > 0).astype(float), (x2 @ w.T > 0).astype(float)
+    step = activations.get("relu").df            # 1[w.x > 0]
+    m1, m2 = step(x1 @ w.T), step(x2 @ w.T)
     return (x1 @ x2.T) * (m1 @ m2.T) / w.shape[0]
 
 
@@ -247,6 +339,10 @@ def finite_width_coefficients(weights, ells, *, kernel: Callable | None = None, 
     ``kernel`` has the signature of :func:`finite_width_kernel` (the default); a student's
     implementation of 7.3.C can be passed instead. Returns ``(a_hat, se)``, each of shape
     ``(len(ells),)``. Aliasing at ``n_grid = 256`` is ~1e-5 (below the MC error at N <= 1e5).
+
+    References
+    ----------
+    Course notes NB2 §7.3, Exercise 7.3.C.3 (the Monte Carlo check of Basri et al.'s coefficients).
     """
     ell = _ells("ells", ells)
     w = _weights(weights)
@@ -268,13 +364,18 @@ def finite_width_coefficients(weights, ells, *, kernel: Callable | None = None, 
 
 
 def finite_width_gap(kernel: Callable, widths, *, bias: bool = False, n_grid: int = 64,
-                     repeats: int = 8, seed: int = 0) -> np.ndarray:
+                     repeats: int = 8, rng=0) -> np.ndarray:
     """Mean squared gap between a finite-width kernel and its infinite-width limit, per width.
 
-    For each width N, ``repeats`` independent Gaussian first layers (seeded) give kernel rows
+    For each width N, ``repeats`` independent Gaussian first layers drawn from ``rng`` (an int
+    seed, ``None`` or a numpy Generator; the widths are drawn in turn from one stream) give kernel rows
     ``kernel(grid, [0], W)`` on ``n_grid`` equispaced angles; returns, for each N, the average
     over angles and repeats of ``(K_N(phi, 0) - K_inf(phi))^2``. Each entry is a mean of N
     i.i.d. unit terms, so the gap is ``gap_variance(bias) / N`` on average: it shrinks like 1/N.
+
+    References
+    ----------
+    Course notes NB2 §7.3, Exercise 7.3.C.3 (the 1/N law of the finite-width kernel).
     """
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {kernel!r}")
@@ -283,7 +384,9 @@ def finite_width_gap(kernel: Callable, widths, *, bias: bool = False, n_grid: in
         raise ValueError(f"widths must be a 1-d sequence of positive integers, got {widths!r}")
     n_grid = v.positive_int("n_grid", n_grid, minimum=2)
     repeats = v.positive_int("repeats", repeats)
-    rng = np.random.default_rng(v.positive_int("seed", seed, minimum=0))
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        v.positive_int("rng", rng, minimum=0)
+    rng = numpy_rng(rng)
     ang = 2 * np.pi * np.arange(n_grid) / n_grid
     exact = relu_ntk_bias(ang) if bias else relu_ntk_nobias(ang)
     out = np.empty(ns.size)
@@ -300,6 +403,10 @@ def gap_variance(*, bias: bool = False, n_grid: int = 64) -> float:
     One unit contributes ``(x.x0) B`` with B a Bernoulli variable, ``P[B = 1] = p(phi)`` the
     probability that both inputs are active, so its variance is ``(x.x0)^2 p (1 - p)``; the
     infinite-width kernel is ``(x.x0) p``. Hence ``p = K_inf / (x.x0)``.
+
+    References
+    ----------
+    Course notes NB2 §7.3, Exercise 7.3.C.3.
     """
     n_grid = v.positive_int("n_grid", n_grid, minimum=2)
     ang = 2 * np.pi * np.arange(n_grid) / n_grid

@@ -1,16 +1,32 @@
 """Small two-layer networks trained by full-batch gradient descent (§7.1 demos; reusable).
 
-The model is ``f(x) = sum_j a_j sigma(w_j . x)`` with square loss
-``L = (1/2) mean_i (f(x_i) - y_i)^2`` and weights initialised at scale ``eps``:
-``W = eps * G / sqrt(d)``, ``a = eps * g / sqrt(N)`` with standard Gaussian ``G, g`` drawn from
-``torch.Generator().manual_seed(seed)`` (the same numbers as the course page's
-``torch.manual_seed(seed)``). Gradients are written out by hand (no autograd), and several
-runs (different training sets, same or different seeds) are trained together as one
-batched computation.
+The model is :math:`f(x)=\\sum_j a_j\\,\\sigma(w_j\\cdot x)` with square loss
+:math:`L=\\frac12\\,\\mathrm{mean}_i\\,(f(x_i)-y_i)^2` and weights initialised at scale
+:math:`\\varepsilon`: :math:`W=\\varepsilon G/\\sqrt d`, :math:`a=\\varepsilon g/\\sqrt N` with
+standard Gaussian :math:`G, g` drawn from ``torch.Generator().manual_seed(rng)`` (the same
+numbers as the original course notes' ``torch.manual_seed(seed)``). Gradients are written out by
+hand (no autograd), and several runs (different training sets, same or different seeds) are
+trained together as one batched computation. Activations come from the registry
+:mod:`td_lib.core.activations`.
 
-:func:`population_gradient` gives the exact gradient of the same loss when the inputs are a
+:func:`mixture_population_gradient` gives the exact gradient of the same loss when the inputs are a
 mixture of labelled Gaussians (the test bed and its clone), by 1-d and 2-d Gauss-Hermite
 quadrature (Exercise 7.1.B.4's check).
+
+References
+----------
+Seed §7.1, "Two moments" (the GELU and linear demos, Exercise 7.1.B).
+
+Examples
+--------
+>>> X = torch.randn(50, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+>>> y = torch.sign(X[:, 0])
+>>> log = train_two_layer(X, y, "tanh", 0.5, width=8, steps=20, rng=0)
+>>> log.times[-1], tuple(log.acc.shape)
+(20, (1, 17))
+>>> sig, dsig = activation("gelu")
+>>> round(float(dsig(torch.tensor(0.0))), 6)
+0.5
 """
 
 from __future__ import annotations
@@ -22,56 +38,32 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from td_lib.core import activations
 from td_lib.core import validate as V
-from td_lib.core.runtime import progress
+from td_lib.core.gaussian import gauss_normal_nodes
+from td_lib.core.runtime import bar, torch_generator, torch_threads
 
-__all__ = ["ACTIVATIONS", "activation", "check_times", "TrainLog", "init_weights", "train_two_layer"]
+__all__ = ["activation", "check_times", "TrainLog", "init_weights", "train_two_layer",
+           "mixture_population_gradient"]
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-
-def _gelu(z):
-    return z * 0.5 * (1.0 + torch.erf(z * _SQRT1_2))
-
-
-def _dgelu(z):
-    return 0.5 * (1.0 + torch.erf(z * _SQRT1_2)) + z * _INV_SQRT_2PI * torch.exp(-0.5 * z * z)
-
-
-def _dtanh(z):
-    return 1.0 - torch.tanh(z) ** 2
-
-
-def _gelu_vd(z):
-    phi_cdf = 0.5 * (1.0 + torch.erf(z * _SQRT1_2))
-    return z * phi_cdf, phi_cdf + z * _INV_SQRT_2PI * torch.exp(-0.5 * z * z)
-
-
-def _tanh_vd(z):
-    t = torch.tanh(z)
-    return t, 1.0 - t * t
-
-
-_FUSED = {"gelu": _gelu_vd, "tanh": _tanh_vd}
-
-
-#: name -> (sigma, sigma'); GELU is the exact (erf) form, ``z Phi(z)``.
-ACTIVATIONS: dict[str, tuple[Callable, Callable]] = {
-    "linear": (lambda z: z, torch.ones_like),
-    "gelu": (_gelu, _dgelu),
-    "tanh": (torch.tanh, _dtanh),
-    "relu": (torch.relu, lambda z: (z > 0).to(z.dtype)),
-    "erf": (torch.erf, lambda z: (2.0 / math.sqrt(math.pi)) * torch.exp(-z * z)),
-}
+#: Activations with a second derivative, which :func:`mixture_population_gradient` needs.
+SMOOTH = ("linear", "gelu", "tanh", "softplus", "erf", "erf_sqrt2")
 
 
 def activation(act) -> tuple[Callable, Callable]:
-    """``(sigma, sigma')`` for a name in :data:`ACTIVATIONS`, a ``(sigma, sigma')`` pair, or
-    a single elementwise callable (its derivative is then taken by autograd)."""
+    """``(sigma, sigma')`` for a registered name (:func:`td_lib.core.activations.names`), a
+    ``(sigma, sigma')`` pair, or a single elementwise callable (its derivative is then taken by
+    autograd).
+
+    Examples
+    --------
+    >>> sig, dsig = activation(torch.sin)
+    >>> round(float(dsig(torch.tensor(0.0))), 6)
+    1.0
+    """
     if isinstance(act, str):
-        V.choice("act", act, list(ACTIVATIONS))
-        return ACTIVATIONS[act]
+        a = activations.get(act)
+        return a.f, a.df
     if isinstance(act, tuple) and len(act) == 2 and all(callable(f) for f in act):
         return act
     if callable(act):
@@ -81,13 +73,19 @@ def activation(act) -> tuple[Callable, Callable]:
                 (g,) = torch.autograd.grad(act(zz).sum(), zz)
             return g
         return act, dact
-    raise TypeError(f"act must be a name {list(ACTIVATIONS)}, a callable or a (sigma, dsigma) pair, "
-                    f"got {act!r}")
+    raise TypeError(f"activation must be a name {list(activations.names())}, a callable or a "
+                    f"(sigma, dsigma) pair, got {act!r}")
 
 
 def check_times(T: int, num: int = 30) -> list[int]:
     """Step 0 plus ``num`` geometrically spaced integer steps in ``[1, T]`` (duplicates merged),
-    as on the course page: ``sorted({0} | set(int(geomspace(1, T, num))))``."""
+    as in the original course notes: ``sorted({0} | set(int(geomspace(1, T, num))))``.
+
+    Examples
+    --------
+    >>> check_times(10, 4)
+    [0, 1, 2, 4, 10]
+    """
     T = V.positive_int("T", T)
     num = V.positive_int("num", num)
     return sorted(set(np.unique(np.geomspace(1, T, num).astype(int)).tolist() + [0]))
@@ -122,25 +120,35 @@ class TrainLog:
     a: torch.Tensor
 
 
-def init_weights(d: int, width: int, eps: float, seed: int = 0,
+def init_weights(d: int, width: int, *, eps: float, rng=0,
                  dtype=torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
-    """``W = eps G / sqrt(d)`` (width x d) and ``a = eps g / sqrt(width)``, seeded."""
+    """:math:`W=\\varepsilon G/\\sqrt d` (width x d) and :math:`a=\\varepsilon g/\\sqrt N`,
+    drawn in that order from ``rng`` (an int seed, default 0, or a torch Generator).
+
+    Examples
+    --------
+    >>> W, a = init_weights(3, 2, eps=0.1, rng=0)
+    >>> tuple(W.shape), tuple(a.shape)
+    ((2, 3), (2,))
+    """
     d = V.positive_int("d", d)
     width = V.positive_int("width", width)
     eps = V.finite("eps", eps, positive=True)
-    seed = V.positive_int("seed", seed, minimum=0)
-    g = torch.Generator().manual_seed(seed)
+    if not isinstance(rng, torch.Generator):
+        rng = V.positive_int("rng", rng, minimum=0)
+    g = torch_generator(rng)
     W = eps * torch.randn(width, d, generator=g, dtype=dtype) / math.sqrt(d)
     a = eps * torch.randn(width, generator=g, dtype=dtype) / math.sqrt(width)
     return W, a
 
 
-def train_two_layer(X: torch.Tensor, y: torch.Tensor, act, eps: float, *, width: int = 32,
-                    lr: float = 0.3, steps: int = 1500, seed: int | Sequence[int] = 0,
+def train_two_layer(X: torch.Tensor, y: torch.Tensor, activation, eps: float, *, width: int = 32,
+                    eta: float = 0.3, steps: int = 1500, rng: int | Sequence[int] | torch.Generator = 0,
                     X_test: torch.Tensor | None = None, y_test: torch.Tensor | None = None,
-                    times: Sequence[int] | None = None, num_threads: int | None = 1,
-                    desc: str | None = None) -> TrainLog:
-    """Full-batch GD on ``(1/2) mean (sum_j a_j sigma(w_j . x) - y)^2`` from weights of size eps.
+                    times: Sequence[int] | None = None, threads: int | None = 1,
+                    progress: bool | str = False) -> TrainLog:
+    """Full-batch GD on :math:`\\frac12\\,\\mathrm{mean}\\,(\\sum_j a_j\\sigma(w_j\\cdot x)-y)^2`
+    from weights of size :math:`\\varepsilon`.
 
     Parameters
     ----------
@@ -148,34 +156,41 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, act, eps: float, *, width:
         Training inputs; a leading axis trains ``R`` runs together.
     y : torch.Tensor (n,) or (R, n)
         Training targets.
-    act : str, callable or (sigma, dsigma)
+    activation : str, callable or (sigma, dsigma)
         Activation (see :func:`activation`).
     eps : float
         Initial weight scale (:func:`init_weights`).
-    width, lr, steps : int, float, int
+    width, eta, steps : int, float, int
         Hidden units ``N``, step size, number of GD steps.
-    seed : int or sequence of R ints
-        Initialisation seed(s); one int gives every run the same initial weights.
+    rng : int, sequence of R ints, or torch.Generator
+        Initialisation seed(s); one int gives every run the same initial weights, a Generator
+        draws the runs' initial weights one after the other.
     X_test, y_test : torch.Tensor (m, d), (m,), optional
         Test set for the logs (defaults to the training set of run 0).
     times : sequence of int, optional
         Steps at which to log (default :func:`check_times` ``(steps)``).
-    num_threads : int or None
+    threads : int or None
         Torch intra-op threads during training (restored afterwards). The default 1 is
         fastest for these small matrices, and much faster on a shared, loaded machine;
         ``None`` keeps the current setting.
-    desc : str, optional
-        Show a progress bar (:func:`td_lib.core.runtime.progress`) with this label.
+    progress : bool or str
+        ``True`` or a label: show a progress bar over the steps.
 
     Returns
     -------
     TrainLog
+
+    References
+    ----------
+    Seed §7.1, "Two moments" (the small-initialisation GD demo).
     """
-    sig, dsig = activation(act)
-    vd = _FUSED.get(act) if isinstance(act, str) else None
-    vd = vd or (lambda z: (sig(z), dsig(z)))
+    sig, dsig = globals()["activation"](activation)
+    if isinstance(activation, str):
+        vd = activations.get(activation).f_df
+    else:
+        vd = lambda z: (sig(z), dsig(z))  # noqa: E731
     eps = V.finite("eps", eps, positive=True)
-    lr = V.finite("lr", lr, positive=True)
+    eta = V.finite("eta", eta, positive=True)
     steps = V.positive_int("steps", steps, minimum=0)
     if not isinstance(X, torch.Tensor) or X.ndim not in (2, 3) or not X.is_floating_point():
         raise ValueError(f"X must be a float tensor of shape (n, d) or (R, n, d), got "
@@ -193,30 +208,29 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, act, eps: float, *, width:
         raise ValueError(f"y_test must have shape ({X_test.shape[0]},)")
     X_test = X_test.to(X.dtype)
     y_test = y_test.to(X.dtype)
-    seeds = [seed] * R if isinstance(seed, (int, np.integer)) else list(seed)
+    if isinstance(rng, (int, np.integer, torch.Generator)):
+        seeds = [rng] * R
+    else:
+        seeds = list(rng)
     if len(seeds) != R:
-        raise ValueError(f"seed must be an int or a sequence of {R} ints, got {len(seeds)}")
-    inits = [init_weights(d, width, eps, s, dtype=X.dtype) for s in seeds]
+        raise ValueError(f"rng must be an int, a torch.Generator or a sequence of {R} ints, got {len(seeds)}")
+    inits = [init_weights(d, width, eps=eps, rng=s, dtype=X.dtype) for s in seeds]
     W = torch.stack([w for w, _ in inits])  # (R, N, d)
     a = torch.stack([b for _, b in inits])  # (R, N)
     tlist = sorted(set(int(t) for t in (check_times(steps) if times is None and steps > 0 else
                                         (times if times is not None else [0]))))
     if tlist and (tlist[0] < 0 or tlist[-1] > steps):
         raise ValueError(f"times must lie in [0, steps={steps}]")
-    old_threads = torch.get_num_threads()
-    if num_threads is not None:
-        torch.set_num_threads(V.positive_int("num_threads", num_threads))
-    try:
-        return _gd_loop(Xb, yb, X_test, y_test, W, a, sig, vd, lr, steps, tlist, desc)
-    finally:
-        torch.set_num_threads(old_threads)
+    loop = bar(range(steps + 1), progress, "two-layer GD")
+    with torch_threads(threads):
+        return _gd_loop(Xb, yb, X_test, y_test, W, a, sig=sig, vd=vd, eta=eta, steps=steps,
+                        tlist=tlist, loop=loop)
 
 
-def _gd_loop(Xb, yb, X_test, y_test, W, a, sig, vd, lr, steps, tlist, desc) -> TrainLog:
+def _gd_loop(Xb, yb, X_test, y_test, W, a, *, sig, vd, eta, steps, tlist, loop) -> TrainLog:
     n = Xb.shape[1]
     tset = set(tlist)
     acc, out, rms, loss_log = [], [], [], []
-    loop = range(steps + 1) if desc is None else progress(range(steps + 1), desc=desc)
     for t in loop:
         pre = torch.bmm(Xb, W.transpose(1, 2))  # (R, n, N)
         h, dh = vd(pre) if t < steps else (sig(pre), None)
@@ -232,48 +246,15 @@ def _gd_loop(Xb, yb, X_test, y_test, W, a, sig, vd, lr, steps, tlist, desc) -> T
             break
         ga = torch.bmm(r[:, None, :], h)[:, 0] / n  # (R, N)
         gW = torch.bmm((r[..., None] * dh * a[:, None, :]).transpose(1, 2), Xb) / n
-        a = a - lr * ga
-        W = W - lr * gW
+        a = a - eta * ga
+        W = W - eta * gW
     return TrainLog(times=tlist, acc=torch.stack(acc, 1), out=torch.stack(out, 1),
                     rms_pre=torch.stack(rms, 1), loss=torch.stack(loss_log, 1), W=W, a=a)
 
 
 # --- population gradients under Gaussian-mixture inputs (exact quadrature) ---------------
 
-def _np_act(name: str):
-    """numpy ``(sigma, sigma', sigma'')`` for the analytic activations."""
-    from scipy.special import erf
-
-    s2 = math.sqrt(2.0)
-
-    def gelu(z):
-        return z * 0.5 * (1 + erf(z / s2))
-
-    def dgelu(z):
-        return 0.5 * (1 + erf(z / s2)) + z * np.exp(-z * z / 2) * _INV_SQRT_2PI
-
-    def ddgelu(z):
-        return (2 - z * z) * np.exp(-z * z / 2) * _INV_SQRT_2PI
-
-    def dtanh(z):
-        return 1 - np.tanh(z) ** 2
-
-    def ddtanh(z):
-        t = np.tanh(z)
-        return -2 * t * (1 - t * t)
-
-    table = {
-        "gelu": (gelu, dgelu, ddgelu),
-        "tanh": (np.tanh, dtanh, ddtanh),
-        "linear": (lambda z: z, np.ones_like, np.zeros_like),
-        "erf": (erf, lambda z: 2 / math.sqrt(math.pi) * np.exp(-z * z),
-                lambda z: -4 * z / math.sqrt(math.pi) * np.exp(-z * z)),
-    }
-    V.choice("act", name, list(table))
-    return table[name]
-
-
-def population_gradient(W, a, act: str, components, nodes: int = 40) -> tuple[np.ndarray, np.ndarray]:
+def mixture_population_gradient(W, a, activation: str, components, *, nodes: int = 40) -> tuple[np.ndarray, np.ndarray]:
     """Exact gradient of ``L = (1/2) E (y - sum_j a_j sigma(w_j . x))^2`` for a Gaussian mixture.
 
     The data are a mixture of labelled Gaussians, ``components = [(pi_c, y_c, mu_c, Sigma_c)]``
@@ -294,7 +275,8 @@ def population_gradient(W, a, act: str, components, nodes: int = 40) -> tuple[np
     ----------
     W : array (N, d)
     a : array (N,)
-    act : {"gelu", "tanh", "linear", "erf"}
+    activation : str
+        A smooth registered activation (:data:`SMOOTH`: the formula needs :math:`\\sigma''`).
     components : list of (pi, y, mu (d,), Sigma (d, d))
     nodes : int
         Gauss-Hermite nodes per dimension.
@@ -302,14 +284,26 @@ def population_gradient(W, a, act: str, components, nodes: int = 40) -> tuple[np
     Returns
     -------
     gW : ndarray (N, d), ga : ndarray (N,)
+
+    References
+    ----------
+    Seed §7.1, Exercise 7.1.B.4 (the gradient of the square loss); Stein's lemma for the
+    factor :math:`x`.
+
+    Examples
+    --------
+    >>> comps = [(0.5, -1.0, np.zeros(2), np.eye(2)), (0.5, 1.0, np.ones(2), np.eye(2))]
+    >>> gW, ga = mixture_population_gradient(np.eye(2), np.ones(2), "linear", comps, nodes=4)
+    >>> [round(float(g), 6) for g in ga]
+    [1.5, 1.5]
     """
-    sig, dsig, ddsig = _np_act(act)
+    act = activations.get(activation, allowed=SMOOTH)
+    sig, dsig, ddsig = act.f, act.df, act.d2f
     W = V.array("W", W, ndim=2)
     N, d = W.shape
     a = V.array("a", a, shape=(N,))
     nodes = V.positive_int("nodes", nodes, minimum=2)
-    xi, wq = np.polynomial.hermite_e.hermegauss(nodes)
-    wq = wq / wq.sum()
+    xi, wq = gauss_normal_nodes(nodes)  # weights of the standard normal, summing to 1
     if not components:
         raise ValueError("components must be a non-empty list of (pi, y, mu, Sigma)")
     tot = sum(float(c[0]) for c in components)

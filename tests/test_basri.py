@@ -13,9 +13,9 @@ from td_lib import kernels as k
 
 def test_twin_init_starts_at_zero():
     th, Xb = b.circle_inputs(32)
-    W, a = b.twin_init(50, seed=1)
+    W, a = b.twin_init(50, rng=1)
     assert np.array_equal(W[:50], W[50:]) and a.sum() == 0
-    assert np.abs(b.network_output(W, a, Xb, 3.0)).max() < 1e-12
+    assert np.abs(b.circle_network_output(W, a, Xb, 3.0)).max() < 1e-12
 
 
 def _jacobian(W, a, Xb, scale):
@@ -28,7 +28,7 @@ def _jacobian(W, a, Xb, scale):
 def test_empirical_ntk_is_gradient_gram_matrix():
     # eNTK = J J^T / n with J the Jacobian of f w.r.t. all first-layer weights and biases.
     th, Xb = b.circle_inputs(16)
-    W, a = b.twin_init(20, seed=2)
+    W, a = b.twin_init(20, rng=2)
     W = W + 0.1 * np.random.default_rng(0).standard_normal(W.shape)
     J = _jacobian(W, a, Xb, 2.5)
     assert np.abs(b.empirical_ntk(W, Xb, 2.5) - J @ J.T / 16).max() < 1e-12
@@ -48,10 +48,9 @@ def test_empirical_ntk_averages_to_twice_bias_kernel():
 
 def test_one_step_matches_autograd():
     n, pairs, scale = 16, 30, 2.0
-    run = b.train_basri((1, 3), scales=(scale,), n_train=n, pairs=pairs, steps=1, seed=3,
-                        show_progress=False)
+    run = b.train_basri((1, 3), scales=(scale,), n_train=n, pairs=pairs, steps=1, rng=3)
     th, Xb = b.circle_inputs(n)
-    W0, a = b.twin_init(pairs, seed=3)
+    W0, a = b.twin_init(pairs, rng=3)
     y = np.sin(th) + np.sin(3 * th)
     Wt = torch.tensor(W0, requires_grad=True)
     f = scale * torch.relu(torch.tensor(Xb) @ Wt.T) @ torch.tensor(a) / np.sqrt(2 * pairs)
@@ -65,15 +64,14 @@ def test_one_step_matches_autograd():
 def test_lazy_limit_follows_frozen_kernel_gd():
     # At a large output scale the residual follows GD on the initial eNTK, mode by mode.
     n, freqs, steps = 32, (1, 4), 150
-    run = b.train_basri(freqs, scales=(1.0, 100.0), n_train=n, pairs=400, steps=steps, seed=5,
-                        show_progress=False)
+    run = b.train_basri(freqs, scales=(1.0, 100.0), n_train=n, pairs=400, steps=steps, rng=5)
     assert np.allclose(run.rate_unit[0], run.rate_unit[1], rtol=1e-10)
     assert np.all(run.amps[:, 0] > 0.999) and np.all(run.amps[:, 0] < 1.001)
     th, Xb = b.circle_inputs(n)
-    W0, _ = b.twin_init(400, seed=5)
+    W0, _ = b.twin_init(400, rng=5)
     K0 = b.empirical_ntk(W0, Xb, 1.0) * n
     y = np.sin(th) + np.sin(4 * th)
-    frozen = kf.kernel_gd_predict(K0, K0, y, np.arange(steps + 1), run.rate_unit[1])
+    frozen = kf.kernel_gd_predict(K0, K0, y, np.arange(steps + 1), eta=run.rate_unit[1])
     A_frozen = kf.residual_per_frequency(frozen - y[:, None], list(freqs)).T
     dev = np.abs(run.amps - A_frozen[None]).max(axis=(1, 2))
     assert dev[1] < 0.01 < dev[0]   # scale 100 is lazy, scale 1 is not
@@ -92,15 +90,35 @@ def test_steps_to_level_and_prediction():
 
 def test_bad_input_is_rejected_by_name():
     with pytest.raises(ValueError, match="freqs"):
-        b.train_basri((0, 2), steps=1, show_progress=False)
+        b.train_basri((0, 2), steps=1)
     with pytest.raises(ValueError, match="scales"):
-        b.train_basri((1,), scales=(-1.0,), steps=1, show_progress=False)
+        b.train_basri((1,), scales=(-1.0,), steps=1)
     with pytest.raises(ValueError, match="pairs"):
         b.twin_init(0, 1)
+    with pytest.raises(ValueError, match="rng"):
+        b.twin_init(3, -1)
+    with pytest.raises(TypeError, match="progress"):
+        b.train_basri((1,), n_train=8, pairs=2, steps=1, progress=1)
     with pytest.raises(ValueError, match="rate_unit"):
         b.predicted_steps(1.0, [2.0])
     with pytest.raises(ValueError, match="W must have shape"):
         b.empirical_ntk(np.ones((4, 2)), np.ones((3, 3)))
+
+
+def test_rng_and_progress_conventions(capsys):
+    # an int seed and the Generator it names give the same run; the bar is off by default,
+    # progress=True labels it "GD steps" and a string labels it with the string
+    kw = dict(freqs=(1, 2), scales=(1.0,), n_train=8, pairs=4, steps=3)
+    threads = torch.get_num_threads()
+    r1 = b.train_basri(**kw, rng=11)
+    assert torch.get_num_threads() == threads  # trained on one thread, the setting restored
+    r2 = b.train_basri(**kw, rng=np.random.default_rng(11), progress=True)
+    assert np.array_equal(r1.amps, r2.amps) and np.array_equal(r1.W_final, r2.W_final)
+    b.train_basri(**kw, rng=11, progress="demo 7.3.D")
+    out = capsys.readouterr().out
+    assert "GD steps" in out and "demo 7.3.D" in out
+    b.train_basri(**kw, rng=11)
+    assert capsys.readouterr().out == ""
 
 
 def test_importing_the_module_does_not_import_torch():

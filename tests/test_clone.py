@@ -10,7 +10,7 @@ from td_lib import clone, mcm
 
 def _data(n=2000, d=16, seed=0):
     S = mcm.orthonormal_spikes(d)
-    return mcm.sample(n, d, S, gen=torch.Generator().manual_seed(seed))
+    return mcm.sample(n, d, S, rng=torch.Generator().manual_seed(seed))
 
 
 def test_sym_sqrt_identities():
@@ -44,7 +44,7 @@ def test_clone_is_gaussian_along_v():
     # the data's class +1 has kappa_4(v.x) = -200/121 along v; the clone's is ~0
     n, d = 200_000, 4
     S = mcm.orthonormal_spikes(d)
-    X, y = mcm.sample(n, d, S, gen=torch.Generator().manual_seed(3))
+    X, y = mcm.sample(n, d, S, rng=torch.Generator().manual_seed(3))
     Xc = clone.empirical_clone(X, y, torch.Generator().manual_seed(4))
     for XX, want in ((X, mcm.kappa4_v(10.0)), (Xc, 0.0)):
         t = XX[y > 0] @ S[2]
@@ -74,8 +74,8 @@ def test_bad_arguments_named():
         clone.empirical_clone(X, y[:-1])
     with pytest.raises(ValueError, match="y: class"):
         clone.empirical_clone(X[:6], y[:6])
-    with pytest.raises(TypeError, match="gen"):
-        clone.empirical_clone(X, y, gen=3)
+    with pytest.raises(TypeError, match="rng"):
+        clone.empirical_clone(X, y, rng="3")
     with pytest.raises(ValueError, match="C must be positive definite"):
         clone.sym_sqrt(torch.zeros(3, 3, dtype=torch.float64), inv=True)
     with pytest.raises(ValueError, match="C must be a square"):

@@ -46,7 +46,7 @@ def test_integrals_match_monte_carlo(kind, n):
     f = {"I2": I2, "J2": J2, "I3": I3, "I4": I4}[kind]
     for k in range(3):
         C = _random_cov(n, rng)
-        mc, se = monte_carlo(kind, C, n=200_000, seed=k)
+        mc, se = monte_carlo(kind, C, n=200_000, rng=k)
         assert abs(f(C) - mc) < 5 * se, (kind, f(C), mc, se)
 
 

@@ -9,7 +9,7 @@ from td_lib import cnn_lcn as cl
 def test_rk4_is_fourth_order_and_matches_solve_ivp():
     P, k_s, k_t = 4, 2, 1
     S = cl.input_covariance(P, 0.3)
-    R0, Q0 = cl.random_init("cnn", 100, P, k_s, k_t, seed=0)
+    R0, Q0 = cl.random_init("cnn", D=100, P=P, k_s=k_s, k_t=k_t, rng=0)
     al = np.array([0.0, 1.0, 3.0])
     e = [cl.integrate("cnn", R0, Q0, al, S, eta=0.8, dt=h).eg for h in (0.2, 0.1, 0.05)]
     ratio = np.abs(e[0][-1] - e[1][-1]) / np.abs(e[1][-1] - e[2][-1])
@@ -23,10 +23,10 @@ def test_rk4_is_fourth_order_and_matches_solve_ivp():
 
 def test_batch_over_eta_and_c_equals_separate_runs():
     P, k_s, k_t = 4, 1, 1
-    R0, Q0 = cl.leading_order_init("lcn", P, k_s, k_t)
+    R0, Q0 = cl.leading_order_init("lcn", P=P, k_s=k_s, k_t=k_t)
     cs = np.array([0.0, 0.5])[:, None]
     etas = np.array([0.3, 1.0, 2.0])[None, :]
-    al = cl.log_checkpoints(5.0, 5, 0.1)
+    al = cl.log_checkpoints(alpha_max=5.0, n=5, alpha_min=0.1)
     kw = dict(sigma=1.0, dtau=0.1)
     tr = cl.integrate("lcn", R0, Q0, al, cl.input_covariance(P, cs), eta=etas, **kw)
     assert tr.eg.shape == (al.size, 2, 3) and tr.Q.shape == (al.size, 2, 3, P, P, 1, 1)
@@ -38,7 +38,7 @@ def test_P_rescaling_along_trajectories():
     """Result 3.2: LCN(P alpha) = CNN(alpha) from matched initial conditions at c = 0."""
     P, k_s, k_t = 4, 3, 2
     S = np.eye(P)
-    R0, Q0 = cl.random_init("cnn", 500, P, k_s, k_t, seed=3)
+    R0, Q0 = cl.random_init("cnn", D=500, P=P, k_s=k_s, k_t=k_t, rng=3)
     Rl, Ql = cl.matched_lcn_init(R0, Q0, P)
     al = np.array([0.0, 0.5, 1.0, 2.0])
     tc = cl.integrate("cnn", R0, Q0, al, S, eta=1.0, dt=0.02)
@@ -53,7 +53,7 @@ def test_P_rescaling_along_trajectories():
 
 def test_reflection_symmetric_init_stays_symmetric():
     P, k_s, k_t = 6, 3, 1
-    R, Q = cl.leading_order_init("cnn", P, k_s, k_t)
+    R, Q = cl.leading_order_init("cnn", P=P, k_s=k_s, k_t=k_t)
     R = R + 0.01  # still rho-symmetric for k_t = 1 and a constant column
     tr = cl.integrate("cnn", R, Q, np.array([0.0, 5.0]), np.eye(P), eta=0.5, dt=0.05)
     Rr, Qr = cl.reflect(tr.R[-1], tr.Q[-1])
@@ -62,7 +62,7 @@ def test_reflection_symmetric_init_stays_symmetric():
 
 def test_divergence_names_the_parameters():
     P = 4
-    R0, Q0 = cl.leading_order_init("cnn", P, 1, 1)
+    R0, Q0 = cl.leading_order_init("cnn", P=P, k_s=1, k_t=1)
     etas = np.array([0.5, 500.0])
     kw = dict(eta=etas, sigma=1.0, max_value=100.0, dt=0.002)
     with pytest.raises(cl.DivergenceError, match="eta=500"):
@@ -74,7 +74,7 @@ def test_divergence_names_the_parameters():
 def test_random_init_statistics():
     """Eqs 19-20: E[Q_ll] = 1/k_s, Var Q_ll = 2/(k_s^2 D), Var R_lm = T/(k_s k_t D)."""
     D, P, k_s, k_t, T, n = 50, 4, 3, 2, 1.5, 40000
-    R, Q = cl.random_init("cnn", D, P, k_s, k_t, T=T, n=n, seed=4)
+    R, Q = cl.random_init("cnn", D=D, P=P, k_s=k_s, k_t=k_t, T=T, n=n, rng=4)
     q = Q[:, 0, 0]
     assert abs(q.mean() - 1 / k_s) < 5 * q.std() / np.sqrt(n)
     v = q.var()
@@ -83,35 +83,35 @@ def test_random_init_statistics():
     assert abs(r.var() - T / (k_s * k_t * D)) < 5 * r.var() * np.sqrt(2 / n)
     off = Q[:, 0, 1]
     assert abs(off.var() - 1 / (k_s**2 * D)) < 5 * off.var() * np.sqrt(2 / n)
-    Rl, Ql = cl.random_init("lcn", D, P, k_s, k_t, T=T, n=n, seed=5)
+    Rl, Ql = cl.random_init("lcn", D=D, P=P, k_s=k_s, k_t=k_t, T=T, n=n, rng=5)
     assert Rl.shape == (n, P, k_s, k_t) and Ql.shape == (n, P, P, k_s, k_s)
     x = Ql[:, 0, 2, 1, 1]  # different positions: mean 0, var 1/(k_s^2 D)
     assert abs(x.mean()) < 5 * x.std() / np.sqrt(n)
     assert abs(x.var() - 1 / (k_s**2 * D)) < 5 * x.var() * np.sqrt(2 / n)
     assert np.allclose(Ql, np.swapaxes(np.swapaxes(Ql, -1, -2), 1, 2))
     # huge D is fine and concentrates on the leading-order state
-    R, Q = cl.random_init("cnn", 1e12, 6, 3, 1, seed=0)
+    R, Q = cl.random_init("cnn", D=1e12, P=6, k_s=3, k_t=1, rng=0)
     assert np.max(np.abs(Q - np.eye(3) / 3)) < 1e-5 and np.max(np.abs(R)) < 1e-5
 
 
 def test_matched_lcn_init_and_leading_order():
     P, k_s, k_t = 4, 2, 1
-    R0, Q0 = cl.leading_order_init("cnn", P, k_s, k_t)
+    R0, Q0 = cl.leading_order_init("cnn", P=P, k_s=k_s, k_t=k_t)
     Rl, Ql = cl.matched_lcn_init(R0, Q0, P)
-    Rl2, Ql2 = cl.leading_order_init("lcn", P, k_s, k_t)
+    Rl2, Ql2 = cl.leading_order_init("lcn", P=P, k_s=k_s, k_t=k_t)
     assert np.array_equal(Rl, Rl2) and np.array_equal(Ql, Ql2)
 
 
 def test_bad_arguments():
-    R0, Q0 = cl.leading_order_init("cnn", 4, 1, 1)
+    R0, Q0 = cl.leading_order_init("cnn", P=4, k_s=1, k_t=1)
     with pytest.raises(ValueError, match="alphas"):
         cl.integrate("cnn", R0, Q0, np.array([1.0, 0.5]), np.eye(4))
     with pytest.raises(ValueError, match="eta"):
         cl.integrate("cnn", R0, Q0, np.array([0.0, 1.0]), np.eye(4), eta=0.0)
     with pytest.raises(ValueError, match="k_s must be >= k_t"):
-        cl.random_init("cnn", 100, 4, 1, 2)
+        cl.random_init("cnn", D=100, P=4, k_s=1, k_t=2)
     with pytest.raises(ValueError, match="D must exceed"):
-        cl.random_init("lcn", 5, 4, 2, 1)
+        cl.random_init("lcn", D=5, P=4, k_s=2, k_t=1)
 
 
 def test_alpha_spec_interpolates_and_flags_never():
@@ -145,9 +145,9 @@ def test_fixed_point_direct_solve_equals_warmup(kind):
     """From the zero-error state the direct solve needs no warm-up and finds the same state."""
     P, k = 4, 2
     S = cl.input_covariance(P, 0.5)
-    R0, Q0 = cl.zero_error_solution(kind, P, k, k)
-    auto = cl.fixed_point(kind, R0, Q0, S, 1.0, 2e-3, 1.0)
-    warm = cl.fixed_point(kind, R0, Q0, S, 1.0, 2e-3, 1.0, warmup="always")
+    R0, Q0 = cl.zero_error_solution(kind, P=P, k_s=k, k_t=k)
+    auto = cl.fixed_point(kind, R0, Q0, S, T=1.0, eta=2e-3, sigma=1.0)
+    warm = cl.fixed_point(kind, R0, Q0, S, T=1.0, eta=2e-3, sigma=1.0, warmup="always")
     assert auto["direct"] and auto["warmup_tau"] == 0.0 and "directly" in auto["note"]
     assert not warm["direct"] and warm["warmup_tau"] == 50.0
     for fp in (auto, warm):
@@ -163,46 +163,46 @@ def test_fixed_point_direct_solve_equals_warmup(kind):
 
 def test_fixed_point_falls_back_to_the_warmup_and_says_so():
     """From R = 0, Q = I (P = 4, k = 1, eta = 0.5) the direct solve does not converge."""
-    R0, Q0 = cl.leading_order_init("cnn", 4, 1, 1)
+    R0, Q0 = cl.leading_order_init("cnn", P=4, k_s=1, k_t=1)
     S = np.eye(4)
-    never = cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5, warmup="never")
+    never = cl.fixed_point("cnn", R0, Q0, S, T=1.0, eta=0.5, sigma=0.5, warmup="never")
     assert not never["success"] and never["warmup_tau"] == 0.0 and "failed" in never["note"]
-    auto = cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5)
+    auto = cl.fixed_point("cnn", R0, Q0, S, T=1.0, eta=0.5, sigma=0.5)
     assert auto["success"] and auto["eigmax"] < 0
     assert not auto["direct"] and auto["warmup_tau"] == 50.0
     assert "failed" in auto["note"] and "warm-up" in auto["note"]
-    warm = cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5, warmup="always")
+    warm = cl.fixed_point("cnn", R0, Q0, S, T=1.0, eta=0.5, sigma=0.5, warmup="always")
     assert abs(auto["eg"] - warm["eg"]) < 1e-12
     # a saddle is not accepted: from this random start the direct root is unstable
-    R1, Q1 = cl.random_init("cnn", 50, 4, 2, 2, seed=0)
+    R1, Q1 = cl.random_init("cnn", D=50, P=4, k_s=2, k_t=2, rng=0)
     S1 = cl.input_covariance(4, 0.3)
-    saddle = cl.fixed_point("cnn", R1, Q1, S1, 1.0, 0.2, 0.5, warmup="never")
+    saddle = cl.fixed_point("cnn", R1, Q1, S1, T=1.0, eta=0.2, sigma=0.5, warmup="never")
     assert saddle["success"] and saddle["eigmax"] > 0  # a root, but not an attracting one
-    fp = cl.fixed_point("cnn", R1, Q1, S1, 1.0, 0.2, 0.5)
+    fp = cl.fixed_point("cnn", R1, Q1, S1, T=1.0, eta=0.2, sigma=0.5)
     assert not fp["direct"] and fp["eigmax"] < 0 and fp["eg"] < saddle["eg"]
     with pytest.raises(ValueError, match="warmup"):
-        cl.fixed_point("cnn", R0, Q0, S, 1.0, 0.5, 0.5, warmup="sometimes")
+        cl.fixed_point("cnn", R0, Q0, S, T=1.0, eta=0.5, sigma=0.5, warmup="sometimes")
 
 
 def test_specialisation_runs_trajectories_and_early_stop():
     Ds = [1e4, 1e8]
-    r = cl.specialisation_runs(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, seed=5, alpha_max=600.0,
+    r = cl.specialisation_runs(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, rng=5, alpha_max=600.0,
                                dtau=0.5)
     n_a = r["alpha"].size
     assert r["gamma"].shape == (n_a, 2, 3, 2) and r["alpha_spec"].shape == (2, 3)
     assert np.all(np.isfinite(r["alpha_spec"]))
     # the first checkpoint is the random init of eq. 19 drawn with seed (seed, i) at D[i]
-    R0, Q0 = cl.random_init("cnn", 1e8, 6, 2, 1, n=3, seed=(5, 1))
+    R0, Q0 = cl.random_init("cnn", D=1e8, P=6, k_s=2, k_t=1, n=3, rng=np.random.default_rng((5, 1)))
     assert np.max(np.abs(r["gamma"][0, 1] - cl.alignment(R0, Q0))) < 1e-15
     # alpha_spec is eq. 25 on the returned trajectories, and the integration stopped early
     assert np.array_equal(r["alpha_spec"], cl.alpha_spec(r["alpha"], r["gamma"], 0.99))
     assert r["alpha_spec"].max() <= r["alpha"][-1] < 600.0
     # the windows are one integration: a single run over the same checkpoints gives the same gammas
-    R1, Q1 = cl.random_init("cnn", 1e4, 6, 2, 1, n=3, seed=(5, 0))
+    R1, Q1 = cl.random_init("cnn", D=1e4, P=6, k_s=2, k_t=1, n=3, rng=np.random.default_rng((5, 0)))
     tr = cl.integrate("cnn", R1, Q1, r["alpha"], np.eye(6), eta=0.5, dtau=0.5)
     assert np.max(np.abs(cl.alignment(tr.R, tr.Q) - r["gamma"][:, 0])) < 1e-10
     # specialisation_time is the same computation
-    t = cl.specialisation_time(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, seed=5, alpha_max=600.0,
+    t = cl.specialisation_time(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, rng=5, alpha_max=600.0,
                                dtau=0.5)
     assert np.max(np.abs(t - r["alpha_spec"])) < 0.05 * r["alpha_spec"].mean()  # other checkpoints
 

@@ -11,7 +11,7 @@ from td_lib import cnn_lcn as cl
 def test_sample_inputs_covariance():
     P, D, n = 4, 50, 4000
     for S in (None, cl.input_covariance(P, 0.3) * 0.5 + 0.5 * np.diag([1.0, 2, 1, 2]) / 2):
-        x = cl.sample_inputs(n, P, D, S, torch.Generator().manual_seed(1), c=0.6)
+        x = cl.sample_inputs(n=n, P=P, D=D, S=S, rng=torch.Generator().manual_seed(1), c=0.6)
         emp = torch.einsum("npd,nqd->pq", x, x).numpy() / (n * D)
         want = cl.input_covariance(P, 0.6) if S is None else S
         # each entry is a mean of n*D products with variance <= 2 * max S^2
@@ -19,40 +19,59 @@ def test_sample_inputs_covariance():
 
 
 @pytest.mark.parametrize("kind", ["cnn", "lcn"])
-@pytest.mark.parametrize("activation", ["erf", "relu"])
+@pytest.mark.parametrize("activation", ["erf_sqrt2", "relu"])
 def test_eg_from_order_parameters_matches_test_set(kind, activation):
-    res = cl.simulate_sgd(kind, 60, 3, 2, 1, c=0.4, eta=0.5, alpha_max=1.0,
+    res = cl.simulate_sgd(kind, D=60, P=3, k_s=2, k_t=1, c=0.4, eta=0.5, alpha_max=1.0,
                           checkpoints=np.array([0.0, 1.0]), n_seeds=2, activation=activation,
-                          n_test=20000, seed=3)
+                          n_test=20000, rng=3)
     z = (res.eg_mc - res.eg_order) / res.eg_mc_se
     assert np.max(np.abs(z)) < 5, z
-    assert res.R0.shape == (2,) + cl.state_shapes(kind, 3, 2, 1)[0]
+    assert res.R0.shape == (2,) + cl.state_shapes(kind, P=3, k_s=2, k_t=1)[0]
 
 
 @pytest.mark.parametrize("kind", ["cnn", "lcn"])
 def test_one_step_drift_matches_rhs(kind):
     """D E[Delta(R, Q)] over independent SGD steps = the ODE RHS (within 5 s.e. + O(1/D))."""
-    o = cl.one_step_drift(kind, 150, 3, 2, 1, c=0.5, eta=0.7, sigma=0.5, n_samples=24000,
-                          seed=2)
-    dR, dQ = cl.rhs(kind, o["R"], o["Q"], o["S"], 1.0, 0.7, 0.5)
+    o = cl.one_step_drift(kind, D=150, P=3, k_s=2, k_t=1, c=0.5, eta=0.7, sigma=0.5, n_samples=24000,
+                          rng=2)
+    dR, dQ = cl.rhs(kind, o["R"], o["Q"], o["S"], T=1.0, eta=0.7, sigma=0.5)
     assert np.max(np.abs(o["dR"] - dR) / (5 * o["se_R"] + 0.02 * np.abs(dR).max())) < 1
     assert np.max(np.abs(o["dQ"] - dQ) / (5 * o["se_Q"] + 0.02 * np.abs(dQ).max())) < 1
 
 
 def test_sgd_bad_arguments():
     with pytest.raises(ValueError, match="activation"):
-        cl.simulate_sgd("cnn", 50, 3, 2, 1, activation="tanh")
+        cl.simulate_sgd("cnn", D=50, P=3, k_s=2, k_t=1, activation="tanh")
     with pytest.raises(ValueError, match="k_t <= k_s <= P"):
-        cl.simulate_sgd("cnn", 50, 3, 1, 2)
+        cl.simulate_sgd("cnn", D=50, P=3, k_s=1, k_t=2)
     with pytest.raises(ValueError, match="c must lie"):
-        cl.simulate_sgd("lcn", 50, 3, 2, 1, c=1.2)
+        cl.simulate_sgd("lcn", D=50, P=3, k_s=2, k_t=1, c=1.2)
+    # "erf" is erf(z) in the registry; the paper's g is "erf_sqrt2" (no silent reinterpretation)
+    with pytest.raises(ValueError, match="activation must be one of"):
+        cl.simulate_sgd("cnn", D=50, P=3, k_s=2, k_t=1, activation="erf")
+    with pytest.raises(TypeError, match="rng"):
+        cl.simulate_sgd("cnn", D=50, P=3, k_s=2, k_t=1, rng="0")
+
+
+def test_sgd_rng_convention():
+    """An int seed is the old torch stream (weights from manual_seed(rng), test set rng + 7919);
+    a torch Generator in the same state gives the same training run."""
+    kw = dict(D=30, P=3, k_s=2, k_t=1, c=0.3, checkpoints=np.array([0.0, 1.0]), n_seeds=2, n_test=0)
+    a = cl.simulate_sgd("cnn", rng=4, **kw)
+    b = cl.simulate_sgd("cnn", rng=torch.Generator().manual_seed(4), **kw)
+    assert np.array_equal(a.R, b.R) and np.array_equal(a.Q, b.Q)
+    c = cl.simulate_sgd("cnn", rng=np.random.default_rng(4), **kw)
+    assert c.R.shape == a.R.shape and not np.array_equal(c.R, a.R)
+    from td_lib.cnn_lcn.sgd import TEST_SEED_OFFSET
+
+    assert TEST_SEED_OFFSET == 7919
 
 
 def _gap(kind, D, c, n_seeds, alpha_max):
     P, k_s, k_t = 4, 3, 2  # Figure 2
     cps = np.linspace(0, alpha_max, 11)
-    res = cl.simulate_sgd(kind, D, P, k_s, k_t, c=c, eta=1.0, sigma=0.0, checkpoints=cps,
-                          n_seeds=n_seeds, n_test=0, seed=D)
+    res = cl.simulate_sgd(kind, D=D, P=P, k_s=k_s, k_t=k_t, c=c, eta=1.0, sigma=0.0, checkpoints=cps,
+                          n_seeds=n_seeds, n_test=0, rng=D)
     tr = cl.integrate(kind, res.R0, res.Q0, res.alpha, cl.input_covariance(P, c), eta=1.0,
                       dtau=0.02)
     return np.mean(np.max(np.abs(res.eg_order - tr.eg), axis=0))

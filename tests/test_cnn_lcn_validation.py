@@ -30,8 +30,8 @@ def test_noise_floor_values_unchanged_and_broadcast():
     c = np.array([0.0, 0.5])
     lcn = eta * sigma**2 * P / (np.pi * np.sqrt(1 + 2 * T))
     cnn = lcn + eta * sigma**2 / np.pi * P * (P - 1) * c / np.sqrt((1 + T) ** 2 - T**2 * c**2)
-    np.testing.assert_allclose(cl.noise_floor("lcn", eta, sigma, P, T, c), lcn, rtol=1e-15, atol=0)
-    np.testing.assert_allclose(cl.noise_floor("cnn", eta, sigma, P, T, c), cnn, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(cl.noise_floor("lcn", eta=eta, sigma=sigma, P=P, T=T, c=c), lcn, rtol=1e-15, atol=0)
+    np.testing.assert_allclose(cl.noise_floor("cnn", eta=eta, sigma=sigma, P=P, T=T, c=c), cnn, rtol=1e-15, atol=0)
 
 
 @pytest.mark.parametrize("args, match", [
@@ -41,7 +41,7 @@ def test_noise_floor_values_unchanged_and_broadcast():
 ])
 def test_state_shapes_rejects_inconsistent_sizes(args, match):
     with pytest.raises(ValueError, match=match):
-        cl.state_shapes("lcn", *args)
+        cl.state_shapes("lcn", **dict(zip(("P", "k_s", "k_t"), args)))
 
 
 def test_array_in_names_the_argument_and_counts_the_offenders():
@@ -53,10 +53,10 @@ def test_array_in_names_the_argument_and_counts_the_offenders():
 def test_fixed_point_success_reflects_the_residual():
     P, ks, kt, T = 4, 2, 2, 1.0
     S = cl.input_covariance(P, 0.25)
-    R0, Q0 = cl.zero_error_solution("cnn", P, ks, kt, T)
-    fp = cl.fixed_point("cnn", R0, Q0, S, T, 2e-3, 1.0, tau_warmup=5.0)
+    R0, Q0 = cl.zero_error_solution("cnn", P=P, k_s=ks, k_t=kt, T=T)
+    fp = cl.fixed_point("cnn", R0, Q0, S, T=T, eta=2e-3, sigma=1.0, tau_warmup=5.0)
     assert fp["residual"] < 1e-12 and fp["success"] is True, fp
     assert "solver_success" in fp and isinstance(fp["message"], str)
-    from td_lib.cnn_lcn.integrate import SUCCESS_RESIDUAL
+    from td_lib.cnn_lcn.stationary import SUCCESS_RESIDUAL
 
     assert fp["success"] == (fp["residual"] <= SUCCESS_RESIDUAL)

@@ -7,17 +7,18 @@ import pytest
 
 from td_lib import deep_teacher as dt
 from td_lib import teacher_student as ts
+from td_lib.teacher_student import demos
 
 
 def _small(runs=2, seed=0):
-    return dt.make_deep_teacher(8, (4, 5, 6), 3, runs=runs, seed=seed)
+    return dt.make_deep_teacher(d=8, widths=(4, 5, 6), C=3, runs=runs, rng=seed)
 
 
 def test_teacher_nodes_active_on_the_calibrated_fraction():
     """Every hidden teacher node is active on its drawn fraction (in [0.4, 0.6]) of fresh
     inputs, with unit pre-activation spread: binomial error on 40000 inputs is 0.0025, the
     calibration sample's own error about 0.0035, so 0.02 is > 4 standard errors."""
-    t = dt.make_deep_teacher(10, (6, 8, 9), 4, runs=3, seed=5)
+    t = dt.make_deep_teacher(d=10, widths=(6, 8, 9), C=4, runs=3, rng=5)
     X = np.random.default_rng(99).standard_normal((40_000, 10))
     F = X
     for layer, (W, b) in enumerate(zip(t.W[:-1], t.b[:-1])):
@@ -28,13 +29,13 @@ def test_teacher_nodes_active_on_the_calibrated_fraction():
         assert np.abs(frac - target).max() < 0.02, (layer, frac, target)
         np.testing.assert_allclose(H.std(axis=1), 1.0, atol=0.03)
         F = np.maximum(H, 0.0)
-    assert t.widths == (6, 8, 9) and t.n_out == 4 and t.d == 10 and t.runs == 3
+    assert t.widths == (6, 8, 9) and t.C == 4 and t.d == 10 and t.runs == 3
 
 
 def test_student_shapes_and_a_copy_of_the_teacher_has_correlation_one():
     t = _small()
-    s = dt.make_deep_student(t, 3, seed=2)
-    assert s.widths == (12, 15, 18) and s.n_out == t.n_out and s.runs == t.runs
+    s = dt.make_deep_student(t, factor=3, rng=2)
+    assert s.widths == (12, 15, 18) and s.C == t.C and s.runs == t.runs
     X = np.random.default_rng(1).standard_normal((500, 8))
     out = dt.forward(s, X)
     assert out.shape == (2, 500, 3)
@@ -62,7 +63,7 @@ def test_fanout_rms_is_the_rms_output_gradient():
     output with respect to each node's activation (ReLU nets are piecewise linear, so a tiny
     step is exact unless it crosses a kink, which a 1e-7 step almost never does)."""
     t = _small(runs=1, seed=3)
-    s = dt.make_deep_student(t, 2, seed=4, v_scale=1.0)
+    s = dt.make_deep_student(t, factor=2, rng=4, v_scale=1.0)
     X = np.random.default_rng(2).standard_normal((60, 8))
     fr = dt.fanout_rms(s, X)
     np.testing.assert_allclose(fr[-1][0], np.linalg.norm(s.W[-1][0], axis=1), rtol=1e-12)
@@ -84,7 +85,7 @@ def test_sgd_step_matches_autograd():
     import torch
 
     t = _small(runs=2, seed=7)
-    s = dt.make_deep_student(t, 2, seed=8)
+    s = dt.make_deep_student(t, factor=2, rng=8)
     rng = np.random.default_rng(3)
     X = torch.tensor(rng.standard_normal((2, 5, 8)))
     Y = torch.tensor(rng.standard_normal((2, 5, 3)))
@@ -97,20 +98,20 @@ def test_sgd_step_matches_autograd():
         A = torch.relu(A @ Wg[i] + bg[i])
     loss = 0.5 * ((Y - (A @ Wg[-1] + bg[-1])) ** 2).sum(-1).mean(-1).sum()
     loss.backward()
-    lr = 0.03
-    dt._sgd_step(W, b, X, Y, lr)
+    eta = 0.03
+    dt.deep_sgd_step(W, b, X, Y, eta=eta)
     for i in range(len(W)):
-        np.testing.assert_allclose(W[i].numpy(), (Wg[i] - lr * Wg[i].grad).detach().numpy(),
+        np.testing.assert_allclose(W[i].numpy(), (Wg[i] - eta * Wg[i].grad).detach().numpy(),
                                    atol=1e-13)
-        np.testing.assert_allclose(b[i].numpy(), (bg[i] - lr * bg[i].grad).detach().numpy(),
+        np.testing.assert_allclose(b[i].numpy(), (bg[i] - eta * bg[i].grad).detach().numpy(),
                                    atol=1e-13)
 
 
 def test_training_specialises_the_lowest_layer_and_records_what_it_says():
-    t = dt.make_deep_teacher(8, (4, 6), 4, runs=2, seed=11)
-    s = dt.make_deep_student(t, 3, seed=12)
-    h = dt.train_deep(t, s, epochs=6, lr=0.05, batch=16, epoch_size=2000, evals_per_epoch=2,
-                      snapshot_epochs=(1.0, 6.0), n_eval=800, seed=13, show_progress=False)
+    t = dt.make_deep_teacher(d=8, widths=(4, 6), C=4, runs=2, rng=11)
+    s = dt.make_deep_student(t, factor=3, rng=12)
+    h = dt.train_deep(t, s, epochs=6, eta=0.05, batch=16, epoch_size=2000, evals_per_epoch=2,
+                      snapshot_epochs=(1.0, 6.0), n_eval=800, rng=13)
     assert h.epochs[0] == 0 and h.epochs[-1] == pytest.approx(6.0)
     assert h.rho_mean.shape == (h.epochs.size, 2, 2)
     assert [b.shape for b in h.best_corr] == [(h.epochs.size, 2, 4), (h.epochs.size, 2, 6)]
@@ -141,33 +142,33 @@ def test_crossing_epochs_and_summary():
 
 
 def test_quick_demo_and_summary_keys():
-    teacher, h = dt.fig8_demo(quick=True, show_progress=False)
-    S = dt.fig8_summary(h)
-    assert teacher.widths == dt.DEEP_DEMO["widths"]
-    assert S["runs"] == dt.DEEP_DEMO["runs"]
+    teacher, h = demos.fig8_demo(quick=True)
+    S = demos.fig8_summary(h)
+    assert teacher.widths == demos.DEEP_DEMO["widths"]
+    assert S["runs"] == demos.DEEP_DEMO["runs"]
     assert set(S["cross"]) == {0.7, 0.9} and S["final"].shape == (3, 4)
     assert list(S["frac_special"]) == [0.2]
 
 
 def test_bad_input_named():
     with pytest.raises(ValueError, match="widths"):
-        dt.make_deep_teacher(5, (), 2)
+        dt.make_deep_teacher(d=5, widths=(), C=2)
     with pytest.raises(ValueError, match="widths\\[1\\]"):
-        dt.make_deep_teacher(5, (3, 0), 2)
+        dt.make_deep_teacher(d=5, widths=(3, 0), C=2)
     with pytest.raises(ValueError, match="active_range"):
-        dt.make_deep_teacher(5, (3,), 2, active_range=(0.6, 0.5))
+        dt.make_deep_teacher(d=5, widths=(3,), C=2, active_range=(0.6, 0.5))
     t = _small()
     with pytest.raises(ValueError, match="factor"):
-        dt.make_deep_student(t, 0)
+        dt.make_deep_student(t, factor=0)
     with pytest.raises(TypeError, match="teacher"):
-        dt.make_deep_student(ts.make_teacher(5, 3, 2, 1.0), 2)
-    s = dt.make_deep_student(t, 2)
-    with pytest.raises(ValueError, match="lr"):
-        dt.train_deep(t, s, epochs=1, lr=-1.0)
+        dt.make_deep_student(ts.make_teacher(d=5, m=3, C=2, p=1.0), factor=2)
+    s = dt.make_deep_student(t, factor=2)
+    with pytest.raises(ValueError, match="eta"):
+        dt.train_deep(t, s, epochs=1, eta=-1.0)
     with pytest.raises(ValueError, match="epochs"):
-        dt.train_deep(t, s, epochs=0, lr=0.1)
+        dt.train_deep(t, s, epochs=0, eta=0.1)
     with pytest.raises(ValueError, match="X"):
         dt.forward(t, np.ones((4, 7)))
-    other = dt.make_deep_student(dt.make_deep_teacher(8, (4, 5), 3, runs=2), 2)
+    other = dt.make_deep_student(dt.make_deep_teacher(d=8, widths=(4, 5), C=3, runs=2), factor=2)
     with pytest.raises(ValueError, match="depth"):
         dt.layer_correlations(t, other, np.ones((4, 8)))

@@ -11,8 +11,17 @@ from scipy import integrate
 from scipy.special import expit
 
 from td_lib import early_linear as el
+from td_lib import hermite
+from td_lib.core import activations
+from td_lib.core.gaussian import gaussian_expectation
 
 SQ2PI = math.sqrt(2 * math.pi)
+KINK = [0.0]  # the kink of ReLU-type activations: split the Gaussian quadrature there
+
+
+def _ge(h) -> float:
+    """E h(g), g ~ N(0, 1), by the library's quadrature split at 0."""
+    return float(gaussian_expectation(h, breakpoints=KINK))
 
 
 def _quad_gauss(h) -> float:
@@ -48,9 +57,9 @@ def test_leaky_relu_constants_closed_form():
 @pytest.mark.parametrize("act", ["gelu", "tanh", "softplus"])
 def test_smooth_constants_against_derivative_definitions(act):
     """zeta = E phi', theta1 = E[g phi'] and theta2 = E[g^2 phi'']/2 (Stein forms), by scipy."""
-    phi_t, dphi_t = el.activation(act)
-    dphi = lambda x: float(dphi_t(torch.tensor(x, dtype=torch.float64)))  # noqa: E731
-    phi = lambda x: float(phi_t(torch.tensor(x, dtype=torch.float64)))  # noqa: E731
+    a = activations.get(act)
+    dphi = lambda x: float(a.df(np.float64(x)))  # noqa: E731
+    phi = lambda x: float(a.f(np.float64(x)))  # noqa: E731
     d2 = {  # second derivatives written out independently
         "gelu": lambda x: math.exp(-x * x / 2) / SQ2PI * (2 - x * x),
         "tanh": lambda x: -2 * math.tanh(x) * (1 - math.tanh(x) ** 2),
@@ -69,12 +78,11 @@ def test_smooth_constants_against_derivative_definitions(act):
 def test_norm_function_q_is_second_order_taylor(act):
     """q(e) = theta0 + theta1 e + theta2 e^2 is the Taylor polynomial of h(r) = E phi(r g)
     at r = 1 + e: the error shrinks like e^3 (ratio over e^3 stays bounded and settles)."""
-    phi = el.activation(act)[0]
+    phi = activations.get(act).f
     c = el.linear_constants(act)
     ratios = []
     for e in (0.04, 0.02, 0.01):
-        h = el.gaussian_expectation(
-            lambda x, e=e: phi(torch.as_tensor((1 + e) * x, dtype=torch.float64)).numpy())
+        h = _ge(lambda x, e=e: phi((1 + e) * x))
         q = c.theta0 + c.theta1 * e + c.theta2 * e**2
         ratios.append(abs(h - q) / e**3)
     assert ratios[-1] < 1.0
@@ -92,7 +100,7 @@ def test_tanh_is_odd_so_only_zeta_survives():
 
 def test_make_data_assumption_3_1():
     n, d = 20000, 12
-    X, S = el.make_data(n, d, spectrum="ramp", entries="rademacher", seed=3)
+    X, S = el.make_data(n, d, spectrum="ramp", entries="rademacher", rng=3)
     assert abs(np.trace(S) - d) < 1e-10
     assert np.linalg.eigvalsh(S).max() <= 1.5 + 1e-12
     # sample covariance vs Sigma: each entry has standard error <= sqrt(E x_i^2 x_j^2 / n)
@@ -106,9 +114,9 @@ def test_make_data_assumption_3_1():
 
 def test_teacher_label_variances():
     n, d = 40000, 10
-    X, S = el.make_data(n, d, seed=5)
-    y_lin = el.teacher_labels(X, S, linear=1.0, quadratic=0.0, seed=2)
-    y_quad = el.teacher_labels(X, S, linear=0.0, quadratic=1.0, seed=2)
+    X, S = el.make_data(n, d, rng=5)
+    y_lin = el.teacher_labels(X, S, linear=1.0, quadratic=0.0, rng=2)
+    y_quad = el.teacher_labels(X, S, linear=0.0, quadratic=1.0, rng=2)
     for y in (y_lin, y_quad):  # unit variance, mean zero, within 5 standard errors
         assert abs(y.mean()) < 5 * y.std() / math.sqrt(n)
         se_var = np.std(y**2) / math.sqrt(n)
@@ -131,7 +139,7 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="checkpoints"):
         el.train_linear_model(np.ones((4, 2)), np.ones(4), el.linear_constants("relu"),
                               checkpoints=[3, 1])
-    X, S = el.make_data(20, 3, seed=0)
+    X, S = el.make_data(20, 3, rng=0)
     with pytest.raises(ValueError, match="eta too large"):
         el.train_linear_model(X, np.ones(20), el.linear_constants("relu"), eta=1e3,
                               checkpoints=[0, 1])
@@ -140,8 +148,8 @@ def test_bad_arguments_are_named():
 # --- network, NTK ----------------------------------------------------------------------
 
 def test_symmetric_init_gives_zero_output_and_runs_axis():
-    X, _ = el.make_data(30, 7, seed=1)
-    W, v = el.symmetric_init(7, 12, runs=3, seed=4)
+    X, _ = el.make_data(30, 7, rng=1)
+    W, v = el.symmetric_init(7, 12, runs=3, rng=4)
     assert W.shape == (3, 12, 7) and v.shape == (3, 12)
     assert torch.all(v.abs() == 1)
     f = el.network_output(X, W, v, "gelu")
@@ -152,9 +160,9 @@ def test_symmetric_init_gives_zero_output_and_runs_axis():
 @pytest.mark.parametrize("act", ["relu", "gelu", "tanh"])
 def test_ntk_matches_autograd_jacobian(act):
     n, d, m = 25, 6, 10
-    X, _ = el.make_data(n, d, seed=2)
-    X2, _ = el.make_data(9, d, seed=3)
-    W, v = el.symmetric_init(d, m, seed=5)
+    X, _ = el.make_data(n, d, rng=2)
+    X2, _ = el.make_data(9, d, rng=3)
+    W, v = el.symmetric_init(d, m, rng=5)
     W = W + 0.3 * torch.randn(W.shape, generator=torch.Generator().manual_seed(1),
                               dtype=W.dtype)  # break the symmetry: a generic point
     allX = torch.as_tensor(np.vstack([X, X2]))
@@ -175,11 +183,11 @@ def test_ntk_matches_autograd_jacobian(act):
 
 def test_train_network_matches_autograd_gd_and_runs_are_independent():
     n, d, m = 40, 5, 8
-    X, S = el.make_data(n, d, seed=0)
+    X, S = el.make_data(n, d, rng=0)
     y = el.teacher_labels(X, S)
-    W, v = el.symmetric_init(d, m, runs=2, seed=3)
+    W, v = el.symmetric_init(d, m, runs=2, rng=3)
     for layers in ("first", "second", "both"):
-        res = el.train_network(X, y, W, v, act="gelu", eta=0.7, layers=layers,
+        res = el.train_network(X, y, W, v, activation="gelu", eta=0.7, layers=layers,
                                checkpoints=[0, 2, 5], X_test=X[:7])
         assert res["train"].shape == (3, 2, n) and res["test"].shape == (3, 2, 7)
         for r in range(2):
@@ -196,7 +204,7 @@ def test_train_network_matches_autograd_gd_and_runs_are_independent():
             ref = el.network_output(X, Wp, vp, "gelu").detach().numpy()
             np.testing.assert_allclose(res["train"][-1, r], ref, atol=1e-12, rtol=0)
             np.testing.assert_allclose(res["test"][-1, r], ref[:7], atol=1e-12, rtol=0)
-            single = el.train_network(X, y, W[r], v[r], act="gelu", eta=0.7, layers=layers,
+            single = el.train_network(X, y, W[r], v[r], activation="gelu", eta=0.7, layers=layers,
                                       checkpoints=[0, 2, 5])
             np.testing.assert_allclose(single["train"], res["train"][:, r], atol=1e-13)
         assert np.all(res["loss"][0] == 0.5 * np.mean(y**2))
@@ -205,8 +213,8 @@ def test_train_network_matches_autograd_gd_and_runs_are_independent():
 # --- linear models -----------------------------------------------------------------------
 
 def test_linear_kernels_structure():
-    X, S = el.make_data(30, 4, seed=1)
-    X2, _ = el.make_data(5, 4, seed=2)
+    X, S = el.make_data(30, 4, rng=1)
+    X2, _ = el.make_data(5, 4, rng=2)
     c = el.linear_constants("gelu", np.trace(S @ S) / 4)
     d = 4
     sxx = X2 @ X.T / d
@@ -224,7 +232,7 @@ def test_linear_kernels_structure():
 
 def test_train_linear_model_matches_explicit_gd_and_kernel_gd():
     n, d, eta = 50, 6, 3.0
-    X, S = el.make_data(n + 10, d, seed=7)
+    X, S = el.make_data(n + 10, d, rng=7)
     y = el.teacher_labels(X, S)[:n]
     c = el.linear_constants("relu", np.trace(S @ S) / d)
     ts = [0, 1, 7, 40]
@@ -239,7 +247,7 @@ def test_train_linear_model_matches_explicit_gd_and_kernel_gd():
             beta = beta - eta / n * psi.T @ (psi @ beta - y)
         K = el.linear_kernel(X[:n], c, layers)
         Kx = el.linear_kernel(X[n:], c, layers, X2=X[:n])
-        kg = el.kernel_gd_predictions(K, y, eta, ts, Kx)
+        kg = el.kernel_gd_predictions(K, y, eta=eta, checkpoints=ts, K_test=Kx)
         np.testing.assert_allclose(kg["train"], res["train"], atol=1e-10)
         np.testing.assert_allclose(kg["test"], res["test"], atol=1e-10)
         np.testing.assert_allclose(kg["loss"], res["loss"], atol=1e-12)
@@ -265,8 +273,8 @@ def test_first_layer_ntk_close_to_linear_kernel_in_spectral_norm():
     nu constant is needed (dropping it leaves an O(n/d) rank-one error)."""
     d = 64
     n = m = 2 * int(round(d**1.25))
-    X, S = el.make_data(n, d, seed=11)
-    W, v = el.symmetric_init(d, m, seed=12)
+    X, S = el.make_data(n, d, rng=11)
+    W, v = el.symmetric_init(d, m, rng=12)
     c = el.linear_constants("gelu", np.trace(S @ S) / d)
     T1 = el.ntk_at_init(X, W, v, "gelu", "first")
     K1 = el.linear_kernel(X, c, "first")
@@ -286,16 +294,16 @@ def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
     the remainder is O(eta^3): it grows 8-fold when eta doubles. Training only the second layer,
     f is linear in v and one step is exactly kernel GD."""
     n, d, m = 30, 5, 40
-    X, S = el.make_data(n, d, seed=4)
+    X, S = el.make_data(n, d, rng=4)
     y = el.teacher_labels(X, S)
-    W, v = el.symmetric_init(d, m, seed=6)
+    W, v = el.symmetric_init(d, m, rng=6)
     for layers in ("first", "second", "both"):
         K = el.ntk_at_init(X, W, v, "gelu", layers)
         errs = []
         for eta in (1e-2, 2e-2):
-            net = el.train_network(X, y, W, v, act="gelu", eta=eta, layers=layers,
+            net = el.train_network(X, y, W, v, activation="gelu", eta=eta, layers=layers,
                                    checkpoints=[1])
-            lin = el.kernel_gd_predictions(K, y, eta, [1])
+            lin = el.kernel_gd_predictions(K, y, eta=eta, checkpoints=[1])
             errs.append(np.abs(net["train"][0] - lin["train"][0]).max())
         if layers == "second":  # f is linear in v: one step is exactly kernel GD
             assert max(errs) < 1e-14
@@ -304,10 +312,10 @@ def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
 
 
 def test_experiment_helpers_shapes_and_limits():
-    lem = el.lemma_sweep([8, 12], act="relu", seed=1)
+    lem = el.lemma_sweep([8, 12], activation="relu", rng=1)
     assert list(lem["d"]) == [8, 12] and all(n % 2 == 0 for n in lem["n"])
     assert all(np.isfinite(lem["slope_" + k]) for k in ("rel1", "rel1_id", "frob1", "rel"))
-    r = el.agreement_run(8, n_per_d=4, n_test=50, t_max=2.0, n_checkpoints=8, seed=2)
+    r = el.agreement_run(8, n_per_d=4, n_test=50, t_max=2.0, n_checkpoints=8, rng=2)
     assert r["t"][0] == 0 and np.isnan(r["rel_test"][0])
     assert abs(r["T"] - 8 * math.log(8) / 1.0) < 1e-12  # eta = d/8 = 1
     # GD on a convex quadratic with a stable step: the linear model's training loss decreases
@@ -339,7 +347,7 @@ def test_linear_mode_rates_are_eta_zeta2_lambda_over_d_and_govern_gd():
     """Without the constant feature the rates of GD on (5) are exactly eta zeta^2 lambda_k(Sigma_hat)/d,
     and the residual along an eigenvector shrinks by (1 - rate)^t."""
     n, d, eta = 200, 8, 3.0
-    X, S = el.make_data(n, d, seed=9)
+    X, S = el.make_data(n, d, rng=9)
     c = el.LinearConstants(**{**el.linear_constants("relu").__dict__, "nu": 0.0})
     psi = el.linear_features(X, c, "first")
     rates = el.linear_mode_rates(psi, eta)
@@ -362,18 +370,18 @@ def test_linear_mode_rates_are_eta_zeta2_lambda_over_d_and_govern_gd():
 def test_first_time_within():
     t = np.arange(6)
     v = np.array([5.0, 3.0, 2.05, 2.001, 1.9, 2.0])
-    assert el.first_time_within(t, v, 2.0, 1e-3) == 3.0
-    assert el.first_time_within(t, v, 2.0, 0.05) == 2.0
-    assert el.first_time_within(t, v, 2.0, 0.0) == 4.0          # the first step at or below
-    assert math.isnan(el.first_time_within(t, v, 1.0, 1e-3))
+    assert el.first_time_within(t, v, target=2.0, rtol=1e-3) == 3.0
+    assert el.first_time_within(t, v, target=2.0, rtol=0.05) == 2.0
+    assert el.first_time_within(t, v, target=2.0, rtol=0.0) == 4.0          # the first step at or below
+    assert math.isnan(el.first_time_within(t, v, target=1.0, rtol=1e-3))
     with pytest.raises(ValueError, match="values"):
-        el.first_time_within(t, v[:3], 2.0, 1e-3)
+        el.first_time_within(t, v[:3], target=2.0, rtol=1e-3)
     with pytest.raises(ValueError, match="target"):
-        el.first_time_within(t, v, -1.0, 1e-3)
+        el.first_time_within(t, v, target=-1.0, rtol=1e-3)
 
 
 def test_agreement_run_reach_time_is_consistent_with_its_own_curve():
-    r = el.agreement_run(8, n_per_d=6, n_test=60, t_max=6.0, n_checkpoints=40, seed=3)
+    r = el.agreement_run(8, n_per_d=6, n_test=60, t_max=6.0, n_checkpoints=40, rng=3)
     assert np.isfinite(r["lin_reach_T"])
     i = np.flatnonzero(r["t_over_T"] >= r["lin_reach_T"] - 1e-12)[0]
     # at the first checkpoint past the reach time the linear model is within 0.1 % of the line
@@ -385,7 +393,7 @@ def test_agreement_run_reach_time_is_consistent_with_its_own_curve():
 # --- the CNN of §4.1 (Prop. 4.1) -------------------------------------------------------------
 
 def _cube(n, d, seed):
-    return el.make_data(n, d, spectrum="flat", entries="rademacher", rotate=False, seed=seed)[0]
+    return el.make_data(n, d, spectrum="flat", entries="rademacher", rotate=False, rng=seed)[0]
 
 
 def _all_cube(d):
@@ -408,7 +416,7 @@ def test_hypercube_data_and_patches():
 
 def test_cnn_symmetric_init_gives_zero_output():
     X = _cube(20, 9, 1)
-    W, V = el.cnn_symmetric_init(9, 4, 10, seed=3)
+    W, V = el.cnn_symmetric_init(d=9, q=4, m=10, rng=3)
     assert W.shape == (10, 4) and V.shape == (10, 9) and torch.all(V.abs() == 1)
     assert float(el.cnn_output(X, W, V, "gelu").abs().max()) < 1e-14
 
@@ -417,7 +425,7 @@ def test_cnn_symmetric_init_gives_zero_output():
 def test_cnn_ntk_matches_autograd_jacobian(act):
     X = _cube(9, 7, 2)
     X2 = _cube(4, 7, 3)
-    W, V = el.cnn_symmetric_init(7, 3, 6, seed=4)
+    W, V = el.cnn_symmetric_init(d=7, q=3, m=6, rng=4)
     W = W + 0.3 * torch.randn(W.shape, generator=torch.Generator().manual_seed(2), dtype=W.dtype)
     V = V * torch.linspace(0.5, 1.5, 7, dtype=V.dtype)   # a generic point
     allX = np.vstack([X, X2])
@@ -437,9 +445,9 @@ def test_cnn_ntk_matches_autograd_jacobian(act):
 def test_train_cnn_matches_autograd_gd():
     X = _cube(20, 6, 1)
     y = el.cnn_teacher_labels(X)
-    W, V = el.cnn_symmetric_init(6, 3, 8, seed=2)
+    W, V = el.cnn_symmetric_init(d=6, q=3, m=8, rng=2)
     for layers in ("first", "second", "both"):
-        res = el.train_cnn(X, y, W, V, act="gelu", eta=0.7, layers=layers, checkpoints=[0, 2, 5],
+        res = el.train_cnn(X, y, W, V, activation="gelu", eta=0.7, layers=layers, checkpoints=[0, 2, 5],
                            X_test=X[:4])
         assert res["train"].shape == (3, 20) and res["test"].shape == (3, 4)
         Wp, Vp = W.clone().requires_grad_(True), V.clone().requires_grad_(True)
@@ -459,13 +467,13 @@ def test_train_cnn_matches_autograd_gd():
 
 @pytest.mark.parametrize("act", ["relu", "leaky_relu", "gelu", "tanh", "softplus"])
 def test_dual_activation_limits_price_and_mehler(act):
-    phi, dphi = (el._np(f) for f in el.activation(act))
-    c = el.hermite_coefficients(act, 4)
+    phi, dphi = activations.get(act).f, activations.get(act).df
+    c = hermite.coefficients(phi, 4, breakpoints=KINK)
     G, F = el.dual_activation(act, np.array([0.0, 1.0, -1.0]))
     assert abs(G[0] - c[0] ** 2) < 1e-11 and abs(F[0] - c[1] ** 2) < 1e-11
-    assert abs(G[1] - el.gaussian_expectation(lambda z: phi(z) ** 2)) < 1e-10
-    assert abs(F[1] - el.gaussian_expectation(lambda z: dphi(z) ** 2)) < 1e-10
-    assert abs(G[2] - el.gaussian_expectation(lambda z: phi(z) * phi(-z))) < 1e-10
+    assert abs(G[1] - _ge(lambda z: phi(z) ** 2)) < 1e-10
+    assert abs(F[1] - _ge(lambda z: dphi(z) ** 2)) < 1e-10
+    assert abs(G[2] - _ge(lambda z: phi(z) * phi(-z))) < 1e-10
     # Price's theorem: dGamma/ds = Phi (central difference, error O(h^2))
     for s0 in (-0.6, 0.2, 0.7):
         h = 1e-4
@@ -482,7 +490,7 @@ def test_cnn_ntk_infinite_is_the_mean_of_the_finite_width_ntk():
     within 5 standard errors (and the infinite-width kernel is exact: no Monte Carlo inside)."""
     X = _cube(6, 8, 5)
     q, R = 3, 300
-    K = np.array([el.cnn_ntk(X, *el.cnn_symmetric_init(8, q, 8, seed=100 + r), "relu") for r in range(R)])
+    K = np.array([el.cnn_ntk(X, *el.cnn_symmetric_init(d=8, q=q, m=8, rng=100 + r), "relu") for r in range(R)])
     mean, se = K.mean(0), K.std(0, ddof=1) / math.sqrt(R)
     inf = el.cnn_ntk_infinite(X, q, "relu")
     assert np.all(np.abs(mean - inf) < 5 * se + 1e-12)
@@ -493,7 +501,7 @@ def test_cnn_ntk_infinite_is_the_mean_of_the_finite_width_ntk():
 
 
 def test_cnn_linear_constants_exact_means_and_leading_order():
-    h = el.hermite_coefficients("relu", 2)
+    h = hermite.coefficients(activations.get("relu").f, 2, breakpoints=KINK)
     errs1, errs2 = [], []
     for q in (4, 8, 16, 32, 64):
         c = el.cnn_linear_constants("relu", q)
@@ -523,7 +531,7 @@ def test_cnn_walsh_rates_are_the_eigenvalues_on_the_whole_hypercube():
         lin, loc = X[:, 2], X[:, 2] * X[:, 3]
         np.testing.assert_allclose(op @ lin, r["linear"] * lin, atol=1e-12)
         np.testing.assert_allclose(op @ loc, r["local"] * loc, atol=1e-12)
-    c, h = el.cnn_linear_constants("relu", 16), el.hermite_coefficients("relu", 2)
+    c, h = el.cnn_linear_constants("relu", 16), hermite.coefficients(activations.get("relu").f, 2, breakpoints=KINK)
     r = el.cnn_walsh_rates("relu", 16, 64)
     assert abs(r["linear"] - 2 * c.zeta**2 / 64) < 1e-12          # ReLU: c_3 = c_5 = ... = 0
     lead = 3 * h[2] ** 2 * 15 / (64 * 16**2)
@@ -532,8 +540,8 @@ def test_cnn_walsh_rates_are_the_eigenvalues_on_the_whole_hypercube():
 
 def test_cnn_teacher_labels_exact_moments():
     X = _all_cube(6)
-    y_lin = el.cnn_teacher_labels(X, linear=1.0, local=0.0, seed=3)
-    y_loc = el.cnn_teacher_labels(X, linear=0.0, local=1.0, seed=3)
+    y_lin = el.cnn_teacher_labels(X, linear=1.0, local=0.0, rng=3)
+    y_loc = el.cnn_teacher_labels(X, linear=0.0, local=1.0, rng=3)
     for y in (y_lin, y_loc):
         assert abs(y.mean()) < 1e-12 and abs((y**2).mean() - 1) < 1e-12
     assert abs((y_lin * y_loc).mean()) < 1e-12
@@ -541,7 +549,7 @@ def test_cnn_teacher_labels_exact_moments():
 
 
 def test_cnn_kernel_distance_shrinks_with_q_and_leading_constant_fails_with_d():
-    r = el.cnn_kernel_sweep([16, 32], [2, 4, 16, 32], seed=1)
+    r = el.cnn_kernel_sweep([16, 32], [2, 4, 16, 32], rng=1)
     assert r["rel"].shape == (2, 4) and np.isnan(r["rel"][0, 3]) and list(r["n"]) == [64, 152]
     assert r["rel"][1, 2] < 0.5 * r["rel"][1, 0]               # larger filters: closer to K_CNN
     assert r["rel_lead"][1, 0] > 1.5 * r["rel_lead"][0, 0]     # q = 2: the leading constant is off by O(d)
@@ -549,7 +557,7 @@ def test_cnn_kernel_distance_shrinks_with_q_and_leading_constant_fails_with_d():
 
 
 def test_cnn_agreement_run_small():
-    r = el.cnn_agreement_run(8, 3, m=16, n_per_d=4, n_test=40, t_max=3.0, n_checkpoints=10, seed=1)
+    r = el.cnn_agreement_run(8, 3, m=16, n_per_d=4, n_test=40, t_max=3.0, n_checkpoints=10, rng=1)
     assert r["t"][0] == 0 and np.isnan(r["rel_test"][0]) and r["m"] == 16
     assert abs(r["T"] - 8 * math.log(8) / 4.0) < 1e-12
     assert np.all(np.diff(r["loss_lin"]) < 0) and r["eta_K_over_n"] < 2
@@ -561,7 +569,7 @@ def test_cnn_bad_arguments_are_named():
     with pytest.raises(ValueError, match="q"):
         el.cnn_patches(X, 7)
     with pytest.raises(ValueError, match="m must be even"):
-        el.cnn_symmetric_init(6, 3, 5)
+        el.cnn_symmetric_init(d=6, q=3, m=5)
     with pytest.raises(ValueError, match="X must lie on the hypercube"):
         el.local_overlaps(X * 1.5, 3)
     with pytest.raises(ValueError, match="X2"):
@@ -570,7 +578,7 @@ def test_cnn_bad_arguments_are_named():
         el.dual_activation("relu", 1.5)
     with pytest.raises(ValueError, match="d must be >= 3"):
         el.cnn_teacher_labels(X[:, :2])
-    W, V = el.cnn_symmetric_init(6, 3, 4)
+    W, V = el.cnn_symmetric_init(d=6, q=3, m=4)
     with pytest.raises(ValueError, match="X must have shape"):
         el.cnn_output(X[:, :5], W, V)
     with pytest.raises(ValueError, match="layers"):
@@ -590,3 +598,40 @@ def test_closed_form_gd_with_oscillating_modes():
         if t in (0, 1, 2, 7, 30):
             np.testing.assert_allclose(res["beta"][[0, 1, 2, 7, 30].index(t)], b, atol=1e-10)
         b = b - eta / 12 * psi.T @ (psi @ b - y)
+
+
+# --- the td_lib.core conventions (rng, progress, activation names) ---------------------------
+
+def test_rng_accepts_a_seed_or_a_generator_with_the_same_stream():
+    X0, S0 = el.make_data(6, 3, rng=5)
+    X1, S1 = el.make_data(6, 3, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(X0, X1)
+    np.testing.assert_array_equal(S0, S1)
+    W0, v0 = el.symmetric_init(3, 4, rng=7)
+    W1, v1 = el.symmetric_init(3, 4, rng=torch.Generator().manual_seed(7))
+    assert torch.equal(W0, W1) and torch.equal(v0, v1)
+    Wc0, Vc0 = el.cnn_symmetric_init(d=5, q=2, m=4, rng=3)
+    Wc1, Vc1 = el.cnn_symmetric_init(d=5, q=2, m=4, rng=torch.Generator().manual_seed(3))
+    assert torch.equal(Wc0, Wc1) and torch.equal(Vc0, Vc1)
+    with pytest.raises(TypeError, match="rng"):
+        el.make_data(4, 2, rng="zero")
+
+
+def test_progress_bar_is_optional_and_labelled(capsys):
+    quiet = el.cnn_kernel_sweep([8], [2], rng=0)
+    assert capsys.readouterr().out == ""
+    loud = el.cnn_kernel_sweep([8], [2], rng=0, progress="CNN sweep")
+    assert "CNN sweep" in capsys.readouterr().out
+    np.testing.assert_array_equal(quiet["rel"], loud["rel"])
+    with pytest.raises(TypeError, match="progress"):
+        el.cnn_kernel_sweep([8], [2], progress=1)
+
+
+def test_activations_are_the_registry_ones_and_errors_name_the_argument():
+    assert el.ACTIVATION_NAMES == ("relu", "leaky_relu", "gelu", "tanh", "softplus")
+    for name in el.ACTIVATION_NAMES:
+        assert name in activations.names()
+    with pytest.raises(ValueError, match="activation"):
+        el.dual_activation("erf_sqrt2", 0.5)
+    with pytest.raises(ValueError, match="activation"):
+        el.network_output(np.ones((2, 3)), *el.symmetric_init(3, 2), activation="sigmoidish")

@@ -27,7 +27,7 @@ def test_gd_formula_equals_explicit_gd_iteration(p):
         out.append(Phi_q @ theta)
         theta -= eta * Phi.T @ (Phi @ theta - y) / n  # gradient of (1/2n)|Phi theta - y|^2
     out.append(Phi_q @ theta)
-    pred = kf.kernel_gd_predict(K, Phi_q @ Phi.T, y, np.arange(41), eta)
+    pred = kf.kernel_gd_predict(K, Phi_q @ Phi.T, y, np.arange(41), eta=eta)
     assert np.abs(pred - np.array(out).T).max() < 1e-12
 
 
@@ -53,7 +53,7 @@ def test_gd_converges_to_flow_at_rate_eta():
     Phi, Phi_q, y = _features(n, p, m, seed=5)
     K, KxX = Phi @ Phi.T, Phi_q @ Phi.T
     flow = kf.kernel_flow_predict(K, KxX, y, t)[:, 0]
-    errs = [np.abs(kf.kernel_gd_predict(K, KxX, y, round(t / eta), eta)[:, 0] - flow).max()
+    errs = [np.abs(kf.kernel_gd_predict(K, KxX, y, round(t / eta), eta=eta)[:, 0] - flow).max()
             for eta in (0.02, 0.01, 0.005)]
     assert errs[0] > errs[1] > errs[2] and 1.8 < errs[0] / errs[1] < 2.2
 
@@ -72,8 +72,24 @@ def test_filters():
     assert np.all(F[0] == 0)
     assert abs(F[1, 0] - 2.0) < 1e-8  # ~t when lam t << 1
     assert abs(F[1, 2] - (1 - np.exp(-6.0)) / 3.0) < 1e-15
-    G = kf.gd_filter(lam, [3], 0.1)
+    G = kf.gd_filter(lam, [3], eta=0.1)
     assert abs(G[0, 1] - (1 - 0.95**3) / 0.5) < 1e-14
+
+
+def test_gd_filter_flat_oscillating_and_divergent_modes():
+    # a flat mode (lam = 0) moves by eta s; 1 <= eta lam < 2 oscillates but stays bounded;
+    # eta lam >= 2 diverges and is refused
+    s = np.arange(6)
+    G = kf.gd_filter([0.0, 0.75], s, eta=2.0)
+    assert np.array_equal(G[:, 0], 2.0 * s)
+    assert np.allclose(G[:, 1], (1 - (1 - 1.5) ** s) / 0.75, rtol=1e-15, atol=0)
+    # small eta lam: expm1/log1p keeps the relative accuracy of s eta (1 - (s - 1) eta lam / 2)
+    g = kf.gd_filter([1e-9], [10], eta=1e-3)[0, 0]
+    assert abs(g / (10e-3 * (1 - 9 * 1e-12 / 2)) - 1) < 1e-15
+    with pytest.raises(ValueError, match="eta too large"):
+        kf.gd_filter([1.0, 4.0], [1], eta=0.5)
+    with pytest.raises(ValueError, match="lam must be >= 0"):
+        kf.gd_filter([-1.0], [1], eta=0.1)
 
 
 def test_circle_residual_per_frequency_follows_circulant_eigenvalues():
@@ -107,7 +123,7 @@ def test_bad_input_is_rejected_by_name():
     with pytest.raises(ValueError, match="lam"):
         kf.flow_filter([-1.0], 1.0)
     with pytest.raises(ValueError, match="eta"):
-        kf.gd_filter([1.0], [1], 0.0)
+        kf.gd_filter([1.0], [1], eta=0.0)
     with pytest.raises(ValueError, match="t must be >= 0"):
         kf.kernel_flow_predict(K, K, np.ones(3), -1.0)
     with pytest.raises(ValueError, match="y must have shape"):

@@ -148,13 +148,13 @@ def test_finite_width_kernel_by_hand():
 def test_gap_shrinks_like_one_over_n_at_the_per_unit_variance(bias):
     # each kernel entry is a mean of N i.i.d. unit terms: E (K_N - K_inf)^2 = variance / N
     ns = np.array([10, 100, 1000])
-    gap = k.finite_width_gap(k.finite_width_kernel, ns, bias=bias, repeats=800, seed=11)
+    gap = k.finite_width_gap(k.finite_width_kernel, ns, bias=bias, repeats=800, rng=11)
     ratio = gap * ns / k.gap_variance(bias=bias)
     # 800 draws: each ratio has a relative spread ~0.035 (measured over seeds); 0.2 is > 5 spreads
     assert np.abs(ratio - 1).max() < 0.2, ratio
     assert -1.1 < np.polyfit(np.log(ns), np.log(gap), 1)[0] < -0.9
     # the per-unit variance by Monte Carlo over single units (N = 1, 4000 draws)
-    one = k.finite_width_gap(k.finite_width_kernel, [1], bias=bias, repeats=4000, seed=12)[0]
+    one = k.finite_width_gap(k.finite_width_kernel, [1], bias=bias, repeats=4000, rng=12)[0]
     assert abs(one / k.gap_variance(bias=bias) - 1) < 0.05
 
 
@@ -188,3 +188,12 @@ def test_bad_input_is_rejected_by_name():
         k.finite_width_coefficients(np.ones((10, 2)), [0, 1], batches=2, kernel=1.0)
     with pytest.raises(ValueError, match="widths"):
         k.finite_width_gap(k.finite_width_kernel, [0, 10])
+
+
+def test_gap_rng_convention():
+    # rng: an int seed gives the stream of numpy.random.default_rng(seed); a Generator is used as is
+    a = k.finite_width_gap(k.finite_width_kernel, [5, 20], repeats=3, rng=4)
+    b = k.finite_width_gap(k.finite_width_kernel, [5, 20], repeats=3, rng=np.random.default_rng(4))
+    assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="rng"):
+        k.finite_width_gap(k.finite_width_kernel, [5], rng=-1)

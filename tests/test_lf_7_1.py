@@ -40,21 +40,22 @@ def _mu_by_conditioning(bm, bu):
 
 @pytest.mark.parametrize("bm,bu", [(1.0, 5.0), (0.5, 2.0), (2.0, 0.7)])
 def test_bayes_means_cov_two_ways(bm, bu):
-    assert abs(mcm.bayes_accuracy(bm, bu, 3.0, use="mu") - _mu_by_conditioning(bm, bu)) < 1e-10
+    assert abs(mcm.bayes_accuracy(beta_m=bm, beta_u=bu, beta_v=3.0, use="mu") - _mu_by_conditioning(bm, bu)) < 1e-10
 
 
 def test_bayes_structure():
-    assert mcm.bayes_accuracy(1.3, 5, 10, use="m") == pytest.approx(stats.norm.cdf(0.65), abs=1e-15)
-    a = {u: mcm.bayes_accuracy(1, 5, 10, use=u) for u in ("m", "mu", "muv", "v")}
+    assert mcm.bayes_accuracy(beta_m=1.3, beta_u=5, beta_v=10, use="m") == pytest.approx(stats.norm.cdf(0.65),
+                                                                                      abs=1e-15)
+    a = {u: mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=10, use=u) for u in ("m", "mu", "muv", "v")}
     assert a["m"] < a["mu"] < a["muv"] and a["v"] < a["muv"]
     # no fourth-cumulant signal: everything = means + covariances; no variance signal: = means
-    assert mcm.bayes_accuracy(1, 5, 0.0, use="muv") == pytest.approx(a["mu"], abs=1e-12)
-    assert mcm.bayes_accuracy(1, 0.0, 10, use="mu") == pytest.approx(a["m"], abs=1e-12)
-    assert mcm.bayes_accuracy(1, 5, 0.0, use="v") == 0.5
+    assert mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=0.0, use="muv") == pytest.approx(a["mu"], abs=1e-12)
+    assert mcm.bayes_accuracy(beta_m=1, beta_u=0.0, beta_v=10, use="mu") == pytest.approx(a["m"], abs=1e-12)
+    assert mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=0.0, use="v") == 0.5
     with pytest.raises(ValueError, match="use"):
         mcm.bayes_accuracy(use="x")
     with pytest.raises(ValueError, match="beta_m"):
-        mcm.bayes_accuracy(0.0, 5, 10, use="mu")
+        mcm.bayes_accuracy(beta_m=0.0, beta_u=5, beta_v=10, use="mu")
 
 
 def test_bayes_v_only_two_ways():
@@ -64,7 +65,7 @@ def test_bayes_v_only_two_ways():
     pp = 0.5 * (stats.norm.pdf(t, av, sv) + stats.norm.pdf(t, -av, sv))
     pm = stats.norm.pdf(t)
     brute = 0.5 * integrate.simpson(np.maximum(pp, pm), x=t)
-    assert abs(mcm.bayes_accuracy(1, 5, 10, use="v") - brute) < 1e-7
+    assert abs(mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=10, use="v") - brute) < 1e-7
 
 
 def test_fast_claims_hold_and_are_quoted():
@@ -101,8 +102,8 @@ def test_mc_hits_use_the_exact_bayes_rules():
 
     S = mcm.orthonormal_spikes(3)
     n = 400_000
-    X, y = mcm.sample(n, 3, S, gen=torch.Generator().manual_seed(5))
-    acc = {u: mcm.bayes_accuracy(*lf_7_1.BETAS, use=u) for u in ("m", "mu", "muv")}
+    X, y = mcm.sample(n, 3, S, rng=torch.Generator().manual_seed(5))
+    acc = {u: mcm.bayes_accuracy(**lf_7_1.BETA_KW, use=u) for u in ("m", "mu", "muv")}
     z = lf_7_1.mc_deviations(lf_7_1._hits(X, y, S), n, acc)
     assert np.all(np.abs(z) < 4), z
     xm = (X @ S[0]).numpy()

@@ -10,15 +10,16 @@ import pytest
 
 from checks import lf_7_2
 from checks.claims import first_number
+from checks.grading import lf_7_2 as grading
 
 REPO = Path(__file__).resolve().parent.parent
 SQ2PI = math.sqrt(2 * math.pi)
 
 
 def test_bayes_accuracy_v_limits_and_value():
-    assert lf_7_2.bayes_accuracy_v(1e-9) == pytest.approx(0.5, abs=1e-9)
-    assert lf_7_2.bayes_accuracy_v(10.0) == pytest.approx(0.71482, abs=1e-5)
-    acc = [lf_7_2.bayes_accuracy_v(b) for b in (0.5, 2.0, 10.0, 100.0)]
+    assert grading.bayes_accuracy_v(1e-9) == pytest.approx(0.5, abs=1e-9)
+    assert grading.bayes_accuracy_v(10.0) == pytest.approx(0.71482, abs=1e-5)
+    acc = [grading.bayes_accuracy_v(b) for b in (0.5, 2.0, 10.0, 100.0)]
     assert all(x < y for x, y in zip(acc, acc[1:]))
 
 
@@ -33,7 +34,7 @@ def test_bayes_accuracy_v_against_monte_carlo():
     pdf = lambda x, m, sd: np.exp(-0.5 * ((x - m) / sd) ** 2) / sd
     pred = np.where(0.5 * (pdf(t, a, s) + pdf(t, -a, s)) > pdf(t, 0, 1), 1, -1)
     acc = np.mean(pred == y)
-    assert abs(acc - lf_7_2.bayes_accuracy_v(bv)) < 5 * math.sqrt(0.25 / n)
+    assert abs(acc - grading.bayes_accuracy_v(bv)) < 5 * math.sqrt(0.25 / n)
 
 
 def test_bayes_lines_means_only_and_order():
@@ -54,7 +55,7 @@ def test_max_over_u_matches_numerical_integral():
 
 @pytest.mark.parametrize("corr", [False, True])
 def test_fitted_coefficients_match_hermite_formulas(corr):
-    c20, c11, c04 = lf_7_2.fitted_coefficients(5.0, 10.0, corr)
+    c20, c11, c04 = grading.fitted_coefficients(5.0, 10.0, corr)
     c = math.sqrt(2 / math.pi) * math.sqrt(50 / 11) if corr else 0.0
     assert c20 == pytest.approx(5 / (4 * SQ2PI), abs=2e-6)
     assert c11 == pytest.approx(c / (2 * SQ2PI), abs=2e-6)
@@ -62,7 +63,7 @@ def test_fitted_coefficients_match_hermite_formulas(corr):
 
 
 def test_fitted_coefficients_other_strengths():
-    c20, c11, c04 = lf_7_2.fitted_coefficients(2.0, 3.0, True)
+    c20, c11, c04 = grading.fitted_coefficients(2.0, 3.0, True)
     assert c20 == pytest.approx(2 / (4 * SQ2PI), abs=2e-6)
     assert c11 == pytest.approx(math.sqrt(2 / math.pi) * math.sqrt(6 / 4) / (2 * SQ2PI), abs=2e-6)
     assert c04 == pytest.approx((2 * 9 / 16) / (48 * SQ2PI), abs=2e-8)
@@ -100,6 +101,6 @@ def test_reference_escape_times_is_the_notebook_solution():
     assert f.__name__ == "escape_times" and "def escape_times(" in src
     a = f(2, 16, 1 / math.log(16), runs=200, t_max=10**5, seed=3)
     assert np.array_equal(a, f(2, 16, 1 / math.log(16), runs=200, t_max=10**5, seed=3))
-    ref = escape.reduced_escape_times(2, 16, 1 / math.log(16), runs=5000, t_max=10**5, seed=4)
+    ref = escape.reduced_escape_times(2, 16, delta=1 / math.log(16), runs=5000, t_max=10**5, rng=4)
     assert stats.ks_2samp(a, ref).pvalue > 1e-4
 

@@ -46,8 +46,7 @@ def test_flow_claims():  # ~5 s of CPU (a 1024 x 1024 eigendecomposition)
 
 def test_demo_claim_quotes_exist():
     # the quotes of demo 7.3.D's claims, without the 2000-step run: feed a tiny run
-    tiny = basri.train_basri(lf_7_3.FREQS, scales=(1.0, 10.0), n_train=32, pairs=10, steps=3,
-                             show_progress=False)
+    tiny = basri.train_basri(lf_7_3.FREQS, scales=(1.0, 10.0), n_train=32, pairs=10, steps=3)
     quoted = [c for c in lf_7_3.demo_claims(tiny) if c.quote is not None]
     assert len(quoted) >= 12
     for c in quoted:

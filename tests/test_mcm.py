@@ -52,7 +52,7 @@ def test_spikes_orthonormal_and_seeded():
     assert S.shape == (3, 16) and S.dtype == torch.float64
     assert torch.allclose(S @ S.T, torch.eye(3, dtype=torch.float64), atol=1e-14, rtol=0)
     assert torch.equal(S, mcm.orthonormal_spikes(16))
-    assert not torch.allclose(S, mcm.orthonormal_spikes(16, seed=3))
+    assert not torch.allclose(S, mcm.orthonormal_spikes(16, rng=3))
     assert mcm.orthonormal_spikes(5, dtype=torch.float32).dtype == torch.float32
 
 
@@ -76,7 +76,7 @@ def test_kappa4_and_cross_term_values():
 def test_sampler_matches_page_reference(correlated):
     S = mcm.orthonormal_spikes(12)
     X0, y0 = _page_sample(500, 12, S, correlated=correlated, gen=torch.Generator().manual_seed(4))
-    X1, y1 = mcm.sample(500, 12, S, correlated=correlated, gen=torch.Generator().manual_seed(4))
+    X1, y1 = mcm.sample(500, 12, S, correlated=correlated, rng=torch.Generator().manual_seed(4))
     assert torch.equal(y0, y1)
     assert (X0 - X1).abs().max().item() < 1e-13
 
@@ -85,15 +85,16 @@ def test_sampler_matches_page_reference(correlated):
                                               (True, True)])
 def test_class_moments_against_theory(correlated, clone):
     d, n = 6, 200_000
-    S = mcm.orthonormal_spikes(d, seed=5)
+    S = mcm.orthonormal_spikes(d, rng=5)
     kw = dict(beta_m=1.5, beta_u=2.0, beta_v=4.0, correlated=correlated, clone=clone)
-    X, y = mcm.sample(n, d, S, gen=torch.Generator().manual_seed(1), **kw)
+    X, y = mcm.sample(n, d, S, rng=torch.Generator().manual_seed(1), **kw)
     frac = (y > 0).double().mean().item()
     assert abs(frac - 0.5) < Z * 0.5 / math.sqrt(n), f"label balance {frac}"
     for label in (1, -1):
         mu, C, se_mu, se_C = _mean_cov_se(X[y == label])
         mu_th = mcm.class_mean(S, kw["beta_m"], label)
-        C_th = mcm.class_cov(S, kw["beta_u"], kw["beta_v"], correlated, label)
+        C_th = mcm.class_cov(S, beta_u=kw["beta_u"], beta_v=kw["beta_v"], correlated=correlated,
+                             label=label)
         assert ((mu - mu_th).abs() < Z * se_mu).all(), (label, mu - mu_th)
         assert ((C - C_th).abs() < Z * se_C).all(), (label, (C - C_th).abs().max())
     # along v: fourth cumulant -2 bv^2/(1+bv)^2 on the data, 0 on the clone and in class -1
@@ -110,8 +111,8 @@ def test_clone_off_spike_directions_untouched():
     d = 10
     S = mcm.orthonormal_spikes(d)
     P = torch.eye(d, dtype=torch.float64) - S.T @ S
-    Xd, y = mcm.sample(300, d, S, gen=torch.Generator().manual_seed(0))
-    Xc, yc = mcm.sample(300, d, S, clone=True, gen=torch.Generator().manual_seed(0))
+    Xd, y = mcm.sample(300, d, S, rng=torch.Generator().manual_seed(0))
+    Xc, yc = mcm.sample(300, d, S, clone=True, rng=torch.Generator().manual_seed(0))
     assert torch.equal(y, yc)
     assert ((Xd - Xc) @ P).abs().max().item() < 1e-13
 
@@ -120,12 +121,12 @@ def test_large_d_uses_no_dense_matrix():
     # a dense d x d matrix at d = 40000 would need 12.8 GB; the rank-one updates need none
     d = 40_000
     S = mcm.orthonormal_spikes(d)
-    X, y = mcm.sample(20, spikes=S, correlated=True, clone=True, gen=torch.Generator().manual_seed(0))
+    X, y = mcm.sample(20, spikes=S, correlated=True, clone=True, rng=torch.Generator().manual_seed(0))
     assert X.shape == (20, d) and torch.isfinite(X).all()
 
 
 def test_million_rows_float32():
-    X, y = mcm.sample(10**6, 4, gen=torch.Generator().manual_seed(0), dtype=torch.float32)
+    X, y = mcm.sample(10**6, 4, rng=torch.Generator().manual_seed(0), dtype=torch.float32)
     assert X.shape == (10**6, 4) and X.dtype == torch.float32 and y.dtype == torch.float32
     assert set(torch.unique(y).tolist()) == {-1.0, 1.0}
 
@@ -146,8 +147,8 @@ def test_bad_arguments_named():
         mcm.sample(10, spikes=2 * S)
     with pytest.raises(ValueError, match="spikes must have shape"):
         mcm.sample(10, spikes=S[:2])
-    with pytest.raises(TypeError, match="gen"):
-        mcm.sample(10, 8, gen=0)
+    with pytest.raises(TypeError, match="rng"):
+        mcm.sample(10, 8, rng="0")
     with pytest.raises(ValueError, match="dtype"):
         mcm.sample(10, 8, dtype=torch.int64)
     with pytest.raises(TypeError, match="correlated"):
@@ -162,21 +163,21 @@ def test_bad_arguments_named():
 
 @pytest.mark.parametrize("clone", [False, True])
 def test_mixture_components_match_class_moments(clone):
-    S = mcm.orthonormal_spikes(7, seed=1)
+    S = mcm.orthonormal_spikes(7, rng=1)
     bm, bu, bv = 1.3, 2.0, 6.0
-    comps = mcm.mixture_components(S, bm, bu, bv, clone=clone, labels=(1,))
+    comps = mcm.mixture_components(S, beta_m=bm, beta_u=bu, beta_v=bv, clone=clone, labels=(1,))
     assert abs(sum(c[0] for c in comps) - 1) < 1e-15 and all(c[1] == 1.0 for c in comps)
     mean = sum(w * mu for w, _, mu, _ in comps)
     second = sum(w * (C + np.outer(mu, mu)) for w, _, mu, C in comps)
     cov = second - np.outer(mean, mean)
     assert np.abs(mean - mcm.class_mean(S, bm, 1).numpy()).max() < 1e-14
-    assert np.abs(cov - mcm.class_cov(S, bu, bv, False, 1).numpy()).max() < 1e-13
+    assert np.abs(cov - mcm.class_cov(S, beta_u=bu, beta_v=bv, correlated=False, label=1).numpy()).max() < 1e-13
     # fourth moment along v: 3 + kappa_4 for the data, 3 for the clone
     v = S[2].numpy()
     m4 = sum(w * ((mu @ v) ** 4 + 6 * (mu @ v) ** 2 * (v @ C @ v) + 3 * (v @ C @ v) ** 2)
              for w, _, mu, C in comps)
     assert abs(m4 - (3 + (0 if clone else mcm.kappa4_v(bv)))) < 1e-13
-    both = mcm.mixture_components(S, bm, bu, bv, clone=clone)
+    both = mcm.mixture_components(S, beta_m=bm, beta_u=bu, beta_v=bv, clone=clone)
     assert abs(sum(c[0] for c in both if c[1] < 0) - 0.5) < 1e-15
     with pytest.raises(ValueError, match="labels"):
         mcm.mixture_components(S, labels=(2,))
@@ -187,9 +188,9 @@ def test_numpy_sampler_matches_torch_sampler_exactly_given_the_same_draws(correl
     """Both backends build class +1 with the same code from (z, lambda, nu): feed the numpy
     path the torch path's draws through a stub Generator and compare to rounding."""
     d, n = 7, 3000
-    S = mcm.orthonormal_spikes(d, seed=6)
+    S = mcm.orthonormal_spikes(d, rng=6)
     Xt, yt = mcm.sample(n, d, S, correlated=correlated, clone=clone,
-                        gen=torch.Generator().manual_seed(2))
+                        rng=torch.Generator().manual_seed(2))
     g = torch.Generator().manual_seed(2)  # replay torch's draws in the same order
     draws = [(torch.randint(0, 2, (n,), generator=g)).numpy(),
              torch.randn(n, d, generator=g, dtype=torch.float64).numpy(),
@@ -209,7 +210,7 @@ def test_numpy_sampler_matches_torch_sampler_exactly_given_the_same_draws(correl
         def standard_normal(self, *a, **k):
             return self.queue.pop(0).copy()
 
-    Xn, yn = mcm.sample(n, spikes=S.numpy(), correlated=correlated, clone=clone, gen=Replay())
+    Xn, yn = mcm.sample(n, spikes=S.numpy(), correlated=correlated, clone=clone, rng=Replay())
     assert isinstance(Xn, np.ndarray) and Xn.dtype == np.float64
     assert np.array_equal(yn, yt.numpy())
     assert np.abs(Xn - Xt.numpy()).max() < 1e-13
@@ -218,14 +219,15 @@ def test_numpy_sampler_matches_torch_sampler_exactly_given_the_same_draws(correl
 @pytest.mark.parametrize("correlated,clone", [(False, False), (True, False), (True, True)])
 def test_numpy_sampler_class_moments_against_theory(correlated, clone):
     d, n = 6, 200_000
-    S = mcm.orthonormal_spikes(d, seed=5).numpy()
+    S = mcm.orthonormal_spikes(d, rng=5).numpy()
     kw = dict(beta_m=1.5, beta_u=2.0, beta_v=4.0, correlated=correlated, clone=clone)
-    X, y = mcm.sample(n, spikes=S, gen=np.random.default_rng(1), **kw)
+    X, y = mcm.sample(n, spikes=S, rng=np.random.default_rng(1), **kw)
     assert abs((y > 0).mean() - 0.5) < Z * 0.5 / math.sqrt(n)
     St = torch.as_tensor(S)
     for label in (1, -1):
         mu, C, se_mu, se_C = _mean_cov_se(torch.as_tensor(X[y == label]))
-        C_th = mcm.class_cov(St, kw["beta_u"], kw["beta_v"], correlated, label)
+        C_th = mcm.class_cov(St, beta_u=kw["beta_u"], beta_v=kw["beta_v"], correlated=correlated,
+                             label=label)
         assert ((mu - mcm.class_mean(St, kw["beta_m"], label)).abs() < Z * se_mu).all()
         assert ((C - C_th).abs() < Z * se_C).all(), (label, (C - C_th).abs().max())
     k4, se = _kappa4_se(torch.as_tensor(X[y > 0] @ S[2]))
@@ -239,20 +241,20 @@ def test_numpy_sampling_needs_no_torch_and_names_bad_arguments():
 
     code = ("import sys, numpy as np; from td_lib import mcm; "
             "S = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 3)))[0].T; "
-            "X, y = mcm.sample(50, spikes=S, gen=np.random.default_rng(1)); "
+            "X, y = mcm.sample(50, spikes=S, rng=np.random.default_rng(1)); "
             "print(mcm.cross_term(5.0, 10.0, True), mcm.kappa4_v(10.0), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[-1] == "False", out.stdout
     S = mcm.orthonormal_spikes(5).numpy()
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="spikes must have orthonormal rows"):
-        mcm.sample(10, spikes=2 * S, gen=rng)
+        mcm.sample(10, spikes=2 * S, rng=rng)
     with pytest.raises(ValueError, match="spikes must have shape"):
-        mcm.sample(10, spikes=S[:2], gen=rng)
+        mcm.sample(10, spikes=S[:2], rng=rng)
     with pytest.raises(ValueError, match="dtype"):
-        mcm.sample(10, spikes=S, gen=rng, dtype=torch.float32)
+        mcm.sample(10, spikes=S, rng=rng, dtype=torch.float32)
     with pytest.raises(ValueError, match="d = 6"):
-        mcm.sample(10, 6, S, gen=rng)
+        mcm.sample(10, 6, S, rng=rng)
 
 
 def test_log_likelihood_ratios_against_the_class_densities():
@@ -260,15 +262,15 @@ def test_log_likelihood_ratios_against_the_class_densities():
     independent within each class), computed here from the mixture components."""
     from scipy.stats import multivariate_normal
 
-    S = mcm.orthonormal_spikes(5, seed=3)
-    X, _ = mcm.sample(40, 5, S, beta_m=0.7, beta_u=2.0, beta_v=3.0, gen=torch.Generator().manual_seed(0))
-    l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, 0.7, 2.0, 3.0)
-    comps = mcm.mixture_components(S, 0.7, 2.0, 3.0)
+    S = mcm.orthonormal_spikes(5, rng=3)
+    X, _ = mcm.sample(40, 5, S, beta_m=0.7, beta_u=2.0, beta_v=3.0, rng=torch.Generator().manual_seed(0))
+    l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, beta_m=0.7, beta_u=2.0, beta_v=3.0)
+    comps = mcm.mixture_components(S, beta_m=0.7, beta_u=2.0, beta_v=3.0)
     dens = {lab: sum(w * multivariate_normal(mu, C).pdf(X.numpy()) for w, y, mu, C in comps if y == lab)
             for lab in (-1.0, 1.0)}
     np.testing.assert_allclose(l_m + l_u + l_v, np.log(dens[1.0] / dens[-1.0]), atol=1e-10)
     # the clone (means and covariances only) has log-likelihood ratio l_m + l_u
-    cl = mcm.mixture_components(S, 0.7, 2.0, 3.0, clone=True)
+    cl = mcm.mixture_components(S, beta_m=0.7, beta_u=2.0, beta_v=3.0, clone=True)
     dc = {lab: sum(w * multivariate_normal(mu, C).pdf(X.numpy()) for w, y, mu, C in cl if y == lab)
           for lab in (-1.0, 1.0)}
     np.testing.assert_allclose(l_m + l_u, np.log(dc[1.0] / dc[-1.0]), atol=1e-10)

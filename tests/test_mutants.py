@@ -15,7 +15,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from tools import mutants, nbcore
+from td_lib.own_work import COUNTERPARTS
+from tools import fake_students, mutants, nbcore
 
 SOURCES = nbcore.sources()
 IDS = [f"{p.parent.name}/{p.stem}" for p in SOURCES]
@@ -25,6 +26,18 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in SOURCES]
 def test_corpus_covers_every_exercise(src):
     problems = mutants.corpus_problems(src)
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.parametrize("src", SOURCES, ids=IDS)
+def test_delegates_wherever_the_library_has_a_counterpart(src):
+    """An exercise with library counterparts (td_lib.own_work.COUNTERPARTS) has a 'delegates'
+    variant in its corpus. (This rule lives here, not in tools/mutants.py: ``tools`` imports
+    neither td_lib nor checks.)"""
+    corpus = fake_students.fixture(src).get("mutants", {})
+    missing = [f"{ex}: has library counterparts {COUNTERPARTS[ex]} but no 'delegates' variant in "
+               f"the 'mutants' of checks/fixtures/{src.parent.name}/{src.stem}.json"
+               for ex, spec in corpus.items() if ex in COUNTERPARTS and "delegates" not in spec]
+    assert missing == [], "\n".join(missing)
 
 
 def test_defined_names():

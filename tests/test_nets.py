@@ -11,14 +11,14 @@ from td_lib import clone, mcm, nets
 
 def _data(n=400, d=6, seed=0):
     S = mcm.orthonormal_spikes(d)
-    return mcm.sample(n, d, S, gen=torch.Generator().manual_seed(seed))
+    return mcm.sample(n, d, S, rng=torch.Generator().manual_seed(seed))
 
 
 def test_init_matches_global_seed_stream():
     torch.manual_seed(3)
     W0 = 0.1 * torch.randn(8, 5, dtype=torch.float64) / math.sqrt(5)
     a0 = 0.1 * torch.randn(8, dtype=torch.float64) / math.sqrt(8)
-    W, a = nets.init_weights(5, 8, 0.1, seed=3)
+    W, a = nets.init_weights(5, 8, eps=0.1, rng=3)
     assert torch.equal(W, W0) and torch.equal(a, a0)
 
 
@@ -32,8 +32,8 @@ def test_check_times_page_definition():
 def test_one_gd_step_equals_autograd(act):
     X, y = _data()
     eps, lr, width = 0.7, 0.3, 5
-    log = nets.train_two_layer(X, y, act, eps, width=width, lr=lr, steps=2, seed=1)
-    W, a = nets.init_weights(X.shape[1], width, eps, seed=1)
+    log = nets.train_two_layer(X, y, act, eps, width=width, eta=lr, steps=2, rng=1)
+    W, a = nets.init_weights(X.shape[1], width, eps=eps, rng=1)
     sig = nets.activation(act)[0]
     for _ in range(2):
         W, a = W.clone().requires_grad_(), a.clone().requires_grad_()
@@ -49,7 +49,7 @@ def test_logs_and_batched_runs():
     Xt, yt = _data(n=300, seed=9)
     one = nets.train_two_layer(X, y, "gelu", 0.2, steps=20, X_test=Xt, y_test=yt, width=4)
     two = nets.train_two_layer(torch.stack([X, X]), y, "gelu", 0.2, steps=20, X_test=Xt,
-                               y_test=yt, width=4, seed=[0, 1])
+                               y_test=yt, width=4, rng=[0, 1])
     assert one.times == nets.check_times(20)
     assert one.out.shape == (1, len(one.times), 300) and two.acc.shape == (2, len(two.times))
     assert (two.out[0] - one.out[0]).abs().max().item() < 1e-14
@@ -83,14 +83,14 @@ def test_bad_arguments_named():
         nets.train_two_layer(X, y[:-1], "gelu", 0.1)
     with pytest.raises(ValueError, match="X_test"):
         nets.train_two_layer(X, y, "gelu", 0.1, X_test=X[:, :2], y_test=y)
-    with pytest.raises(ValueError, match="seed"):
-        nets.train_two_layer(torch.stack([X, X]), y, "gelu", 0.1, seed=[0, 1, 2])
+    with pytest.raises(ValueError, match="rng"):
+        nets.train_two_layer(torch.stack([X, X]), y, "gelu", 0.1, rng=[0, 1, 2])
     with pytest.raises(ValueError, match="times"):
         nets.train_two_layer(X, y, "gelu", 0.1, steps=5, times=[0, 9])
     with pytest.raises(TypeError, match="act"):
         nets.train_two_layer(X, y, 3, 0.1)
     with pytest.raises(TypeError, match="width"):
-        nets.init_weights(4, 2.5, 0.1)
+        nets.init_weights(4, 2.5, eps=0.1)
     assert np.isfinite(nets.train_two_layer(X, y, "relu", 0.1, steps=3).loss.numpy()).all()
 
 
@@ -102,7 +102,7 @@ def _mixture(d=4, seed=0):
             (0.2, 1.0, -mu, 0.5 * np.eye(d))]
 
 
-def test_population_gradient_linear_closed_form():
+def test_mixture_population_gradient_linear_closed_form():
     # sigma(z) = z: dL/da_j = -(E[y x] - E[x x^T] W^T a) . w_j, dL/dw_j = -a_j (E[y x] - E[xx^T] W^T a)
     comps = _mixture()
     r = np.random.default_rng(1)
@@ -110,21 +110,21 @@ def test_population_gradient_linear_closed_form():
     Eyx = sum(p * y * mu for p, y, mu, _ in comps)
     Exx = sum(p * (S + np.outer(mu, mu)) for p, _, mu, S in comps)
     resid = Eyx - Exx @ W.T @ a
-    gW, ga = nets.population_gradient(W, a, "linear", comps, nodes=4)
+    gW, ga = nets.mixture_population_gradient(W, a, "linear", comps, nodes=4)
     assert np.abs(ga + W @ resid).max() < 1e-12
     assert np.abs(gW + np.outer(a, resid)).max() < 1e-12
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("act", ["gelu", "tanh"])
-def test_population_gradient_against_monte_carlo(act):
+def test_mixture_population_gradient_against_monte_carlo(act):
     # 20 batches of 50k samples; every entry within 5 standard errors of the exact value
     comps = _mixture()
     r = np.random.default_rng(0)
     W, a = 0.6 * r.normal(size=(3, 4)), 0.8 * r.normal(size=3)
-    exact = np.concatenate([x.ravel() for x in nets.population_gradient(W, a, act, comps, nodes=120)])
+    exact = np.concatenate([x.ravel() for x in nets.mixture_population_gradient(W, a, act, comps, nodes=120)])
     g = torch.Generator().manual_seed(5)
-    sig = nets.ACTIVATIONS[act][0]
+    sig = nets.activation(act)[0]
     Ls = [np.linalg.cholesky(S) for _, _, _, S in comps]
     est = []
     for _ in range(20):
@@ -146,14 +146,14 @@ def test_population_gradient_against_monte_carlo(act):
     assert (np.abs(est.mean(0) - exact) < 5 * se).all(), np.abs(est.mean(0) - exact) / se
 
 
-def test_population_gradient_bad_arguments():
+def test_mixture_population_gradient_bad_arguments():
     comps = _mixture()
     W, a = np.ones((2, 4)), np.ones(2)
     with pytest.raises(ValueError, match="components"):
-        nets.population_gradient(W, a, "gelu", comps[:2])
+        nets.mixture_population_gradient(W, a, "gelu", comps[:2])
     with pytest.raises(ValueError, match="a must have shape"):
-        nets.population_gradient(W, np.ones(3), "gelu", comps)
+        nets.mixture_population_gradient(W, np.ones(3), "gelu", comps)
     with pytest.raises(ValueError, match="mu must have shape"):
-        nets.population_gradient(W, a, "gelu", [(1.0, 1.0, np.zeros(3), np.eye(4))])
+        nets.mixture_population_gradient(W, a, "gelu", [(1.0, 1.0, np.zeros(3), np.eye(4))])
     with pytest.raises(ValueError, match="act"):
-        nets.population_gradient(W, a, "relu", comps)
+        nets.mixture_population_gradient(W, a, "relu", comps)

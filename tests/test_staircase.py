@@ -48,7 +48,7 @@ def test_first_above_and_onset_step():
 
 def test_short_run_shapes_and_ranges():
     out = staircase.train_staircase(False, d=8, width=8, steps=30, batch=8, n_test=500,
-                                    num_records=6, desc="test")
+                                    num_records=6, progress="test")
     n = len(out.steps)
     assert out.steps == staircase.record_steps(30, 6)
     assert set(out.accuracy) == set(staircase.TEST_SETS)
@@ -59,7 +59,7 @@ def test_short_run_shapes_and_ranges():
 
 
 def test_seeded_runs_are_reproducible():
-    kw = dict(d=8, width=8, steps=20, batch=8, n_test=300, num_records=4, desc="test")
+    kw = dict(d=8, width=8, steps=20, batch=8, n_test=300, num_records=4, progress="test")
     a = staircase.train_staircase(True, **kw)
     b = staircase.train_staircase(True, **kw)
     assert a.accuracy == b.accuracy and a.overlap_v == b.overlap_v
@@ -69,7 +69,7 @@ def test_learns_the_mean_direction_quickly():
     """Within 200 steps the network beats chance clearly on full data (the mean stage alone
     gives 0.69; 10^4 test points, standard error 0.005) and the clone accuracy is close to
     full-data accuracy (nothing beyond two moments learned yet at this stage)."""
-    out = staircase.train_staircase(False, steps=200, n_test=10000, num_records=5, desc="test")
+    out = staircase.train_staircase(False, steps=200, n_test=10000, num_records=5, progress="test")
     full, clone = out.accuracy["full data"][-1], out.accuracy["Gaussian clone"][-1]
     assert full > 0.66
     assert abs(full - clone) < 0.05
@@ -78,8 +78,8 @@ def test_learns_the_mean_direction_quickly():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="correlated"):
         staircase.train_staircase(1, steps=5)
-    with pytest.raises(ValueError, match="lr"):
-        staircase.train_staircase(False, steps=5, lr=-1.0)
+    with pytest.raises(ValueError, match="eta"):
+        staircase.train_staircase(False, steps=5, eta=-1.0)
 
 
 @pytest.mark.slow
@@ -94,3 +94,15 @@ def test_full_demo_shows_the_staircase():
     assert ind.accuracy["full data"][-1] > ind.accuracy["Gaussian clone"][-1] + 0.03
     first = lambda r: next(t for t, o in zip(r.steps, r.overlap_v) if o > 0.9)
     assert first(cor) < first(ind)
+
+
+def test_seed_stream_matches_the_global_seed_convention_and_leaves_global_state_alone():
+    """An int rng initialises the weights from the stream torch.manual_seed(rng) gave; the
+    global generator is not touched."""
+    torch.manual_seed(123)
+    before = torch.get_rng_state()
+    kw = dict(d=8, width=8, steps=3, batch=8, n_test=100, num_records=3)
+    a = staircase.train_staircase(False, rng=4, **kw)
+    assert torch.equal(torch.get_rng_state(), before)
+    b = staircase.train_staircase(False, rng=4, **kw)
+    assert a.overlap_v == b.overlap_v and a.accuracy == b.accuracy

@@ -7,8 +7,11 @@ import pytest
 from scipy import integrate
 
 from td_lib import teacher_student as ts
+from td_lib.teacher_student import demos
 
-_pair = ts.pair_at_angle
+
+def _pair(d, theta, norm_star, norm_k, rng):
+    return ts.pair_at_angle(d=d, theta=theta, norm_star=norm_star, norm_k=norm_k, rng=rng)
 
 
 # ---------------------------------------------------------------- Theorem 6
@@ -20,7 +23,7 @@ def test_theorem6_monte_carlo_gaussian(theta):
     (5 angles × 6 coordinates = 30 comparisons: P(any |z| > 4.5) ≈ 2e-4)."""
     rng = np.random.default_rng(11)
     ws, wk = _pair(6, theta, 1.7, 0.6, rng)
-    mean, se = ts.relu_cross_moment_mc(ws, wk, 400_000, seed=int(theta * 1000))
+    mean, se = ts.relu_cross_moment_mc(ws, wk, n=400_000, rng=int(theta * 1000))
     cf = ts.relu_cross_moment(ws, wk)
     z = np.abs(mean - cf) / se
     assert z.max() < 4.5, (z, mean, cf)
@@ -29,7 +32,7 @@ def test_theorem6_monte_carlo_gaussian(theta):
 def test_theorem6_monte_carlo_sphere():
     rng = np.random.default_rng(12)
     ws, wk = _pair(5, 1.3, 0.8, 2.0, rng)
-    mean, se = ts.relu_cross_moment_mc(ws, wk, 400_000, seed=3, dist="sphere")
+    mean, se = ts.relu_cross_moment_mc(ws, wk, n=400_000, rng=3, dist="sphere")
     cf = ts.relu_cross_moment(ws, wk, dist="sphere", radius=1.0)
     assert (np.abs(mean - cf) / se).max() < 4.5
 
@@ -75,8 +78,8 @@ def test_theorem6_bad_input_named():
         ts.relu_cross_moment(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="dist"):
         ts.relu_cross_moment(np.ones(3), np.ones(3), dist="laplace")
-    with pytest.raises(ValueError, match="n_samples"):
-        ts.relu_cross_moment_mc(np.ones(3), np.ones(3), 1)
+    with pytest.raises(ValueError, match="n must be >= 2"):
+        ts.relu_cross_moment_mc(np.ones(3), np.ones(3), n=1)
 
 
 # ---------------------------------------------------------------- eq. 12
@@ -96,17 +99,17 @@ def test_escape_time_matches_integrator_and_asymptotics():
     a = 0.8
     te = np.pi / 2
     eps = np.array([1e-1, 1e-2, 1e-3])
-    t = ts.escape_time(np.pi - eps, te, a)
+    t = ts.escape_time(theta_start=np.pi - eps, theta_end=te, alpha=a)
     # integrating eq. 12 for exactly that long lands on θ_end
     for e, ti in zip(eps, t):
-        th = ts.integrate_angle(np.pi - e, np.array([0.0, ti]), a)[-1]
+        th = ts.integrate_angle(np.pi - e, np.array([0.0, ti]), alpha=a)[-1]
         assert th == pytest.approx(te, abs=1e-7)
     # direct quadrature of dθ / (α ψ sinθ)
     for e, ti in zip(eps, t):
         q = integrate.quad(lambda x: -1 / ts.angle_velocity(x, a), te, np.pi - e,
                            limit=200, epsrel=1e-12)[0]
         assert ti == pytest.approx(q, rel=1e-9)
-    asym = ts.escape_time_asymptotic(eps, te, a)
+    asym = ts.escape_time_asymptotic(eps=eps, theta_end=te, alpha=a)
     c = ts.escape_time_constant(te, a)
     # exact − asymptotic = c − (2π/α)∫_0^ε (1/(u sin u) − 1/u²) du = c − (2π/α)(ε/6 + O(ε³))
     np.testing.assert_allclose(t - asym - c, -2 * np.pi / a * eps / 6, rtol=1e-3)
@@ -119,11 +122,11 @@ def test_angle_bad_input_named():
     with pytest.raises(ValueError, match="alpha"):
         ts.angle_velocity(1.0, alpha=-1)
     with pytest.raises(ValueError, match="theta_start"):
-        ts.escape_time(0.5, 1.0)
+        ts.escape_time(theta_start=0.5, theta_end=1.0)
     with pytest.raises(ValueError, match="theta0"):
         ts.integrate_angle(np.pi, [0.0, 1.0])
     with pytest.raises(ValueError, match="eps"):
-        ts.escape_time_asymptotic(0.0, 1.0)
+        ts.escape_time_asymptotic(eps=0.0, theta_end=1.0)
 
 
 # ---------------------------------------------------------------- measures
@@ -133,7 +136,7 @@ def test_student_containing_teacher_has_measure_one():
     """A student whose nodes include positive multiples of every teacher node (plus extra
     random nodes, in shuffled order) has best correlation 1 and best cosine 1 per node."""
     rng = np.random.default_rng(5)
-    T = ts.make_teacher(8, 4, 3, 1.0, runs=2, seed=1)
+    T = ts.make_teacher(d=8, m=4, C=3, p=1.0, runs=2, rng=1)
     extra = rng.standard_normal((2, 9, 6))
     W = np.concatenate([T.W * rng.uniform(0.5, 3.0, size=(2, 1, 4)), extra], axis=2)
     perm = rng.permutation(10)
@@ -159,7 +162,7 @@ def test_correlation_matches_numpy_and_dead_nodes():
 
 
 def test_teacher_construction():
-    T = ts.make_teacher(30, 6, 5, [0.0, 2.0], runs=2, seed=3, active_range=(0.4, 0.6))
+    T = ts.make_teacher(d=30, m=6, C=5, p=[0.0, 2.0], runs=2, rng=3, active_range=(0.4, 0.6))
     np.testing.assert_allclose(np.linalg.norm(T.W, axis=1), 1.0, atol=1e-12)
     nv = np.linalg.norm(T.V, axis=2)
     np.testing.assert_allclose(nv[0], 1.0, atol=1e-12)
@@ -182,43 +185,42 @@ def test_first_match_and_coverage():
 
 
 def test_make_student_widths_and_zero_nodes_stay_zero():
-    T = ts.make_teacher(6, 3, 2, 1.0, runs=3, seed=0)
-    S = ts.make_student(T, [1, 2, 5], seed=1)
+    T = ts.make_teacher(d=6, m=3, C=2, p=1.0, runs=3, rng=0)
+    S = ts.make_student(T, factor=[1, 2, 5], rng=1)
     assert S.width == 15
     alive = (np.abs(S.W).sum(1) > 0)
     np.testing.assert_array_equal(alive.sum(1), [3, 6, 15])
-    h = ts.train(T, S, steps=300, lr=0.1, batch=8, eval_every=100, n_eval=200, seed=0,
-                 show_progress=False)
+    h = ts.train(T, S, steps=300, eta=0.1, batch=8, eval_every=100, n_eval=200, rng=0)
     dead = ~alive
     assert np.all(h.student.W[:, :, :][np.broadcast_to(dead[:, None, :], h.student.W.shape)] == 0)
     assert np.all(h.vnorm[-1][dead] == 0)
     with pytest.raises(ValueError, match="factor"):
-        ts.make_student(T, [1, 2])
+        ts.make_student(T, factor=[1, 2])
     with pytest.raises(TypeError, match="factor"):
-        ts.make_student(T, 1.5)
+        ts.make_student(T, factor=1.5)
 
 
 def test_train_reduces_loss_online_and_finite():
-    T = ts.make_teacher(8, 3, 3, 0.0, runs=2, seed=4)
-    S = ts.make_student(T, 2, seed=5)
+    T = ts.make_teacher(d=8, m=3, C=3, p=0.0, runs=2, rng=4)
+    S = ts.make_student(T, factor=2, rng=5)
     for n_train in (None, 500):
-        h = ts.train(T, S, steps=2000, lr=0.1, batch=16, n_train=n_train, eval_every=500,
-                     n_eval=500, seed=1, show_progress=False)
+        h = ts.train(T, S, steps=2000, eta=0.1, batch=16, n_train=n_train, eval_every=500,
+                     n_eval=500, rng=1)
         assert h.loss.shape == (5, 2) and h.corr.shape == (5, 2, 3, 6)
         assert np.all(h.loss[-1] < 0.1 * h.loss[0])
 
 
 def test_train_bad_input_named():
-    T = ts.make_teacher(5, 2, 2, 1.0, seed=0)
-    S = ts.make_student(T, 2, seed=0)
-    with pytest.raises(ValueError, match="lr"):
-        ts.train(T, S, steps=10, lr=0.0)
+    T = ts.make_teacher(d=5, m=2, C=2, p=1.0, rng=0)
+    S = ts.make_student(T, factor=2, rng=0)
+    with pytest.raises(ValueError, match="eta"):
+        ts.train(T, S, steps=10, eta=0.0)
     with pytest.raises(ValueError, match="steps"):
-        ts.train(T, S, steps=0, lr=0.1)
+        ts.train(T, S, steps=0, eta=0.1)
     with pytest.raises(TypeError, match="student"):
-        ts.train(T, "student", steps=1, lr=0.1)
+        ts.train(T, "student", steps=1, eta=0.1)
     with pytest.raises(ValueError, match="p must"):
-        ts.make_teacher(5, 2, 2, -1.0)
+        ts.make_teacher(d=5, m=2, C=2, p=-1.0)
     with pytest.raises(ValueError, match="X must"):
         ts.hidden(T, np.ones((4, 3)))
 
@@ -237,10 +239,9 @@ def test_focus_shift_detector():
 
 def test_run_experiment_pairs_draws_across_p_and_width():
     """Same index -> same teacher directions across p, and the ×1 student is the first m
-    nodes of the ×5 student at initialisation (checked through a 1-step run with tiny lr)."""
-    ex = ts.run_experiment([(0.0, 5, 0), (2.0, 1, 0), (1.0, 5, 1)], d=4, m=2, n_out=3,
-                           steps=1, lr=1e-12, batch=2, eval_every=1, n_eval=50, seed=3,
-                           show_progress=False)
+    nodes of the ×5 student at initialisation (checked through a 1-step run with tiny eta)."""
+    ex = demos.run_experiment([(0.0, 5, 0), (2.0, 1, 0), (1.0, 5, 1)], d=4, m=2, C=3,
+                              steps=1, eta=1e-12, batch=2, eval_every=1, n_eval=50, rng=3)
     W, Vt = ex.teacher.W, ex.teacher.V
     np.testing.assert_array_equal(W[0], W[1])
     u = Vt / np.linalg.norm(Vt, axis=2, keepdims=True)
@@ -253,7 +254,7 @@ def test_run_experiment_pairs_draws_across_p_and_width():
     np.testing.assert_array_equal(ex.select(p=1.0), [2])
     np.testing.assert_array_equal(ex.select(factor=5), [0, 2])
     with pytest.raises(ValueError, match="configs"):
-        ts.run_experiment([(1.0, 5)], steps=1)
+        demos.run_experiment([(1.0, 5)], steps=1)
 
 
 # ------------------------------------------- population gradient flow and eq. 10 (Demo 7.4.5)
@@ -287,12 +288,12 @@ def test_population_gradient_matches_monte_carlo():
     errors (15 + 6 comparisons: false alarm ≈ 1.5e-4)."""
     W, Vo, Wt, Vt = _two_layer()
     dW, dV = ts.population_gradient(W, Vo, Wt, Vt)
-    mW, mV, sW, sV = ts.population_gradient_mc(W, Vo, Wt, Vt, 400_000, seed=1)
+    mW, mV, sW, sV = ts.population_gradient_mc(W, Vo, Wt, Vt, n=400_000, rng=1)
     assert np.abs((mW - dW) / sW).max() < 4.5
     assert np.abs((mV - dV) / sV).max() < 4.5
     # σ: every second moment scales by σ²
     dW2, dV2 = ts.population_gradient(W, Vo, Wt, Vt, sigma=1.5)
-    mW2, _, sW2, _ = ts.population_gradient_mc(W, Vo, Wt, Vt, 400_000, seed=2, sigma=1.5)
+    mW2, _, sW2, _ = ts.population_gradient_mc(W, Vo, Wt, Vt, n=400_000, rng=2, sigma=1.5)
     assert np.abs((mW2 - dW2) / sW2).max() < 4.5
     assert not np.allclose(dW2, dW)
 
@@ -349,8 +350,8 @@ def test_population_flow_conserves_balance_and_learns():
 
 
 def test_eq10_norm_scan():
-    sw = ts.eq10_norm_scan(which="w", n_samples=50_000)
-    sv = ts.eq10_norm_scan(which="v", n_samples=50_000)
+    sw = ts.eq10_norm_scan(which="w", n=50_000)
+    sv = ts.eq10_norm_scan(which="v", n=50_000)
     assert sw["slope_exact"] == pytest.approx(0.0, abs=1e-9)
     assert sv["slope_exact"] == pytest.approx(1.0, abs=1e-9)
     for s, want in ((sw, 0.0), (sv, 1.0)):
@@ -368,14 +369,40 @@ def test_escape_time_theorem6_has_the_constant():
     """Integrated from Theorem 6's vector: the eq. 12 time times ‖w_k‖/σ² (for any α)."""
     for eps, te, a, s, nk in ((1e-3, np.pi / 2, 1.0, 1.0, 1.0), (0.05, 1.0, 0.5, 2.0, 3.0),
                               (0.3, 0.2, 2.0, 0.7, 0.4)):
-        got = ts.escape_time_theorem6(eps, te, a, sigma=s, norm_k=nk)
-        want = float(ts.escape_time(np.pi - eps, te, a)) * nk / s**2
+        got = ts.escape_time_theorem6(eps=eps, theta_end=te, alpha=a, sigma=s, norm_k=nk)
+        want = float(ts.escape_time(theta_start=np.pi - eps, theta_end=te, alpha=a)) * nk / s**2
         assert got == pytest.approx(want, rel=1e-7)
     # near π: the asymptotic law with the constant 2π‖w_k‖/(ασ²)
-    got = ts.escape_time_theorem6(1e-4, np.pi / 2, 1.5, sigma=2.0, norm_k=3.0)
+    got = ts.escape_time_theorem6(eps=1e-4, theta_end=np.pi / 2, alpha=1.5, sigma=2.0, norm_k=3.0)
     asym = 2 * np.pi * 3.0 / (1.5 * 4.0) * (1e4 - 2 / np.pi)
     assert got / asym == pytest.approx(1.0, abs=1e-3)
     with pytest.raises(ValueError, match="theta_end"):
-        ts.escape_time_theorem6(0.1, 3.1, 1.0)
+        ts.escape_time_theorem6(eps=0.1, theta_end=3.1, alpha=1.0)
     with pytest.raises(ValueError, match="norm_k"):
-        ts.escape_time_theorem6(0.1, 1.0, 1.0, norm_k=0.0)
+        ts.escape_time_theorem6(eps=0.1, theta_end=1.0, alpha=1.0, norm_k=0.0)
+
+
+# ------------------------------------------------------------- conventions (rng, progress, threads)
+
+
+def test_rng_progress_and_threads_conventions(capsys):
+    """An int seed and a Generator seeded with it give the same draws; progress=<label> shows
+    a bar with that label; train restores torch's thread count; bad values name the argument."""
+    import torch
+
+    T = ts.make_teacher(d=4, m=2, C=2, p=1.0, rng=3)
+    np.testing.assert_array_equal(T.W, ts.make_teacher(d=4, m=2, C=2, p=1.0, rng=np.random.default_rng(3)).W)
+    S = ts.make_student(T, factor=2, rng=4)
+    before = torch.get_num_threads()
+    h1 = ts.train(T, S, steps=20, eta=0.1, eval_every=10, n_eval=20, rng=5, progress="tiny run")
+    assert torch.get_num_threads() == before
+    assert "tiny run" in capsys.readouterr().out
+    h2 = ts.train(T, S, steps=20, eta=0.1, eval_every=10, n_eval=20, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(h1.corr, h2.corr)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(TypeError, match="rng"):
+        ts.make_teacher(d=4, m=2, C=2, p=1.0, rng="seed")
+    with pytest.raises(TypeError, match="progress"):
+        ts.train(T, S, steps=2, eta=0.1, progress=3)
+    with pytest.raises(TypeError):  # numeric parameters are keyword-only
+        ts.make_teacher(4, 2, 2, 1.0)

@@ -198,9 +198,11 @@ def summary(outcomes: list[Outcome]) -> tuple[str, list[str]]:
 
 
 def corpus_problems(source: Path) -> list[str]:
-    """Static rules of the corpus (no kernel): coverage, sizes, names, error classes."""
-    from td_lib.own_work import COUNTERPARTS
+    """Static rules of the corpus (no kernel): coverage, sizes, names, error classes.
 
+    The rule that ties the corpus to the library ("an exercise with library counterparts has
+    a ``delegates`` variant") lives in ``tests/test_mutants.py``: ``tools`` imports neither
+    ``td_lib`` nor ``checks`` (an import-linter contract)."""
     nb = nbcore.read_source(source)
     fx = fake_students.fixture(source)
     code_answers = {nbcore.grade_id(c) for c in nb.cells if nbcore.is_answer(c) and c.cell_type == "code"}
@@ -223,8 +225,6 @@ def corpus_problems(source: Path) -> list[str]:
         bad = classes - set(ERROR_CLASSES)
         if bad:
             problems.append(f"{ex}: unknown error classes {sorted(bad)} (use {ERROR_CLASSES})")
-        if ex in COUNTERPARTS and "delegates" not in spec:
-            problems.append(f"{ex}: has library counterparts {COUNTERPARTS[ex]} but no 'delegates' variant")
     return problems
 
 

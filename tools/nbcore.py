@@ -27,14 +27,17 @@ TEXT_STUB = "YOUR ANSWER HERE"
 CELL_TIMEOUT = 300  # seconds per cell when we execute notebooks ourselves
 
 
-def sources(assignment: str | None = None) -> list[Path]:
-    """All notebook sources (``course/source/<assignment>/*.py``), sorted."""
+def sources(assignment: str | None = None, course: Path = env.COURSE) -> list[Path]:
+    """The notebook sources ``<course>/source/<assignment>/*.py`` (every assignment when
+    ``assignment`` is None; names starting with ``_`` skipped), sorted."""
     pattern = f"{assignment}/*.py" if assignment else "*/*.py"
-    return sorted(p for p in env.SOURCE.glob(pattern) if not p.name.startswith("_"))
+    return sorted(p for p in (Path(course) / "source").glob(pattern) if not p.name.startswith("_"))
 
 
-def assignments() -> list[str]:
-    return sorted({p.parent.name for p in sources()})
+def assignments(course: Path = env.COURSE) -> list[str]:
+    """The assignments of ``course``: folders of ``<course>/source`` holding a notebook source
+    (the one definition; ``tools.pipeline`` re-exports it)."""
+    return sorted({p.parent.name for p in sources(course=course)})
 
 
 def read_source(path: str | Path) -> NotebookNode:

@@ -2,7 +2,7 @@
 
     python -m tools.nbtool sync [PATH...]      # .py -> paired .ipynb (jupytext --update)
     python -m tools.nbtool run [--quick] PATH  # execute a source; report time and errors
-    python -m tools.nbtool lint [PATH...]      # nbgrader metadata lint
+    python -m tools.nbtool lint [PATH...]      # nbgrader metadata, tests, demos, checks imports
     python -m tools.nbtool fmt [PATH...]       # canonical Jupytext form (round-trip fixed point)
 """
 
@@ -116,6 +116,73 @@ def lint(path: Path) -> list[str]:
         problems.append(f"{path.name}: no autograded test cell")
     problems += lint_tests(nb, path.name)
     problems += lint_demos(nb, path.name)
+    problems += lint_checks_imports(nb, path.name)
+    return problems
+
+
+GRADING = "checks.grading"  # the one package of grading references (checks/grading/__init__.py)
+_CHECKS_IMPORT = re.compile(r"^\s*(?:from\s+(checks(?:\.[\w.]+)?)\s+import|import\s+(checks(?:\.[\w.]+)?))\b")
+
+
+def _hidden_lines(src: str) -> set[int]:
+    """1-based numbers of the lines strictly inside ``### BEGIN/END HIDDEN TESTS`` regions."""
+    inside, out = False, set()
+    for i, line in enumerate(src.split("\n"), start=1):
+        if line.strip().startswith(nbcore.BEGIN_HIDDEN):
+            inside = True
+        elif line.strip().startswith(nbcore.END_HIDDEN):
+            inside = False
+        elif inside:
+            out.add(i)
+    return out
+
+
+def _checks_imports(src: str) -> list[tuple[int, str, str]]:
+    """(line, module, statement) of every import from the ``checks`` package in ``src``
+    (``ast``; a line scan for cells that do not parse, e.g. IPython magics)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        found = []
+        for i, line in enumerate(src.split("\n"), start=1):
+            m = _CHECKS_IMPORT.match(line)
+            if m:
+                found.append((i, m.group(1) or m.group(2), line.strip()))
+        return found
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names if a.name == "checks" or a.name.startswith("checks.")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (
+                node.module == "checks" or node.module.startswith("checks.")):
+            # ``from checks import grading`` names the submodule it imports
+            mods = [f"{node.module}.{a.name}" if node.module == "checks" else node.module for a in node.names]
+        else:
+            continue
+        stmt = ast.get_source_segment(src, node) or ""
+        found += [(node.lineno, m, stmt.splitlines()[0] if stmt else m) for m in mods]
+    return sorted(found)
+
+
+def lint_checks_imports(nb, name: str = "notebook") -> list[str]:
+    """A notebook imports from ``checks`` (instructor-only: absent from a student's install)
+    only grading references, ``checks.grading.<module>``, and only inside the hidden-test
+    regions of test cells (which the release strips)."""
+    problems = []
+    for i, c in enumerate(nb.cells):
+        if c.cell_type != "code" or "checks" not in c.source:
+            continue
+        where = f"{name} cell {i}" + (f" ({nbcore.grade_id(c)})" if nbcore.grade_id(c) else "")
+        hidden = _hidden_lines(c.source) if nbcore.is_test(c) else set()
+        for line, mod, stmt in _checks_imports(c.source):
+            if mod != GRADING and not mod.startswith(GRADING + "."):
+                problems.append(f"{where} line {line}: `{stmt}` imports {mod}; a notebook imports from checks "
+                                f"only grading references, from {GRADING}.<module> (move the reference to "
+                                f"checks/grading/)")
+            elif line not in hidden:
+                problems.append(f"{where} line {line}: `{stmt}` outside a hidden-test region; import grading "
+                                f"references only between {nbcore.BEGIN_HIDDEN!r} and {nbcore.END_HIDDEN!r} "
+                                "of a test cell (students have no checks package)")
     return problems
 
 

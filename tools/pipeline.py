@@ -46,12 +46,12 @@ def nbgrader(*args: str, course: Path = env.COURSE, check: bool = True) -> subpr
     return p
 
 
+assignments = nbcore.assignments  # one definition (tools/nbcore.py), re-exported for callers
+
+
 def source_paths(assignment: str, course: Path = env.COURSE) -> list[Path]:
-    return sorted(p for p in (course / "source" / assignment).glob("*.py") if not p.name.startswith("_"))
-
-
-def assignments(course: Path = env.COURSE) -> list[str]:
-    return sorted({p.parent.name for p in (course / "source").glob("*/*.py")})
+    """The sources of one assignment of ``course`` (:func:`tools.nbcore.sources`)."""
+    return nbcore.sources(assignment, course)
 
 
 # --------------------------------------------------------------------------- release

@@ -39,56 +39,85 @@ Seed corrections (each verified numerically; evidence in ``checks/cnn_lcn_check.
 
 Public API
 ----------
+Numeric parameters are keyword-only wherever a function has more than two (``D``, ``P``,
+``k_s``, ``k_t``, ``T``, ``eta``, ``sigma``, ``c``); randomness is ``rng`` (an int seed, ``None`` or
+a Generator, :mod:`td_lib.core.runtime`); ``progress`` is ``False``, ``True`` or a label.
+
 Integrals (``integrals``):
     ``I2(C)``, ``J2(C)``, ``I3(C)``, ``I4(C)`` -- Saad-Solla averages (eqs 44-51) for covariance
-    blocks of shape ``(..., n, n)``.
+    blocks of shape ``(..., n, n)``; ``monte_carlo(kind, C, n, rng)``.
 Model (``model``):
-    ``input_covariance(P, c)`` (eq. 3), ``teacher_overlap(k_s, k_t, T)``,
+    ``input_covariance(P, c)`` (eq. 3), ``teacher_overlap(k_s=, k_t=, T=)``,
     ``effective(M, S)`` (eq. 42), ``preactivation_covariance(kind, R, Q, S, T)`` (eqs 43/72),
-    ``generalisation_error(kind, R, Q, S, T)`` (eq. 81), ``state_shapes(kind, P, k_s, k_t)``.
+    ``generalisation_error(kind, R, Q, S, T)`` (eq. 81), ``state_shapes(kind, P=, k_s=, k_t=)``.
 ODEs (``odes``):
     ``ode_terms(kind, R, Q, S, T, sigma)`` -> ``(F_R, F_Q, G_Q)`` (eqs 65-67 / 77-79),
-    ``rhs(kind, R, Q, S, T, eta, sigma)`` -> ``(dR/dalpha, dQ/dalpha)`` (eqs 17/18).
+    ``rhs(kind, R, Q, S, T=, eta=, sigma=)`` -> ``(dR/dalpha, dQ/dalpha)`` (eqs 17/18),
+    ``v_matrix(C, sigma)`` (eqs 61-63).
 Initial conditions (``init``):
-    ``random_init(kind, D, P, k_s, k_t, T=1, n=None, seed=None)`` (eqs 19/20 with their
+    ``random_init(kind, D=, P=, k_s=, k_t=, T=1, n=None, rng=None)`` (eqs 19/20 with their
     O(D^-1/2) fluctuations, exact in law for any D, even 1e12),
-    ``leading_order_init(kind, P, k_s, k_t)``, ``matched_lcn_init(R0, Q0, P)`` (eq. 21),
-    ``zero_error_solution(kind, P, k_s, k_t, T=1, shift=0)`` (eq. 23).
-Integration (``integrate``):
-    ``integrate(kind, R0, Q0, alphas, S, T, eta, sigma, dt=None, dtau=0.05, method="rk4")``
-    -> ``Trajectory``; ``log_checkpoints(alpha_max, n, alpha_min)``;
-    ``dt_convergence(...)``; ``DivergenceError``; ``fixed_point(kind, R0, Q0, S, T, eta, sigma)``
+    ``leading_order_init(kind, P=, k_s=, k_t=)``, ``matched_lcn_init(R0, Q0, P)`` (eq. 21),
+    ``zero_error_solution(kind, P=, k_s=, k_t=, T=1, shift=0)`` (eq. 23).
+Integration (``integrate``, ``stationary``):
+    ``integrate(kind, R0, Q0, alphas, S, T=, eta=, sigma=, dt=None, dtau=0.05, method="rk4")``
+    -> ``Trajectory``; ``log_checkpoints(alpha_max=, n=, alpha_min=)``;
+    ``dt_convergence(...)``; ``DivergenceError``; ``fixed_point(kind, R0, Q0, S, T=, eta=, sigma=)``
     (attracting stationary state near ``(R0, Q0)``, solved directly and with an RK4 warm-up only
     if that fails: the long-time error at finite eta).
-Observables (``observables``):
+Specialisation (``observables``):
     ``alignment(R, Q, T=1)`` (gamma_s, eq. 24), ``alpha_spec(alpha, gamma, threshold)`` (eq. 25),
     ``specialisation_runs(D, ...)`` and ``specialisation_time(D, ...)`` (Figures 3, 4, 7),
-    ``log_d_fit(Ds, a_spec, D_min)`` (a + b ln D with its spread), ``reflect(R, Q)`` (rho, eq. 26),
-    ``initial_error(kind, P, T, c)`` (eq. 28), ``early_time_coefficients(kind, ...)`` (A, B from
+    ``log_d_fit(Ds, a_spec, D_min)`` (a + b ln D with its spread), ``reflect(R, Q)`` (rho, eq. 26).
+Early times (``early_times``):
+    ``initial_error(kind, P=, T=, c=)`` (eq. 28), ``early_time_coefficients(kind, ...)`` (A, B from
     the ODE), ``early_time_coefficients_closed_form(kind, ...)`` (eqs 107-115),
-    ``optimal_early_eta(A, B)``, ``c_star_slope(...)`` (c0, eq. 119) and
-    ``c_star_slope_numeric(...)``, ``noise_floor(kind, eta, sigma, P, T, c)`` (eqs 31-32),
-    ``error_covariance(kind, R, Q, S, T)`` and ``error_covariance_prediction(kind, eta, sigma, S)``
-    (eq. 34), ``phase_diagram(...)`` (Figure 6).
-SGD (``sgd``):
-    ``sample_inputs(n, P, D, S, gen)``, ``simulate_sgd(kind, D, P, k_s, k_t, ..., init=)`` ->
-    ``SGDResult``, ``one_step_drift(kind, ...)`` (D E[Delta order parameters] at a fixed state),
-    ``sgd_step(kind, w_hat, w_teacher, x, eta, sigma, xi, activation)`` (one step on given
-    inputs, numpy) and ``preactivations(kind, w_hat, w_teacher, x)`` -- the simulator's code path.
+    ``v_closed_form(...)`` (eq. 108), ``optimal_early_eta(A, B)``, ``c_star_slope(...)`` (c0,
+    eq. 119) and ``c_star_slope_numeric(...)``.
+Noise floor (``noise``):
+    ``noise_floor(kind, eta=, sigma=, P=, T=, c=)`` (eqs 31-32), ``error_covariance(kind, R, Q, S, T)``
+    and ``error_covariance_prediction(kind, eta, sigma, S)`` (eq. 34), ``noise_floor_from_M``,
+    ``omega_matrix(P=, T=, c=)`` (eq. 130).
+Phase diagram (``phase``):
+    ``phase_diagram(...)`` (Figure 6), ``refine_min(x, y)`` (its parabolic minimum).
+Networks and SGD (``network``, ``sgd``):
+    ``sample_inputs(n=, P=, D=, S=, c=, rng=)``, ``Networks`` (teacher + students, forward pass and
+    update), ``sgd_step(kind, w_hat, w_teacher, x, eta, sigma, xi, activation)`` (one step on given
+    inputs, numpy) and ``preactivations(kind, w_hat, w_teacher, x)`` -- the simulator's code path;
+    ``simulate_sgd(kind, D=, P=, k_s=, k_t=, ..., rng=, init=)`` -> ``SGDResult``,
+    ``one_step_drift(kind, D=, ...)`` (D E[Delta order parameters] at a fixed state).
+    ``activation`` is ``"erf_sqrt2"`` (the paper's erf, default) or ``"relu"``.
+
+Examples
+--------
+>>> import numpy as np
+>>> from td_lib import cnn_lcn as cl
+>>> R0, Q0 = cl.leading_order_init("cnn", P=4, k_s=1, k_t=1)
+>>> tr = cl.integrate("cnn", R0, Q0, np.array([0.0, 5.0]), cl.input_covariance(4, 0.0), eta=0.5)
+>>> round(float(tr.eg[0]), 6), round(float(tr.eg[-1]), 6)
+(2.666667, 0.074414)
 """
 
+from td_lib.cnn_lcn.early_times import (
+    c_star_slope,
+    c_star_slope_numeric,
+    early_time_coefficients,
+    early_time_coefficients_closed_form,
+    initial_error,
+    optimal_early_eta,
+    v_closed_form,
+)
 from td_lib.cnn_lcn.init import (
     leading_order_init,
     matched_lcn_init,
     random_init,
     zero_error_solution,
 )
-from td_lib.cnn_lcn.integrals import I2, I3, I4, J2
+from td_lib.cnn_lcn.integrals import I2, I3, I4, J2, monte_carlo
 from td_lib.cnn_lcn.integrate import (
     DivergenceError,
     Trajectory,
     dt_convergence,
-    fixed_point,
     integrate,
     log_checkpoints,
 )
@@ -100,46 +129,48 @@ from td_lib.cnn_lcn.model import (
     state_shapes,
     teacher_overlap,
 )
+from td_lib.cnn_lcn.network import (
+    ACTIVATIONS,
+    Networks,
+    eg_from_order,
+    preactivations,
+    sample_inputs,
+    sgd_step,
+)
+from td_lib.cnn_lcn.noise import (
+    error_covariance,
+    error_covariance_prediction,
+    noise_floor,
+    noise_floor_from_M,
+    omega_matrix,
+)
 from td_lib.cnn_lcn.observables import (
     alignment,
     alpha_spec,
-    c_star_slope,
-    c_star_slope_numeric,
-    early_time_coefficients,
-    early_time_coefficients_closed_form,
-    error_covariance,
-    error_covariance_prediction,
-    initial_error,
     log_d_fit,
-    noise_floor,
-    optimal_early_eta,
-    phase_diagram,
     reflect,
     specialisation_runs,
     specialisation_time,
 )
-from td_lib.cnn_lcn.odes import ode_terms, rhs
-from td_lib.cnn_lcn.sgd import (
-    SGDResult,
-    one_step_drift,
-    preactivations,
-    sample_inputs,
-    sgd_step,
-    simulate_sgd,
-)
+from td_lib.cnn_lcn.odes import ode_terms, rhs, v_matrix
+from td_lib.cnn_lcn.phase import phase_diagram, refine_min
+from td_lib.cnn_lcn.sgd import SGDResult, one_step_drift, simulate_sgd
+from td_lib.cnn_lcn.stationary import fixed_point
 
 __all__ = [
-    "I2", "J2", "I3", "I4",
+    "I2", "J2", "I3", "I4", "monte_carlo",
     "input_covariance", "teacher_overlap", "effective", "preactivation_covariance",
     "generalisation_error", "state_shapes",
-    "ode_terms", "rhs",
+    "ode_terms", "rhs", "v_matrix",
     "random_init", "leading_order_init", "matched_lcn_init", "zero_error_solution",
     "integrate", "Trajectory", "log_checkpoints", "dt_convergence", "DivergenceError",
     "fixed_point",
     "alignment", "alpha_spec", "specialisation_runs", "specialisation_time", "log_d_fit",
     "reflect", "initial_error",
-    "early_time_coefficients", "early_time_coefficients_closed_form", "optimal_early_eta",
-    "c_star_slope", "c_star_slope_numeric", "noise_floor", "error_covariance",
-    "error_covariance_prediction", "phase_diagram",
-    "sample_inputs", "simulate_sgd", "one_step_drift", "SGDResult", "sgd_step", "preactivations",
+    "early_time_coefficients", "early_time_coefficients_closed_form", "v_closed_form",
+    "optimal_early_eta", "c_star_slope", "c_star_slope_numeric",
+    "noise_floor", "error_covariance", "error_covariance_prediction", "noise_floor_from_M",
+    "omega_matrix", "phase_diagram", "refine_min",
+    "ACTIVATIONS", "Networks", "sample_inputs", "simulate_sgd", "one_step_drift", "SGDResult",
+    "sgd_step", "preactivations", "eg_from_order",
 ]

@@ -10,6 +10,19 @@
 * :func:`leading_order_init` -- ``R = 0``, ``Q = I/k_s`` (CNN), ``Q^{(p,q)} = delta_pq I/k_s`` (LCN).
 * :func:`matched_lcn_init` -- the position-symmetric LCN state of eq. 21 built from a CNN state.
 * :func:`zero_error_solution` -- the zero-error students of eq. 23 (shift ``s``).
+
+References
+----------
+Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 19-21 and 23.
+
+Examples
+--------
+>>> R, Q = random_init("cnn", D=1e12, P=4, k_s=3, k_t=2, rng=0)  # concentrates on eq. 19
+>>> round(float(abs(Q - leading_order_init("cnn", P=4, k_s=3, k_t=2)[1]).max()), 4)
+0.0
+>>> R, Q = zero_error_solution("cnn", P=4, k_s=3, k_t=2, shift=1)
+>>> R.tolist()
+[[0.0, 0.0], [0.5, 0.0], [0.0, 0.5]]
 """
 
 from __future__ import annotations
@@ -18,6 +31,7 @@ import numpy as np
 
 from td_lib.cnn_lcn.model import KINDS, check_state
 from td_lib.core import validate as V
+from td_lib.core.runtime import numpy_rng
 
 
 def _kernel_dims(P, k_s, k_t):
@@ -41,13 +55,18 @@ def _wishart_gram(n: int, dof: float, size: tuple, rng: np.random.Generator) -> 
     return A @ np.swapaxes(A, -1, -2)
 
 
-def random_init(kind: str, D: float, P: int, k_s: int, k_t: int, T: float = 1.0,
-                n: int | None = None, seed=None) -> tuple[np.ndarray, np.ndarray]:
+def random_init(kind: str, *, D: float, P: int, k_s: int, k_t: int, T: float = 1.0,
+                n: int | None = None, rng=None) -> tuple[np.ndarray, np.ndarray]:
     """Order parameters of a random student at dimension ``D`` (eqs 19-20 with fluctuations).
 
     The student weights are i.i.d. ``N(0, 1)``; the teacher satisfies eq. 7 exactly. Returns
     ``(R, Q)`` with a leading batch axis of length ``n`` if ``n`` is given. ``D`` may be a
-    float (e.g. ``1e12``); it must exceed the number of vectors involved.
+    float (e.g. ``1e12``); it must exceed the number of vectors involved. ``rng``: an int
+    seed, ``None`` or a numpy Generator (an int gives ``numpy.random.default_rng(rng)``).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 19-20 (and eq. 7 for the teacher).
     """
     V.choice("kind", kind, KINDS)
     P, k_s, k_t = _kernel_dims(P, k_s, k_t)
@@ -56,7 +75,7 @@ def random_init(kind: str, D: float, P: int, k_s: int, k_t: int, T: float = 1.0,
     m = k_s if kind == "cnn" else P * k_s
     if D <= m + k_t:
         raise ValueError(f"D must exceed the number of weight vectors ({m + k_t}), got {D}")
-    rng = np.random.default_rng(seed)
+    rng = numpy_rng(rng)
     size = () if n is None else (V.positive_int("n", n),)
     a = rng.standard_normal(size + (m, k_t))  # projections on the orthonormal teacher basis
     W = _wishart_gram(m, D - k_t, size, rng)
@@ -70,8 +89,13 @@ def random_init(kind: str, D: float, P: int, k_s: int, k_t: int, T: float = 1.0,
     return R, Q
 
 
-def leading_order_init(kind: str, P: int, k_s: int, k_t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Leading-order initial state: ``R = 0``, ``Q = I/k_s`` (CNN) or ``delta_pq I/k_s`` (LCN)."""
+def leading_order_init(kind: str, *, P: int, k_s: int, k_t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Leading-order initial state: ``R = 0``, ``Q = I/k_s`` (CNN) or ``delta_pq I/k_s`` (LCN).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 19-20 at ``D -> infinity``.
+    """
     V.choice("kind", kind, KINDS)
     P, k_s, k_t = _kernel_dims(P, k_s, k_t)
     if kind == "cnn":
@@ -87,6 +111,10 @@ def matched_lcn_init(R0, Q0, P: int, fill=None) -> tuple[np.ndarray, np.ndarray]
     ("irrelevant", eq. 83) entries do not influence the relevant ones when ``S = I``; they are
     taken from ``fill`` (an LCN ``Q``) if given, else set to zero. Batched over leading axes of
     ``R0``, ``Q0``.
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 21.
     """
     P = V.positive_int("P", P)
     R0, Q0, k_s, k_t = check_state("cnn", R0, Q0, P)
@@ -106,7 +134,7 @@ def matched_lcn_init(R0, Q0, P: int, fill=None) -> tuple[np.ndarray, np.ndarray]
     return R, Q
 
 
-def zero_error_solution(kind: str, P: int, k_s: int, k_t: int, T: float = 1.0, shift=0
+def zero_error_solution(kind: str, *, P: int, k_s: int, k_t: int, T: float = 1.0, shift=0
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Zero-error student of eq. 23: ``w_hat_l = sqrt(k_s/k_t) w_{l-s}`` on ``s <= l < s+k_t``.
 
@@ -114,6 +142,10 @@ def zero_error_solution(kind: str, P: int, k_s: int, k_t: int, T: float = 1.0, s
     For the LCN every position uses the same kernel (``shift`` an int), or ``shift`` is a
     length-``P`` sequence of per-position shifts such that ``p -> (p + s_p)_P`` is a permutation
     (then the student output is still the teacher's).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 23.
     """
     V.choice("kind", kind, KINDS)
     P, k_s, k_t = _kernel_dims(P, k_s, k_t)

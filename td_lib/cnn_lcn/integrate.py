@@ -11,7 +11,25 @@ Finished (and, with ``steady_tol``, stationary) elements drop out of the active 
 
 Divergence (NaN/inf, entries above ``max_value``, or a state whose preactivation covariance is
 no longer positive semi-definite) raises :class:`DivergenceError` naming the offending
-parameter sets (``eta``, ``c = S[0, 1]``, ``sigma``, ``T``).
+parameter sets (``eta``, ``c = S[0, 1]``, ``sigma``, ``T``). The stationary states of the
+same equations (noise floors) are in :mod:`td_lib.cnn_lcn.stationary`.
+
+References
+----------
+Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 17-18.
+
+Examples
+--------
+>>> import numpy as np
+>>> from td_lib.cnn_lcn.init import leading_order_init
+>>> from td_lib.cnn_lcn.model import input_covariance
+>>> R0, Q0 = leading_order_init("cnn", P=4, k_s=1, k_t=1)
+>>> tr = integrate("cnn", R0, Q0, np.array([0.0, 1.0, 2.0]), input_covariance(4, 0.25),
+...                T=1.0, eta=np.array([0.5, 1.0]), sigma=0.5, dtau=0.05)
+>>> tr.eg.shape, tr.R.shape
+((3, 2), (3, 2, 1, 1))
+>>> np.round(tr.eg[-1], 6).tolist()
+[1.412905, 2.275974]
 """
 
 from __future__ import annotations
@@ -22,9 +40,9 @@ import numpy as np
 
 from td_lib.cnn_lcn.model import KINDS, check_S, check_state, eg_from_covariance
 from td_lib.cnn_lcn.model import preactivation_covariance as _cov
-from td_lib.cnn_lcn.odes import _rhs
+from td_lib.cnn_lcn.odes import rhs
 from td_lib.core import validate as V
-from td_lib.core.runtime import progress as _progress
+from td_lib.core.runtime import bar as _bar
 
 
 class DivergenceError(RuntimeError):
@@ -60,9 +78,15 @@ class Trajectory:
         return self.R[index], self.Q[index]
 
 
-def log_checkpoints(alpha_max: float, n: int = 100, alpha_min: float = 1e-2,
+def log_checkpoints(*, alpha_max: float, n: int = 100, alpha_min: float = 1e-2,
                     include_zero: bool = True) -> np.ndarray:
-    """``n`` log-spaced checkpoints from ``alpha_min`` to ``alpha_max`` (plus ``0`` if asked)."""
+    """``n`` log-spaced checkpoints from ``alpha_min`` to ``alpha_max`` (plus ``0`` if asked).
+
+    Examples
+    --------
+    >>> log_checkpoints(alpha_max=100.0, n=3, alpha_min=1.0).tolist()
+    [0.0, 1.0, 10.0, 100.0]
+    """
     alpha_max = V.finite("alpha_max", alpha_max, positive=True)
     alpha_min = V.finite("alpha_min", alpha_min, positive=True)
     n = V.positive_int("n", n, 2)
@@ -98,11 +122,11 @@ def _bad_states(kind, R, Q, S, T, max_value):
     return bad
 
 
-def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
+def integrate(kind: str, R0, Q0, alphas, S, *, T=1.0, eta=1.0, sigma=0.0,
               dt: float | None = None, dtau: float = 0.02, method: str = "rk4",
               rtol: float = 1e-9, atol: float = 1e-12, steady_tol: float | None = None,
               max_value: float = 1e6, on_divergence: str = "raise", alpha_limit=None,
-              progress: bool = False) -> Trajectory:
+              progress: bool | str = False) -> Trajectory:
     """Integrate eq. 17 (``kind="cnn"``) or eq. 18 (``kind="lcn"``) for a batch of parameter sets.
 
     Parameters
@@ -120,11 +144,16 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
     alpha_limit : optional per-element horizon (batch-broadcastable); checkpoints beyond it are
         not integrated and hold NaN (used by :func:`~td_lib.cnn_lcn.phase_diagram` so that
         large learning rates are not integrated to horizons where they cannot be optimal).
-    progress : show a tqdm bar over the steps of the slowest element.
+    progress : ``False`` (default), ``True`` (a bar labelled ``"<kind> ODE"`` over the steps of
+        the slowest element) or a label for the bar.
 
     Returns
     -------
     Trajectory
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 17-18.
     """
     V.choice("kind", kind, KINDS)
     V.choice("method", method, ("rk4", "solve_ivp"))
@@ -162,7 +191,7 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
               "S": S}
 
     def f(idx, Rx, Qx):
-        return _rhs(kind, Rx, Qx, Sb[idx], Tb[idx], eb[idx], sb[idx])
+        return rhs(kind, Rx, Qx, Sb[idx], T=Tb[idx], eta=eb[idx], sigma=sb[idx], validate=False)
 
     n_steps = 0
     if method == "solve_ivp":
@@ -209,7 +238,7 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
         active = np.flatnonzero(nxt < n_lim)
         est = int(np.ceil(np.max(np.minimum(alphas[-1], alphas[np.maximum(n_lim - 1, 0)])
                                   / hmax))) + n_ck
-        bar = _progress(range(est), desc=f"{kind} ODE", total=est) if progress else None
+        bar = _bar(range(est), progress, f"{kind} ODE", total=est) if progress else None
         while active.size:
             target = alphas[nxt[active]]
             h = np.minimum(hmax[active], target - a[active])
@@ -278,142 +307,16 @@ def integrate(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
                       batch_shape=batch, n_steps=n_steps, params=params)
 
 
-def dt_convergence(kind: str, R0, Q0, alphas, S, T=1.0, eta=1.0, sigma=0.0, *,
+def dt_convergence(kind: str, R0, Q0, alphas, S, *, T=1.0, eta=1.0, sigma=0.0,
                    dt: float | None = None, dtau: float = 0.02) -> dict:
     """Richardson check of the RK4 step: integrate with step ``h`` and ``h/2``.
 
     Returns ``{"eg_h", "eg_h2", "max_abs_diff", "error_estimate"}`` where
     ``error_estimate = max |eg_h - eg_h2| / 15`` estimates the error of the ``h/2`` run
-    (RK4 is fourth order).
+    (RK4 is fourth order). Arguments as for :func:`integrate`.
     """
     kw = dict(S=S, T=T, eta=eta, sigma=sigma)
     t1 = integrate(kind, R0, Q0, alphas, dt=dt, dtau=dtau, **kw)
     t2 = integrate(kind, R0, Q0, alphas, dt=None if dt is None else dt / 2, dtau=dtau / 2, **kw)
     diff = float(np.max(np.abs(t1.eg - t2.eg)))
     return {"eg_h": t1.eg, "eg_h2": t2.eg, "max_abs_diff": diff, "error_estimate": diff / 15.0}
-
-
-def _pack(kind, R, Q):
-    """The independent entries of one state: ``R`` and the upper triangle of ``Q`` (as a matrix)."""
-    y, n, iu = _pack_batch(kind, R[None], Q[None])
-    return y[0], n, iu
-
-
-def _pack_batch(kind, R, Q):
-    """:func:`_pack` for states with one leading batch axis: ``(m, n_unknowns)``."""
-    m = R.shape[0]
-    n = Q.shape[-1] if kind == "cnn" else Q.shape[1] * Q.shape[-1]
-    M = Q if kind == "cnn" else np.swapaxes(Q, -3, -2).reshape(m, n, n)
-    iu = np.triu_indices(n)
-    return np.concatenate([R.reshape(m, -1), M[:, iu[0], iu[1]]], axis=1), n, iu
-
-
-def _unpack(kind, y, rshape, n, iu, P, k_s):
-    R, Q = _unpack_batch(kind, y[None], rshape, n, iu, P, k_s)
-    return R[0], Q[0]
-
-
-def _unpack_batch(kind, Y, rshape, n, iu, P, k_s):
-    m = Y.shape[0]
-    nr = int(np.prod(rshape))
-    R = Y[:, :nr].reshape((m,) + tuple(rshape))
-    M = np.zeros((m, n, n))
-    M[:, iu[0], iu[1]] = Y[:, nr:]
-    M = M + np.swapaxes(np.triu(M, 1), -1, -2)
-    Q = M if kind == "cnn" else np.swapaxes(M.reshape(m, P, k_s, P, k_s), -3, -2)
-    return R, Q
-
-
-SUCCESS_RESIDUAL = 1e-10  # max |RHS| / eta at which fixed_point calls a root found
-WARMUPS = ("auto", "always", "never")
-
-
-def fixed_point(kind: str, R0, Q0, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0, *,
-                warmup: str = "auto", tau_warmup: float = 50.0, dtau: float = 0.05,
-                tol: float = 1e-13) -> dict:
-    """Attracting stationary state of eq. 17 / 18 near ``(R0, Q0)`` (one parameter set).
-
-    Solves ``RHS(R, Q) = 0`` with :func:`scipy.optimize.root` (``hybr``) over the independent
-    entries (``R`` and the upper triangle of the symmetric ``Q``), with the Jacobian from
-    central differences of the RHS evaluated as one batch. Used for the noise floors (eqs
-    31-32): the long-time error of the ODE at finite learning rate, solved from the zero-error
-    solution of eq. 23.
-
-    ``warmup="auto"`` (default) solves directly from ``(R0, Q0)``; only if that fails (residual
-    above :data:`SUCCESS_RESIDUAL`, or a root that is not attracting, ``eigmax >= 0``) does it
-    integrate for a natural time ``eta alpha = tau_warmup`` (RK4, step ``dtau``) and solve from
-    there. ``"always"`` does the warm-up first (the slower way, kept for comparison),
-    ``"never"`` only the direct solve.
-
-    Returns ``R``, ``Q``, ``eg``, ``residual`` (max |RHS| / eta at the solution), ``eigmax``
-    (largest real part of the Jacobian's eigenvalues, < 0 for an attracting fixed point),
-    ``success`` (``residual <=`` :data:`SUCCESS_RESIDUAL`), ``warmup_tau`` (the natural time
-    integrated before the final solve: ``0.0`` when the direct solve was used), ``direct``
-    (``warmup_tau == 0``), ``note`` (what was done and why), and hybr's own ``solver_success``
-    and ``message``.
-    """
-    from scipy.optimize import root
-
-    from td_lib.cnn_lcn.model import generalisation_error
-
-    V.choice("kind", kind, KINDS)
-    V.choice("warmup", warmup, WARMUPS)
-    S = check_S(S)
-    P = S.shape[-1]
-    R0, Q0, k_s, k_t = check_state(kind, R0, Q0, P)
-    eta = V.finite("eta", eta, positive=True)
-    tau_warmup = V.finite("tau_warmup", tau_warmup, positive=True)
-    Ts, es, ss = np.asarray(T, float), np.asarray(eta, float), np.asarray(sigma, float)
-    _, n, iu = _pack(kind, R0, Q0)
-
-    def F_batch(Y):
-        R, Q = _unpack_batch(kind, Y, R0.shape, n, iu, P, k_s)
-        with np.errstate(invalid="ignore"):
-            dR, dQ = _rhs(kind, R, Q, S, Ts, es, ss)
-        return _pack_batch(kind, dR, dQ)[0] / eta
-
-    def F(y):
-        return F_batch(y[None])[0]
-
-    def jac(y, h=1e-7):
-        E = h * np.eye(y.size)
-        Fs = F_batch(np.concatenate([y + E, y - E]))
-        return (Fs[:y.size] - Fs[y.size:]).T / (2 * h)
-
-    def solve(R, Q):
-        sol = root(F, _pack(kind, R, Q)[0], jac=jac, method="hybr", tol=tol)
-        res = float(np.abs(F(sol.x)).max())
-        J = jac(sol.x)
-        eig = float(np.linalg.eigvals(J).real.max()) if np.all(np.isfinite(J)) else np.nan
-        return sol, res, eig
-
-    def good(res, eig):
-        return bool(np.isfinite(res) and res <= SUCCESS_RESIDUAL and eig < 0)
-
-    note = ""
-    tau = 0.0
-    if warmup != "always":
-        sol, res, eig = solve(R0, Q0)
-        if good(res, eig):
-            note = "solved directly from (R0, Q0)"
-        elif warmup == "never":
-            note = (f"direct solve from (R0, Q0) failed (residual {res:.3g}, eigmax {eig:.3g}); "
-                    "no warm-up (warmup='never')")
-        else:
-            note = (f"direct solve from (R0, Q0) failed (residual {res:.3g}, eigmax {eig:.3g}); "
-                    f"solved after an RK4 warm-up of eta alpha = {tau_warmup:g}")
-    if warmup == "always" or (warmup == "auto" and not good(res, eig)):
-        tr = integrate(kind, R0, Q0, np.array([0.0, tau_warmup / eta]), S, T, eta, sigma,
-                       dtau=dtau)
-        sol, res, eig = solve(tr.R[-1], tr.Q[-1])
-        tau = tau_warmup
-        note = note or f"solved after an RK4 warm-up of eta alpha = {tau_warmup:g} (warmup='always')"
-    R, Q = _unpack(kind, sol.x, R0.shape, n, iu, P, k_s)
-    # hybr may stop with "not making good progress" at a root it cannot improve (a residual of
-    # 1e-17): success is judged by the residual itself, the solver's own flag is kept apart.
-    with np.errstate(invalid="ignore"):
-        eg = float(generalisation_error(kind, R, Q, S, T)) if np.all(np.isfinite(sol.x)) else np.nan
-    return {"R": R, "Q": Q, "eg": eg, "residual": res, "eigmax": eig,
-            "success": bool(np.isfinite(res) and res <= SUCCESS_RESIDUAL),
-            "warmup_tau": tau, "direct": tau == 0.0, "note": note,
-            "solver_success": bool(sol.success), "message": str(sol.message)}

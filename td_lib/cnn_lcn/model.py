@@ -34,6 +34,15 @@ def input_covariance(P: int, c) -> np.ndarray:
     """The default position covariance of eq. 3: ``S_pp = 1``, ``S_pq = c`` (``c`` in [0, 1)).
 
     ``c`` may be an array; the result then has shape ``c.shape + (P, P)``.
+
+    References
+    ----------
+    Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eq. 3.
+
+    Examples
+    --------
+    >>> input_covariance(3, 0.5).tolist()
+    [[1.0, 0.5, 0.5], [0.5, 1.0, 0.5], [0.5, 0.5, 1.0]]
     """
     P = V.positive_int("P", P)
     c_arr = np.asarray(c, dtype=float)
@@ -45,10 +54,14 @@ def input_covariance(P: int, c) -> np.ndarray:
     return c_arr[..., None, None] * (1.0 - eye) + eye
 
 
-def teacher_overlap(k_s: int, k_t: int, T: float = 1.0) -> np.ndarray:
+def teacher_overlap(*, k_s: int, k_t: int, T: float = 1.0) -> np.ndarray:
     """The ``k_s x k_s`` teacher overlap ``T_{ll'} = w_l.w_l'/(k_t D)``, zero-padded (App. A).
 
     ``T_{ll'} = (T / k_t) delta_ll'`` for ``l, l' < k_t`` (eq. 7) and zero otherwise.
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 7 and App. A.
     """
     k_s = V.positive_int("k_s", k_s)
     k_t = V.positive_int("k_t", k_t)
@@ -60,10 +73,15 @@ def teacher_overlap(k_s: int, k_t: int, T: float = 1.0) -> np.ndarray:
     return out
 
 
-def state_shapes(kind: str, P: int, k_s: int, k_t: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def state_shapes(kind: str, *, P: int, k_s: int, k_t: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Shapes ``(R.shape, Q.shape)`` of one (unbatched) state of the ``kind`` student.
 
     Requires ``1 <= k_t <= k_s <= P``, as :func:`check_state` does.
+
+    Examples
+    --------
+    >>> state_shapes("lcn", P=4, k_s=3, k_t=2)
+    ((4, 3, 2), (4, 4, 3, 3))
     """
     V.choice("kind", kind, KINDS)
     P = V.positive_int("P", P)
@@ -136,7 +154,12 @@ def shifted_S(S: np.ndarray, n1: int, n2: int) -> np.ndarray:
 
 
 def effective(M, S) -> np.ndarray:
-    """Eq. 42: ``M^eff_{pq} = sum_{l,l'} M_{l,l'} S_{(p+l)_P, (q+l')_P}`` (``M`` may be rectangular)."""
+    """Eq. 42: ``M^eff_{pq} = sum_{l,l'} M_{l,l'} S_{(p+l)_P, (q+l')_P}`` (``M`` may be rectangular).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 42.
+    """
     M = np.asarray(M, dtype=float)
     S = np.asarray(S, dtype=float)
     Sh = shifted_S(S, M.shape[-2], M.shape[-1])
@@ -145,7 +168,14 @@ def effective(M, S) -> np.ndarray:
 
 def preactivation_covariance(kind: str, R, Q, S, T: float = 1.0, *, validate: bool = True
                              ) -> np.ndarray:
-    """Covariance ``(..., 2P, 2P)`` of ``(lambda_hat, lambda)`` (eqs 41-43 for the CNN, 72 for the LCN)."""
+    """Covariance ``(..., 2P, 2P)`` of ``(lambda_hat, lambda)`` (eqs 41-43 for the CNN, 72 for the LCN).
+
+    ``validate=False`` skips the argument checks (for callers that already made them).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 41-43 and 72.
+    """
     if validate:
         S = check_S(S)
         R, Q, k_s, k_t = check_state(kind, R, Q, S.shape[-1])
@@ -178,11 +208,16 @@ def signs(P: int) -> np.ndarray:
 
 
 def eg_from_covariance(C: np.ndarray) -> np.ndarray:
-    """Eq. 81 from the ``(..., 2P, 2P)`` preactivation covariance."""
+    """Eq. 81 from the ``(..., 2P, 2P)`` preactivation covariance.
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 81.
+    """
     P = C.shape[-1] // 2
     s = signs(P)
     d = np.diagonal(C, axis1=-2, axis2=-1)
-    I = i2_entries(d[..., :, None], d[..., None, :], C)
+    I = i2_entries(c11=d[..., :, None], c22=d[..., None, :], c12=C)
     return np.einsum("...ab,a,b->...", I, s, s)
 
 
@@ -191,5 +226,16 @@ def generalisation_error(kind: str, R, Q, S, T: float = 1.0) -> np.ndarray:
 
     ``eps_g = sum_pq I2(l_p, l_q) - 2 sum_pr I2(l_p, lh_r) + sum_rs I2(lh_r, lh_s)`` with the
     covariances of eqs 43 (CNN) / 72 (LCN). Batched over leading axes.
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 81 with eqs 43 / 72.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> R, Q = np.zeros((1, 1)), np.eye(1)  # CNN, k_s = k_t = 1, an orthogonal student
+    >>> round(float(generalisation_error("cnn", R, Q, input_covariance(4, 0.0))), 12)
+    2.666666666667
     """
     return eg_from_covariance(preactivation_covariance(kind, R, Q, S, T))

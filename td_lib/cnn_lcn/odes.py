@@ -29,13 +29,27 @@ each pair all ``(b, b')`` come from one ``2P x 2P`` matrix (``_v_block``), and a
 into cache-sized blocks. No Python loop over positions or kernel taps.
 
 Equality with a plain loop-based implementation written straight from eqs 54-67 / 73-78
-(``tests/cnn_lcn_reference.py``) is asserted to 1e-12 in ``tests/test_cnn_lcn_odes.py``,
+(``checks/grading/cnn_lcn_odes.py``) is asserted to 1e-12 in ``tests/test_cnn_lcn_odes.py``,
 and the RHS matches ``D E[Delta order parameters]`` of real SGD steps (one-step Monte Carlo,
 ``checks/cnn_lcn_check.py``).
 
 Seed notes: eq. 75 prints ``<(Delta y)^2> g'(lh_p) g'(lh_q)`` with the average closed too early;
 the correct term (eq. 76) averages the whole product, which is what is implemented. Eq. 90
 prints ``nu^{(l')}_{(p+l')_P}`` in its first I3; it should be ``nu^{(l')}_{(p+l)_P}`` (as in eq. 66).
+
+References
+----------
+Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Result 3.1, eqs 17-18,
+54-67 (CNN) and 68-79 (LCN).
+
+Examples
+--------
+>>> import numpy as np
+>>> from td_lib.cnn_lcn.model import input_covariance
+>>> R, Q = np.zeros((1, 1)), np.eye(1)  # CNN, k_s = k_t = 1, orthogonal student
+>>> dR, dQ = rhs("cnn", R, Q, input_covariance(4, 0.0), T=1.0, eta=0.5, sigma=0.0)
+>>> round(float(dR[0, 0]), 10), round(float(dQ[0, 0]), 10)
+(0.6366197724, 0.1816425012)
 """
 
 from __future__ import annotations
@@ -120,15 +134,26 @@ def _v_block(C: np.ndarray, p: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.n
     return _4PI2 / np.sqrt(L4) * ((N @ s) @ s)
 
 
-def _V(C: np.ndarray, P: int, sigma) -> np.ndarray:
+def v_matrix(C, sigma=0.0) -> np.ndarray:
     """``V_pq = sum_{bb'} s_b s_b' I4(lh_p, lh_q, b, b') + sigma^2 J2(lh_p, lh_q)`` (eqs 61-63).
+
+    ``C`` is the ``(..., 2P, 2P)`` preactivation covariance
+    (:func:`~td_lib.cnn_lcn.model.preactivation_covariance`, student fields first), ``sigma``
+    the label noise (scalar or batch array); returns ``(..., P, P)``. Not validated (the caller
+    passes a covariance it built).
 
     Evaluated on the pairs ``p <= q``; if the preactivation statistics are translation invariant
     (circulant blocks, e.g. eq. 3 with a CNN or a position-symmetric LCN state) only the row
     ``p = 0`` is computed and ``V_pq = V_{0,(q-p)_P}``. A batch is processed in blocks of
     about :data:`_CHUNK` entries (see :func:`_v_block`), so its cost per parameter set is
     below that of a single call (``benchmarks/bench_cnn_lcn.py`` prints the ratio).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 61-63 (CNN) and 76 (LCN).
     """
+    C = np.asarray(C, dtype=float)
+    P = C.shape[-1] // 2
     circ = _is_circulant(C, P)
     if circ:
         p = np.zeros(P, dtype=int)
@@ -146,7 +171,7 @@ def _V(C: np.ndarray, P: int, sigma) -> np.ndarray:
     v = v.reshape(batch + (p.size,))
     d = np.diagonal(C, axis1=-2, axis2=-1)
     sig2 = np.asarray(sigma, dtype=float) ** 2
-    v = v + sig2[..., None] * j2_entries(d[..., p], d[..., q], C[..., p, q], check=False)
+    v = v + sig2[..., None] * j2_entries(c11=d[..., p], c22=d[..., q], c12=C[..., p, q], check=False)
     if circ:
         idx = (np.arange(P)[None, :] - np.arange(P)[:, None]) % P
         return v[..., idx]
@@ -192,7 +217,7 @@ def _terms(kind: str, R: np.ndarray, Q: np.ndarray, S: np.ndarray, T, sigma):
         F1 = (a[..., :, None, None] * Gnu[..., pidx[:, None], pl, :]
               - kappa[..., :, None, None] * np.swapaxes(Xnu, -1, -2)[..., pl, pidx[:, None], :]).sum(-3)
         F_Q = F1 + np.swapaxes(F1, -1, -2)
-        Vpq = _V(C, P, sigma)
+        Vpq = v_matrix(C, sigma)
         G_Q = np.einsum("...plqm,...pq->...lm", shifted_S(S, k_s, k_s), Vpq)
         return F_R, F_Q, G_Q
 
@@ -214,7 +239,7 @@ def _terms(kind: str, R: np.ndarray, Q: np.ndarray, S: np.ndarray, T, sigma):
     X_sel = Xnu[..., qI, lpI, rI, pI]
     F1 = a[..., :, None, None, None] * G_sel - kappa[..., :, None, None, None] * X_sel
     F_Q = F1 + np.swapaxes(np.swapaxes(F1, -1, -2), -3, -4)
-    Vpq = _V(C, P, sigma)
+    Vpq = v_matrix(C, sigma)
     Sh = shifted_S(S, k_s, k_s)  # (..., p, l, q, l')
     G_Q = np.swapaxes(Sh, -2, -3) * Vpq[..., :, :, None, None]
     return F_R, F_Q, G_Q
@@ -247,6 +272,10 @@ def ode_terms(kind: str, R, Q, S, T: float = 1.0, sigma: float = 0.0
     Returns
     -------
     F_R, F_Q, G_Q with the shapes of ``R``, ``Q``, ``Q`` (broadcast batch shape).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 65-67 (CNN) and 77-79 (LCN).
     """
     R, Q, S, T, sigma = _prepare(kind, R, Q, S, T, sigma)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -261,13 +290,22 @@ def _finite_or_raise(arrays) -> None:
                          "covariance of the preactivations; the ODE terms are undefined")
 
 
-def rhs(kind: str, R, Q, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0
+def rhs(kind: str, R, Q, S, *, T=1.0, eta=1.0, sigma=0.0, validate: bool = True
         ) -> tuple[np.ndarray, np.ndarray]:
     """``(dR/dalpha, dQ/dalpha)`` of eq. 17 (CNN) or eq. 18 (LCN).
 
     ``dR = eta/k_s F_R``, ``dQ = eta/k_s F_Q + eta^2/k_s^2 G_Q``. ``eta``, ``sigma`` and ``T``
     may be arrays with the batch shape (a learning-rate sweep is one call).
+    ``validate=False`` skips every check (the integrator's inner loop; the inputs must then
+    be float arrays that broadcast, and a state outside the PSD cone gives NaN instead of an
+    error).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), Result 3.1, eqs 17-18.
     """
+    if not validate:
+        return _rhs(kind, R, Q, S, T, eta, sigma)
     V.choice("kind", kind, KINDS)
     eta = np.asarray(eta, dtype=float)
     if not np.all(np.isfinite(eta)) or np.any(eta <= 0):

@@ -1,4 +1,9 @@
-"""Plot helpers shared by the CNN/LCN notebook and ``scripts/cnn_lcn_figures.py``."""
+"""Plot helpers shared by the CNN/LCN notebooks and ``scripts/cnn_lcn_figures.py``.
+
+References
+----------
+Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Figures 1, 6 and 9.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,10 @@ def phase_plot(ax, pd: dict, c0: float, title: str, *, xlabel: str = r"training 
     (c, α_F) grid (as returned by ``phase_diagram``); the zero contour is the boundary and
     the dashed line the early-time prediction c = c0 α_F (eq. 30). Returns the mesh (for a
     colour bar).
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), Figures 6 and 9, eq. 30.
     """
     lim = np.nanmax(np.abs(pd["log10_ratio"]))
     m = ax.pcolormesh(pd["alpha_F"], pd["cs"], pd["log10_ratio"], cmap="RdBu_r", vmin=-lim, vmax=lim,
@@ -25,7 +34,7 @@ def phase_plot(ax, pd: dict, c0: float, title: str, *, xlabel: str = r"training 
     return m
 
 
-def architecture_schematic(P: int = 4, k_s: int = 3, k_t: int = 2, axes=None):
+def architecture_schematic(*, P: int = 4, k_s: int = 3, k_t: int = 2, axes=None):
     """Figure 1: the teacher, the CNN student and the LCN student on ``P`` periodic positions.
 
     Bottom row: the input positions ``x_0 .. x_{P-1}`` (each a vector in R^D), followed by
@@ -35,6 +44,18 @@ def architecture_schematic(P: int = 4, k_s: int = 3, k_t: int = 2, axes=None):
     output ``sum_p g(lambda_p)``. Edge colours are weights: the teacher and the CNN use the
     same colour for tap ``l`` at every position (one shared kernel), the LCN a different
     colour for every position ``p`` (shade = tap). Returns the figure.
+
+    References
+    ----------
+    Mori et al. (seed ``000_dbb05edf75d4bee1``), Figure 1 (eqs 5-11).
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> fig = architecture_schematic(P=4, k_s=3, k_t=2)
+    >>> len(fig.axes), fig.axes[1].get_title()
+    (3, 'CNN student (shared kernel), kernel size 3')
     """
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D

@@ -46,7 +46,8 @@ from td_lib.core import validate as V
 
 __all__ = ["Activation", "FORMULAS", "get", "names"]
 
-_SQRT1_2 = 1.0 / math.sqrt(2.0)
+_SQRT2 = math.sqrt(2.0)
+_SQRT1_2 = 1.0 / _SQRT2
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -175,7 +176,7 @@ _TABLE: dict[str, tuple[Callable, Callable, Callable, Callable | None]] = {
                  lambda z, b: b.sigmoid(z) * (1.0 - b.sigmoid(z)), None),
     "erf": (lambda z, b: b.erf(z), lambda z, b: _TWO_OVER_SQRT_PI * b.exp(-z * z),
             lambda z, b: -2.0 * _TWO_OVER_SQRT_PI * z * b.exp(-z * z), None),
-    "erf_sqrt2": (lambda z, b: b.erf(z * _SQRT1_2), lambda z, b: _SQRT_2_OVER_PI * b.exp(-0.5 * z * z),
+    "erf_sqrt2": (lambda z, b: b.erf(z / _SQRT2), lambda z, b: _SQRT_2_OVER_PI * b.exp(-0.5 * z * z),
                   lambda z, b: -_SQRT_2_OVER_PI * z * b.exp(-0.5 * z * z), None),
 }
 

@@ -3,6 +3,16 @@
 Every public td_lib function validates its inputs with these helpers, so that bad input
 raises a ``ValueError`` (or ``TypeError``) naming the argument instead of producing a
 silent NaN somewhere downstream.
+
+Examples
+--------
+>>> positive_int("n", 3)
+3
+>>> try:
+...     in_interval("c", 1.0, 0.0, 1.0)
+... except ValueError as e:
+...     print(e)
+c must lie in [0.0, 1.0), got 1.0
 """
 
 from __future__ import annotations

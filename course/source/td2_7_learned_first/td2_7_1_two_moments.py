@@ -171,15 +171,15 @@ import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips
 gen_mc = torch.Generator().manual_seed(11)  # the random stream of the Monte Carlo check below
 
 # %% tags=["demo"]
-acc_m, acc_mu, acc_all = (mcm.bayes_accuracy(1.0, 5.0, 10.0, use=u) for u in ("m", "mu", "muv"))
+acc_m, acc_mu, acc_all = (mcm.bayes_accuracy(beta_m=1.0, beta_u=5.0, beta_v=10.0, use=u) for u in ("m", "mu", "muv"))
 print(f"Bayes accuracy, beta = (1, 5, 10), d = 16:  means only {100 * acc_m:.3f} %,  "
       f"means + covariances {100 * acc_mu:.3f} %,  everything {100 * acc_all:.3f} %")
 
 # Monte Carlo cross-check of the three Bayes rules on fresh data (± one standard error)
 S16 = mcm.orthonormal_spikes(16)
 n_mc = pick(200_000, 40_000)
-Xmc, ymc = mcm.sample(n_mc, 16, S16, gen=gen_mc)
-l_m, l_u, l_v = mcm.log_likelihood_ratios(Xmc, S16, 1.0, 5.0, 10.0)  # of the three coordinates
+Xmc, ymc = mcm.sample(n_mc, 16, S16, rng=gen_mc)
+l_m, l_u, l_v = mcm.log_likelihood_ratios(Xmc, S16, beta_m=1.0, beta_u=5.0, beta_v=10.0)  # of the three coordinates
 for name, llr, exact in [("means only", l_m, acc_m), ("means + covariances", l_m + l_u, acc_mu),
                          ("everything", l_m + l_u + l_v, acc_all)]:
     hit = np.mean(np.sign(llr) == ymc.numpy())
@@ -457,8 +457,8 @@ gen = torch.Generator().manual_seed(0)  # the random stream of the data sets bel
 # %% tags=["demo"]
 d, n = 16, 2000
 spikes = mcm.orthonormal_spikes(d)
-X, Y = mcm.sample(n, d, spikes, gen=gen)           # training set
-Xt, Yt = mcm.sample(5000, d, spikes, gen=gen)      # test set, same distribution
+X, Y = mcm.sample(n, d, spikes, rng=gen)           # training set
+Xt, Yt = mcm.sample(5000, d, spikes, rng=gen)      # test set, same distribution
 Xc = clone.empirical_clone(X, Y, gen)              # its exact empirical clone
 
 print("max |E[xx^T] - E_clone[xx^T]|:", (X.T @ X - Xc.T @ Xc).abs().max().item() / n)
@@ -721,7 +721,7 @@ for _name, _c, _kw, _want in (
 # expectations over Gaussian mixtures. The gradient of $f=\sum_ja_j\sigma(w_j\cdot x)$ involves
 # at most two pre-activations at a time ($f$ is a sum over units), and the factor $x$ in
 # $\nabla_{w_j}L$ is removed by Gaussian integration by parts, so every expectation is a
-# two-dimensional Gauss–Hermite integral (`td_lib.nets.population_gradient`). We take the demo's
+# two-dimensional Gauss–Hermite integral (`td_lib.nets.mixture_population_gradient`). We take the demo's
 # initial weights (width 32, seed 0) scaled to size $\varepsilon$ and fit
 # $\|\nabla L_{\rm data}-\nabla L_{\rm clone}\|\propto\varepsilon^p$ over
 # $\varepsilon\in[0.01,0.1]$ (nine points in `checks/lf_7_1.py`, five below):
@@ -737,9 +737,9 @@ for _name, _c, _kw, _want in (
 
 # %% tags=["demo"]
 # class +1 of the data: two Gaussian bumps along v; of the clone: one Gaussian
-plus_data = mcm.mixture_components(spikes, 1.0, 5.0, 10.0, labels=(1,))
-plus_clone = mcm.mixture_components(spikes, 1.0, 5.0, 10.0, clone=True, labels=(1,))
-W1, a1 = (t.numpy() for t in nets.init_weights(d, 32, 1.0, seed=0))
+plus_data = mcm.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, labels=(1,))
+plus_clone = mcm.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, clone=True, labels=(1,))
+W1, a1 = (t.numpy() for t in nets.init_weights(d, 32, eps=1.0, rng=0))
 eps_grid = np.geomspace(0.01, 0.1, pick(5, 3))
 
 
@@ -748,8 +748,8 @@ NODES = pick(16, 10)
 
 def grad_gap(act, eps, nodes=NODES):
     # class -1 is the same in both, so the difference is half the class-+1 difference
-    g_d = nets.population_gradient(eps * W1, eps * a1, act, plus_data, nodes=nodes)
-    g_c = nets.population_gradient(eps * W1, eps * a1, act, plus_clone, nodes=nodes)
+    g_d = nets.mixture_population_gradient(eps * W1, eps * a1, act, plus_data, nodes=nodes)
+    g_c = nets.mixture_population_gradient(eps * W1, eps * a1, act, plus_clone, nodes=nodes)
     return 0.5 * math.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(g_d, g_c)))
 
 
@@ -776,7 +776,7 @@ plt.show()
 
 # %% tags=["demo"]
 g = nets.train_two_layer(torch.stack([X, Xc]), Y, "gelu", 0.1, steps=T, X_test=Xt, y_test=Yt,
-                         desc="GELU on data and clone")
+                         progress="GELU on data and clone")
 times = np.array(g.times)
 gap = ((g.out[0] - g.out[1]).abs().mean(1) / g.out[0].abs().mean(1).clamp_min(1e-12)).numpy()
 
@@ -852,10 +852,10 @@ def empirical_ntk(X1: torch.Tensor, X2: torch.Tensor, W: torch.Tensor, a: torch.
                   act: str) -> torch.Tensor:
     """Empirical NTK K(x, x') = grad_theta f(x) . grad_theta f(x') of f(x) = sum_j a_j sigma(w_j.x),
     theta = (a, W), for all pairs of rows of X1 (n1, d) and X2 (n2, d); returns (n1, n2).
-    act is a name in td_lib.nets.ACTIVATIONS ("tanh", "gelu", ...): nets.ACTIVATIONS[act]
-    is the pair (sigma, sigma')."""
+    act is an activation name ("tanh", "gelu", ...): nets.activation(act) is the pair
+    (sigma, sigma')."""
     ### BEGIN SOLUTION
-    sig, dsig = nets.ACTIVATIONS[act]
+    sig, dsig = nets.activation(act)
     P1, P2 = X1 @ W.T, X2 @ W.T
     K_a = sig(P1) @ sig(P2).T
     K_w = ((dsig(P1) * a**2) @ dsig(P2).T) * (X1 @ X2.T)
@@ -868,7 +868,7 @@ from td_lib.own_work import own_work
 
 
 def _ntk_autograd(X1, X2, W, a, act):
-    sig = nets.ACTIVATIONS[act][0]
+    sig = nets.activation(act)[0]
 
     def jac(X):
         rows = []

@@ -36,6 +36,8 @@ import numpy as np
 import torch
 
 from td_lib import early_linear as el
+from td_lib.core import activations
+from td_lib.core.gaussian import gaussian_expectation
 from td_lib.core.runtime import QUICK, pick
 
 torch.set_num_threads(2)
@@ -332,9 +334,8 @@ def _autograd_ntk(X, W, v, act):
 
 
 def _np_act(act):
-    phi_t, dphi_t = el.activation(act)
-    return (lambda z: phi_t(torch.as_tensor(z, dtype=torch.float64)).numpy(),
-            lambda z: dphi_t(torch.as_tensor(z, dtype=torch.float64)).numpy())
+    """(phi, phi') of the named activation, as vectorised numpy functions."""
+    return activations.get(act).f, activations.get(act).df
 
 
 def _ntk_gap(got, ref):
@@ -344,16 +345,16 @@ def _ntk_gap(got, ref):
 
 
 _ntk = own_work(my_ntk, "ex71bB_ntk")
-_X, _S = el.make_data(12, 5, seed=3)
-_W, _v = el.symmetric_init(5, 8, seed=4)
+_X, _S = el.make_data(12, 5, rng=3)
+_W, _v = el.symmetric_init(5, 8, rng=4)
 _W = _W + 0.2 * torch.randn(_W.shape, generator=torch.Generator().manual_seed(0),
                             dtype=torch.float64)  # a generic point, not only the init
 _ref1, _ref2 = _autograd_ntk(_X, _W, _v, "gelu")
 ### BEGIN HIDDEN TESTS
 _cases = []
 for _act, _seed in (("relu", 7), ("tanh", 8), ("softplus", 9)):
-    _Xh, _ = el.make_data(9, 4, seed=_seed)
-    _Wh, _vh = el.symmetric_init(4, 6, seed=_seed + 1)
+    _Xh, _ = el.make_data(9, 4, rng=_seed)
+    _Wh, _vh = el.symmetric_init(4, 6, rng=_seed + 1)
     _Wh = _Wh + 0.3 * torch.randn(_Wh.shape, generator=torch.Generator().manual_seed(_seed),
                                   dtype=torch.float64)
     _vh = _vh * torch.linspace(0.5, 1.5, 6, dtype=torch.float64)  # v_r^2 != 1 must be kept
@@ -391,29 +392,35 @@ for _name, _act, _Xh, _Wh, _vh, (_ref1, _ref2) in _cases:
 # %% [markdown]
 # ## Exercise 7.1b.C — Code: the linear models' kernels
 #
-# Write `my_linear_kernels(X, act, tr_sigma2_over_d)` returning $(K_1,K_2)$ on the rows of
-# `X` (the formulas of the reading, with $e=\|x\|/\sqrt d-1$), computing the constants
+# Write `my_linear_kernels(X, activation, tr_sigma2_over_d)` returning $(K_1,K_2)$ on the rows
+# of `X` (the formulas of the reading, with $e=\|x\|/\sqrt d-1$), computing the constants
 # $\zeta,\nu,\vartheta_0,\vartheta_1,\vartheta_2$ yourself from the activation. Use
-# `el.activation(act)` for the torch functions $(\phi,\phi')$ and
-# `el.gaussian_expectation(h)` for $\mathbb E\,h(g)$ (it takes a vectorised numpy
-# function); derivatives you do not have can be traded for Hermite polynomials (Stein's
-# lemma). Do not call `el.linear_constants` or `el.linear_kernel`: the tests compare with them.
+# `activations.get(activation)` for the activation: its `.f` and `.df` are $\phi$ and $\phi'$
+# as vectorised numpy functions. Use `gaussian_expectation(h, breakpoints=[0.0])` for
+# $\mathbb E\,h(g)$: it takes a vectorised numpy function (an array of nodes in, one value
+# per node out, or one row of several values to get several expectations at once), and
+# `breakpoints=[0.0]` splits the quadrature at the kink of ReLU and leaky ReLU (without it the
+# quadrature converges slowly there and warns; for the smooth activations it does no harm).
+# Derivatives you do not have can be traded for Hermite polynomials (Stein's lemma). Do not
+# call `el.linear_constants` or `el.linear_kernel`: the tests compare with them.
 
 # %% nbgrader={"grade": false, "grade_id": "ex71bC_linear_kernels", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def my_linear_kernels(X, act, tr_sigma2_over_d=1.0):
+def my_linear_kernels(X, activation, tr_sigma2_over_d=1.0):
     """Return (K1, K2), the kernels of the first- and second-layer linear models on the rows
-    of X, for activation `act` and inputs with tr(Sigma^2)/d = tr_sigma2_over_d."""
+    of X, for the named `activation` and inputs with tr(Sigma^2)/d = tr_sigma2_over_d.
+
+    Hint: E h(g) for g ~ N(0, 1) is gaussian_expectation(h, breakpoints=[0.0]) (split at the
+    kink of ReLU-type activations); phi and phi' are activations.get(activation).f and .df."""
     ### BEGIN SOLUTION
     X = np.asarray(X, float)
     d = X.shape[1]
-    phi_t = el.activation(act)[0]
+    phi = activations.get(activation).f
 
-    def phi(z):
-        return phi_t(torch.as_tensor(z, dtype=torch.float64)).numpy()
+    def phi_He(z):  # one column per Hermite polynomial He_0 .. He_4
+        He = np.stack([np.ones_like(z), z, z**2 - 1, z**3 - 3 * z, z**4 - 6 * z**2 + 3], axis=1)
+        return phi(z)[:, None] * He
 
-    c = [el.gaussian_expectation(lambda z, h=h: phi(z) * h(z)) for h in (
-        lambda z: np.ones_like(z), lambda z: z, lambda z: z**2 - 1,
-        lambda z: z**3 - 3 * z, lambda z: z**4 - 6 * z**2 + 3)]
+    c = gaussian_expectation(phi_He, breakpoints=[0.0])  # c_k = E[phi(g) He_k(g)], k = 0..4
     zeta, nu = c[1], c[2] * np.sqrt(tr_sigma2_over_d)
     th0, th1, th2 = c[0], c[2], 0.5 * (c[2] + c[4])
     S = X @ X.T / d
@@ -449,7 +456,7 @@ for _name, _got, _want in (("K1", _K1, _want1), ("K2", _K2, _want2)):
 print("ReLU kernels match the expected values.")
 ### BEGIN HIDDEN TESTS
 for _act, _t2 in (("gelu", 1.0), ("softplus", 1.4), ("tanh", 1.1), ("leaky_relu", 0.8)):
-    _X, _S = el.make_data(15, 6, seed=2)
+    _X, _S = el.make_data(15, 6, rng=2)
     _c = el.linear_constants(_act, _t2)
     _r1, _r2 = el.linear_kernel(_X, _c, "first"), el.linear_kernel(_X, _c, "second")
     _K1, _K2 = _lk(_X, _act, _t2)
@@ -508,7 +515,7 @@ for _name, _got, _want in (("K1", _K1, _r1), ("K2", _K2, _r2)):
 
 # %% tags=["demo"]
 ds = pick([16, 32, 64, 128], [16, 24, 32])
-lem = el.lemma_sweep(ds, act="gelu", alpha=0.25, n_factor=2.0, seed=0, desc="NTK vs linear")
+lem = el.lemma_sweep(ds, activation="gelu", alpha=0.25, n_factor=2.0, rng=0, progress="NTK vs linear")
 print(" d     n   ||T1-K1||/||K1||  (+kappa I)  (nu=0)  Frobenius/||K1||  both layers")
 for i, d in enumerate(lem["d"]):
     print(f"{d:3d} {lem['n'][i]:5d}   {lem['rel1'][i]:14.3f} {lem['rel1_id'][i]:11.3f}"
@@ -561,8 +568,8 @@ plt.show()
 #   contain ($\mathbb E[f\,y_{\rm part}]/\mathbb E[y_{\rm part}^2]$).
 
 # %% tags=["demo"]
-runs = {d: el.agreement_run(d, act="relu", layers="first", n_per_d=12,
-                            t_max=pick(16.0, 2.0), seed=0, desc=f"GD, d={d}")
+runs = {d: el.agreement_run(d, activation="relu", layers="first", n_per_d=12,
+                            t_max=pick(16.0, 2.0), rng=0, progress=f"GD, d={d}")
         for d in pick([16, 32], [16])}
 
 fig, ax = plt.subplots(1, 3, figsize=(14, 4))
@@ -727,7 +734,7 @@ for d, r in runs.items():
 
 # %% tags=["demo"]
 cnn_ds, cnn_qs = pick([16, 32, 64], [16, 32]), pick([2, 4, 8, 16, 32], [2, 4, 8])
-csw = el.cnn_kernel_sweep(cnn_ds, cnn_qs, act="relu", seed=0, desc="CNN NTK vs linear kernel")
+csw = el.cnn_kernel_sweep(cnn_ds, cnn_qs, activation="relu", rng=0, progress="CNN NTK vs linear kernel")
 pop = np.array([(lambda w: w["local"] / w["linear"])(el.cnn_walsh_rates("relu", q, max(cnn_ds)))
                 for q in cnn_qs])
 print("relative distance ||Theta* - K_CNN - kappa I|| / ||L||   (rows d, columns q)")
@@ -779,7 +786,7 @@ plt.show()
 
 # %% tags=["demo"]
 cnn = el.cnn_agreement_run(pick(32, 16), pick(8, 4), m=pick(256, 64), t_max=pick(8.0, 2.0),
-                           seed=0, desc="GD, CNN")
+                           rng=0, progress="GD, CNN")
 tt, th_t = cnn["t_over_T"][1:], cnn["t"][1:]
 fig, ax = plt.subplots(1, 3, figsize=(14, 4))
 ax[0].loglog(tt, cnn["rel_test"][1:], "-", color="C2", label="test")

@@ -57,6 +57,7 @@ import math
 import numpy as np
 
 from td_lib import escape, hermite, mcm
+from td_lib.core import activations, gaussian
 from td_lib.core.runtime import QUICK, pick, progress
 
 print("quick mode" if QUICK else "full mode")
@@ -85,7 +86,7 @@ import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips
 # %% tags=["demo"]
 z = np.linspace(-3, 3, 7)
 V6 = lambda x: np.polynomial.hermite_e.hermevander(x, 5)  # columns He_0..He_5
-gram = hermite.gaussian_expectation(lambda x: (V6(x)[:, :, None] * V6(x)[:, None, :]).reshape(len(x), -1))[0].reshape(6, 6)
+gram = gaussian.gaussian_expectation(lambda x: (V6(x)[:, :, None] * V6(x)[:, None, :]).reshape(len(x), -1)).reshape(6, 6)
 print("E[He_j He_k] / k! - delta_jk, max |.|:",
       np.abs(gram / [math.factorial(k) for k in range(6)] - np.eye(6)).max())
 
@@ -131,7 +132,7 @@ plt.show()
 # %% tags=["demo"]
 d_demo = 16
 spikes16 = mcm.orthonormal_spikes(d_demo).numpy()
-Xd, yd = mcm.sample(pick(200000, 20000), spikes=spikes16, gen=np.random.default_rng(3))
+Xd, yd = mcm.sample(pick(200000, 20000), spikes=spikes16, rng=np.random.default_rng(3))
 xv = (Xd @ spikes16[2])[yd > 0]
 xv_minus = (Xd @ spikes16[2])[yd < 0]
 k4 = np.mean(xv**4) - 3 * np.mean(xv**2) ** 2
@@ -255,10 +256,10 @@ for ax, corr in zip(axes, [False, True]):
     for row in (1, 2):  # alpha_u, alpha_v >= 0 at the start
         a0 = w0 @ sp[row]
         w0 -= 2 * np.minimum(a0, 0)[:, None] * sp[row]
-    res = escape.spherical_sgd(escape.mcm_sampler(sp, correlated=corr, seed=6),
-                               escape.relu_derivative, w0, delta=1 / math.log(d_sn), t_max=t_sn,
+    res = escape.spherical_sgd(escape.mcm_sampler(sp, correlated=corr, rng=6),
+                               activations.get("relu").df, w0, delta=1 / math.log(d_sn), t_max=t_sn,
                                directions=sp[1:], rng=rng_sn, record_every=max(t_sn // 200, 1),
-                               stop_when_escaped=False, desc=("correlated" if corr else "independent"))
+                               stop_when_escaped=False, progress=("correlated" if corr else "independent"))
     for j, (name, col) in enumerate([("$\\alpha_u$", "C0"), ("$\\alpha_v$", "C3")]):
         ax.plot(res.trace_t, np.median(res.trace[:, :, j], axis=1), color=col, lw=2,
                 label=f"median {name}")
@@ -406,7 +407,7 @@ _acc = [_bayes(b) for b in (1.0, 3.0, 10.0, 30.0)]
 assert all(x < y for x, y in zip(_acc, _acc[1:])), (
     f"bayes_accuracy_v_only at beta_v = 1, 3, 10, 30 returned {np.round(_acc, 6).tolist()}; "
     "expected values increasing with beta_v.")
-from checks.lf_7_2 import bayes_accuracy_v as _ref_bayes
+from checks.grading.lf_7_2 import bayes_accuracy_v as _ref_bayes
 for _b in (0.2, 1.0, 3.0, 30.0, 200.0):
     _got, _ref = _bayes(_b), _ref_bayes(_b)
     assert abs(_got - _ref) < 1e-5, (
@@ -457,7 +458,7 @@ for _bu, _bv in [(1.0, 1.0), (2.0, 0.5), (5.0, 10.0), (0.0, 3.0), (3.0, 0.0), (0
 # Monte Carlo: empirical u-v covariance of class +1 (2e5 samples, 6 standard errors)
 _S = np.linalg.qr(np.random.default_rng(4).standard_normal((8, 3)))[0].T  # orthonormal m, u, v
 _X, _y = mcm.sample(200000, spikes=_S, beta_m=0.0, beta_u=2.0, beta_v=3.0, correlated=True,
-                    gen=np.random.default_rng(4))
+                    rng=np.random.default_rng(4))
 _Xp = _X[_y > 0]
 _cuv = float(((_Xp @ _S[1]) * (_Xp @ _S[2])).mean())
 _got, _tol = _cx(2.0, 3.0), 6 * math.sqrt(3 * 1.0 / _Xp.shape[0]) + 0.01
@@ -643,7 +644,7 @@ assert abs(_p - 0.5) < 5 * math.sqrt(0.25 / 10000), (
 # one large step (k = 2, d = 4, delta = 8, t_max = 1): the law of alpha after the first update,
 # binomial against the reference, 5 standard errors of the difference
 _p = np.isfinite(_esc(2, 4, 8.0, runs=4000, t_max=1, seed=8)).mean()
-_q = np.isfinite(escape.reduced_escape_times(2, 4, 8.0, runs=20000, t_max=1, seed=9)).mean()
+_q = np.isfinite(escape.reduced_escape_times(2, 4, delta=8.0, runs=20000, t_max=1, rng=9)).mean()
 _tol = 5 * math.sqrt(_q * (1 - _q) * (1 / 4000 + 1 / 20000))
 assert abs(_p - _q) < _tol, (
     f"k = 2, d = 4, delta = 8, t_max = 1: fraction of runs with alpha > 1/2 after the first step "
@@ -653,7 +654,7 @@ assert abs(_p - _q) < _tol, (
 # censoring: fraction of runs not escaped by t_max agrees with the reference law (binomial,
 # 5 standard errors of the difference)
 _ts = _esc(2, 32, 1 / np.log(32), runs=400, t_max=60, seed=5)
-_tr = escape.reduced_escape_times(2, 32, 1 / np.log(32), runs=10000, t_max=60, seed=6)
+_tr = escape.reduced_escape_times(2, 32, delta=1 / np.log(32), runs=10000, t_max=60, rng=6)
 _p, _q = np.isinf(_ts).mean(), np.isinf(_tr).mean()
 _tol = 5 * math.sqrt(_q * (1 - _q) * (1 / 400 + 1 / 10000))
 assert abs(_p - _q) < _tol, (
@@ -675,7 +676,7 @@ from td_lib.own_work import own_work
 
 def _ks_check(k, d, delta, runs, t_max, seed, hint):
     mine = own_work(escape_times, "ex72C_escape_times")(k, d, delta, runs=runs, t_max=t_max, seed=seed)
-    ref = escape.reduced_escape_times(k, d, delta, runs=10000, t_max=t_max, seed=seed + 1000)
+    ref = escape.reduced_escape_times(k, d, delta=delta, runs=10000, t_max=t_max, rng=seed + 1000)
     p = _stats.ks_2samp(mine, ref).pvalue
     assert p > 1e-4, (
         f"k={k}, d={d}, delta={delta:.3g}: your escape times (median {np.median(mine)}, "
@@ -724,7 +725,7 @@ from td_lib.own_work import student_or
 
 
 def library_escape_times(k, d, delta, runs=48, t_max=10**6, seed=None):
-    return escape.single_index_escape_times(k, d, delta, runs=runs, t_max=t_max, seed=seed)
+    return escape.single_index_escape_times(k, d, delta=delta, runs=runs, t_max=t_max, rng=seed)
 
 
 study_escape_times = student_or(
@@ -742,7 +743,7 @@ slopes = {}
 for k in (1, 2, 3):
     med = np.array([np.median(study[k, d]) for d in dims])
     law = np.array([escape.LAWS[k](d) for d in dims])
-    slope, boot = escape.bootstrap_slope(dims, [study[k, d] for d in dims], 2000, seed=k)
+    slope, boot = escape.bootstrap_slope(dims, [study[k, d] for d in dims], 2000, rng=k)
     slope_law = escape.loglog_slope(dims, law)
     slopes[k] = (slope, boot.std(), *np.quantile(boot, [0.05, 0.95]))
     print(f"k={k}: medians {med.tolist()}, ratio to the law {np.round(med / law, 2).tolist()}, "
@@ -788,8 +789,8 @@ plt.show()
 deltas = np.geomspace(0.03, 10, pick(10, 5))
 sweep_runs, sweep_tmax = pick(32, 8), pick(60000, 3000)
 res_sweep = escape.single_index_escape_times(
-    3, 64, np.repeat(deltas, sweep_runs), runs=len(deltas) * sweep_runs, t_max=sweep_tmax,
-    seed=7299, desc="step-size sweep").reshape(len(deltas), sweep_runs)
+    3, 64, delta=np.repeat(deltas, sweep_runs), runs=len(deltas) * sweep_runs, t_max=sweep_tmax,
+    rng=7299, progress="step-size sweep").reshape(len(deltas), sweep_runs)
 med_sweep = np.median(res_sweep, axis=1)
 never = np.isinf(res_sweep).mean(axis=1)
 for dl, m, f in zip(deltas, med_sweep, never):
@@ -915,7 +916,7 @@ for _corr in (False, True):
     _au, _av = 0.5, -0.6
     _w = _au * _S[1] + _av * _S[2] + math.sqrt(1 - _au**2 - _av**2) * _S[0]
     _X, _y = mcm.sample(200000, spikes=_S, beta_m=0.0, beta_u=2.0, beta_v=4.0,
-                        correlated=_corr, gen=np.random.default_rng(9))
+                        correlated=_corr, rng=np.random.default_rng(9))
     _Xw = _X[_y > 0] @ _w
     _v = _vx(_au, _av, 2.0, 4.0, _corr)
     _tol = 6 * _v * math.sqrt(3.0 / _Xw.size)
@@ -985,7 +986,7 @@ assert abs(_ci[2] - 0.01373768) < 1e-7, (
     "kappa_4(v·x), and the overall factor of part 1.")
 ### BEGIN HIDDEN TESTS
 # against an exact quadrature of the ReLU loss (finite differences around 0)
-from checks.lf_7_2 import fitted_coefficients as _fit
+from checks.grading.lf_7_2 import fitted_coefficients as _fit
 for _corr in (False, True):
     for _bu, _bv in [(5.0, 10.0), (2.0, 3.0)]:
         _ex = _fit(_bu, _bv, _corr)
@@ -1117,7 +1118,7 @@ from td_lib import staircase
 runs_E = {}
 for corr in (False, True):
     runs_E[corr] = staircase.train_staircase(corr, steps=pick(12000, 200), n_test=pick(10000, 2000),
-                                             num_records=pick(40, 10))
+                                             num_records=pick(40, 10), progress=True)
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, corr in zip(axes, (False, True)):
     r = runs_E[corr]

@@ -36,8 +36,8 @@
 # large singular values are learned first, the linear analogue of "strong teacher nodes
 # first" (but linear networks do not specialise node by node).
 #
-# **In this course.** The CNN/LCN notebook (`cnn_vs_lcn`) follows a student specialising to
-# a convolutional teacher's filter, with exact ODEs; the time at which it specialises is the
+# **In this course.** The CNN/LCN lessons (`cnn_lcn_2_specialisation`) follow a student specialising
+# to a convolutional teacher's filter, with exact ODEs; the time at which it specialises is the
 # same phenomenon as here, with weight sharing and locality changing how fast it happens.
 
 # %% [markdown]
@@ -158,13 +158,13 @@ import time
 
 import numpy as np  # (matplotlib is imported by the demo cells that plot)
 
-from td_lib import deep_teacher as deep  # deep teacher-student (Demo 7.4.4)
 from td_lib import teacher_student as ts  # trains with torch, one thread (small matrices)
 from td_lib.core.runtime import QUICK, pick
+from td_lib.teacher_student import demos  # the seeded demo runs (Demos 7.4.1-7.4.4)
 
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
 T0 = time.time()
-print("quick mode" if QUICK else "full mode", "| demo size:", ts.DEMO_SIZE)
+print("quick mode" if QUICK else "full mode", "| demo size:", demos.DEMO_SIZE)
 
 # %% [markdown]
 # ## Demo 7.4.1: the strong-first staircase
@@ -186,8 +186,8 @@ print("quick mode" if QUICK else "full mode", "| demo size:", ts.DEMO_SIZE)
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-exA = ts.staircase_demo(quick=QUICK)
-S = ts.staircase_summary(exA)
+exA = demos.node_order_demo(quick=QUICK, progress=True)
+S = demos.node_order_summary(exA)
 hA = exA.history
 steps_A = hA.steps
 
@@ -318,8 +318,8 @@ print(f"x5 student nodes: median |v_k| {S['vnorm_special']:.4f} for best corr >=
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-exB = ts.focus_demo(quick=QUICK)
-F = ts.focus_summary(exB)
+exB = demos.focus_demo(quick=QUICK, progress=True)
+F = demos.focus_summary(exB)
 hB = exB.history
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
 r = F["run"] if F else 0  # without a focus shift (quick mode), still show run 0
@@ -381,8 +381,8 @@ plt.show()
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-teacher8, h8 = deep.fig8_demo(quick=QUICK)
-S8 = deep.fig8_summary(h8)
+teacher8, h8 = demos.fig8_demo(quick=QUICK, progress=True)
+S8 = demos.fig8_summary(h8)
 L8 = h8.rho_mean.shape[-1]
 fig, ax = plt.subplots(figsize=(8, 4.5))
 for layer in range(L8):
@@ -547,7 +547,12 @@ for _ in range(20):
 from td_lib.own_work import own_work
 
 _mc = own_work(theorem6_monte_carlo, "ex74A_monte_carlo")
-_pair = ts.pair_at_angle  # a random (w*, w_k) at a prescribed angle
+
+
+def _pair(d, theta, norm_star, norm_k, rng):  # a random (w*, w_k) at a prescribed angle
+    return ts.pair_at_angle(d=d, theta=theta, norm_star=norm_star, norm_k=norm_k, rng=rng)
+
+
 _rng = np.random.default_rng(7)
 _ws, _wk = _pair(5, np.pi / 2, 4.0, 0.7, _rng)
 
@@ -622,7 +627,7 @@ est, err, exact = [], [], []
 zmax = 0.0
 for th in thetas:
     wk = 2.0 * np.array([np.cos(th), np.sin(th), 0.0, 0.0])
-    mu, se = ts.relu_cross_moment_mc(ws, wk, pick(400_000, 60_000), seed=int(1000 * th))
+    mu, se = ts.relu_cross_moment_mc(ws, wk, n=pick(400_000, 60_000), rng=int(1000 * th))
     ex_ = ts.relu_cross_moment(ws, wk)
     zmax = max(zmax, float(np.max(np.abs(mu - ex_) / se)))
     est.append(mu[:2]), err.append(se[:2]), exact.append(ex_[:2])
@@ -673,7 +678,7 @@ print(f"largest deviation over the 9 angles and 4 coordinates: {zmax:.2f} standa
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
-scan = ts.eq10_norm_scan(which="w", n_samples=pick(200_000, 20_000))
+scan = ts.eq10_norm_scan(which="w", n=pick(200_000, 20_000))
 c_w = scan["scales"]
 anchor = scan["exact"][np.argmin(np.abs(np.log(c_w)))]
 fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -832,8 +837,8 @@ assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
     f"numeric / asymptotic escape time at ε = 1e-2 and 1e-3: {_r}; expected ratios tending to 1 as ε → 0")
 ### BEGIN HIDDEN TESTS
 for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
-    _tr = float(ts.escape_time(np.pi - _eps, _te, _a))
-    _ar = float(ts.escape_time_asymptotic(_eps, _te, _a))
+    _tr = float(ts.escape_time(theta_start=np.pi - _eps, theta_end=_te, alpha=_a))
+    _ar = float(ts.escape_time_asymptotic(eps=_eps, theta_end=_te, alpha=_a))
     _tn = float(_num(_eps, _te, _a))
     assert abs(_tn / _tr - 1) < 1e-5, (
         f"escape_time_numeric({_eps}, {_te}, {_a}) returned {_tn:.8g}, expected {_tr:.8g}")
@@ -854,7 +859,7 @@ import matplotlib.pyplot as plt
 fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 tgrid = np.linspace(0, 7000, 700)
 starts = np.pi - np.array([1e-1, 1e-2, 3e-3, 1e-3])
-traj = ts.integrate_angle(starts, tgrid, 1.0)
+traj = ts.integrate_angle(starts, tgrid, alpha=1.0)
 for i, s0 in enumerate(starts):
     axes[0].plot(tgrid, traj[:, i], label=rf"$\pi-\theta(0)$ = {np.pi - s0:.0e}")
 axes[0].axhline(np.pi / 2, color="k", ls=":", lw=1)
@@ -862,8 +867,8 @@ axes[0].set(xlabel=r"time $t$ ($\alpha = 1$)", ylabel=r"angle $\theta$ (rad)",
             title="eq. 12: the slower the start, the longer the plateau near π")
 axes[0].legend(fontsize=8)
 eps_grid = np.geomspace(1e-4, 0.5, 30)
-t_exact = ts.escape_time(np.pi - eps_grid, np.pi / 2, 1.0)
-t_asym = ts.escape_time_asymptotic(eps_grid, np.pi / 2, 1.0)
+t_exact = ts.escape_time(theta_start=np.pi - eps_grid, theta_end=np.pi / 2, alpha=1.0)
+t_asym = ts.escape_time_asymptotic(eps=eps_grid, theta_end=np.pi / 2, alpha=1.0)
 axes[1].loglog(eps_grid, t_exact, "o", ms=4, label="eq. 12, exact (quadrature)")
 axes[1].loglog(eps_grid, t_asym, "-", label=r"$\frac{2\pi}{\alpha}\left(\frac{1}{\epsilon}-\frac{1}{\pi-\theta_{end}}\right)$")
 axes[1].set(xlabel=r"$\epsilon = \pi - \theta(0)$", ylabel=r"time to reach $\theta=\pi/2$",
@@ -871,12 +876,12 @@ axes[1].set(xlabel=r"$\epsilon = \pi - \theta(0)$", ylabel=r"time to reach $\the
 axes[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
-t3 = float(ts.escape_time(np.pi - 1e-3, np.pi / 2, 1.0))
-a3 = float(ts.escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
+t3 = float(ts.escape_time(theta_start=np.pi - 1e-3, theta_end=np.pi / 2, alpha=1.0))
+a3 = float(ts.escape_time_asymptotic(eps=1e-3, theta_end=np.pi / 2, alpha=1.0))
 c_inf = ts.escape_time_constant(np.pi / 2, 1.0)
 print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f}; "
       f"limit of the difference as eps -> 0: {c_inf:.4f}")
-t_s = ts.escape_time_theorem6(1e-3, np.pi / 2, 1.5, sigma=2.0, norm_k=3.0)
+t_s = ts.escape_time_theorem6(eps=1e-3, theta_end=np.pi / 2, alpha=1.5, sigma=2.0, norm_k=3.0)
 print(f"integrated from Theorem 6's vector with sigma = 2, |w_k| = 3, alpha = 1.5: {t_s:.2f} = "
       f"{t_s / t3:.4f} x the time above; the constants 2π|w_k|/(ασ²) and 2π are in the ratio "
       f"{3.0 / (1.5 * 2.0**2):.4f}")

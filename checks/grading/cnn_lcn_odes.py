@@ -1,4 +1,5 @@
-"""Plain loop-based reference RHS for the CNN / LCN ODEs (test oracle only; slow by design).
+"""Plain loop-based reference RHS for the CNN / LCN ODEs (the oracle of ``td_lib.cnn_lcn.odes``;
+slow by design).
 
 Written straight from the seed's appendix: every field is an explicit linear combination of
 single-vector fields ``(vector . x_r)/sqrt(D)``; covariances come from the Gram matrix of the
@@ -7,13 +8,20 @@ weight vectors (``w_m.w_m'/D = T delta``, ``w_hat_l.w_m/D = sqrt(k_s k_t) R_lm``
 explicit 3x3 / 4x4 block, one at a time, in nested Python loops over positions and taps.
 
 CNN: eqs 54 (=65), 64 (=66, 67). LCN: eqs 73 (=77), 76 (=78, 79).
+
+Used by ``tests/test_cnn_lcn_odes.py`` (the vectorised RHS equals it to 1e-12) and
+``benchmarks/bench_cnn_lcn.py`` (its speed-up). Public API of ``td_lib.cnn_lcn`` only.
+
+References
+----------
+Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Apps A-B, eqs 54-79.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from td_lib.cnn_lcn.integrals import I3, I4, J2
+from td_lib.cnn_lcn import I3, I4, J2
 
 
 class _Fields:
@@ -67,7 +75,7 @@ class _Fields:
         return F @ self.big @ F.T
 
 
-def reference_terms(kind: str, R, Q, S, T: float = 1.0, sigma: float = 0.0):
+def reference_terms(kind: str, R, Q, S, *, T: float = 1.0, sigma: float = 0.0):
     """``(F_R, F_Q, G_Q)`` for ONE unbatched state, by explicit loops over every index."""
     R, Q, S = (np.asarray(a, float) for a in (R, Q, S))
     f = _Fields(kind, R, Q, S, T)
@@ -140,8 +148,8 @@ def reference_terms(kind: str, R, Q, S, T: float = 1.0, sigma: float = 0.0):
     return F_R, F_Q, G_Q
 
 
-def reference_rhs(kind: str, R, Q, S, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0):
+def reference_rhs(kind: str, R, Q, S, *, T: float = 1.0, eta: float = 1.0, sigma: float = 0.0):
     """``(dR, dQ)`` of eqs 17 / 18 from :func:`reference_terms` (one unbatched state)."""
-    F_R, F_Q, G_Q = reference_terms(kind, R, Q, S, T, sigma)
+    F_R, F_Q, G_Q = reference_terms(kind, R, Q, S, T=T, sigma=sigma)
     k_s = np.shape(R)[-2]
     return eta / k_s * F_R, eta / k_s * F_Q + eta**2 / k_s**2 * G_Q

@@ -1,33 +1,5 @@
-"""The mixed cumulant model of Bardone & Goldt (2024, their eq. 1), the course's test bed.
-
-Class ``y = -1`` is ``x = z ~ N(0, I_d)``. Class ``y = +1`` is
-
-.. math::
-
-    x = \\beta_m m + \\sqrt{\\beta_u}\\,\\lambda\\,u + Q(\\sqrt{\\beta_v}\\,\\nu\\,v + z),
-    \\qquad Q = I - \\gamma\\, v v^\\top,\\quad
-    \\gamma = \\frac{\\beta_v}{1 + \\beta_v + \\sqrt{1 + \\beta_v}} = 1 - \\frac{1}{\\sqrt{1+\\beta_v}},
-
-with orthonormal spikes ``m, u, v``, ``lambda ~ N(0, 1)`` and ``nu = ±1`` independent of
-``lambda`` (or ``nu = sign(lambda)`` for *correlated* latents). The classes differ in their
-mean along ``m``, in their variance along ``u`` and, along ``v``, first in the fourth
-cumulant ``kappa_4(v.x) = -2 beta_v^2 / (1 + beta_v)^2`` (Exercise 7.2.A.2). With correlated
-latents the class-+1 covariance gains the cross term ``c (u v^T + v u^T)`` with
-``c = sqrt(2/pi) sqrt(beta_u beta_v / (1 + beta_v))`` (Exercise 7.2.A.3).
-
-The *population Gaussian clone* (``clone=True``) replaces class +1 by the Gaussian with the
-same mean and covariance. Everything is built from rank-one/rank-two updates, so no
-dense ``d x d`` matrix is formed and batches of 10^6 rows are cheap for moderate ``d``.
-
-Random numbers are drawn from a ``torch.Generator`` in the order of the course page's
-``mcm_sample`` (labels, ``z``, the class -1 inputs, ``lambda``, ``nu``), so a seeded call
-reproduces the page's data set exactly. :func:`sample` also accepts a
-``numpy.random.Generator`` (same construction, numpy arrays, no torch).
-
-torch is imported inside the functions that need it, so that importing this module (for
-:func:`kappa4_v`, :func:`cross_term`, :func:`bayes_accuracy` or numpy sampling) costs no torch
-start-up.
-"""
+"""The mixed cumulant model: spikes, whitening, cumulants, the sampler, the class moments and
+the mixture-of-Gaussians form; see :mod:`td_lib.mcm`."""
 
 from __future__ import annotations
 
@@ -42,7 +14,7 @@ if TYPE_CHECKING:
     import torch
 
 __all__ = ["orthonormal_spikes", "gamma", "kappa4_v", "cross_term", "sample", "class_mean",
-           "class_cov", "bayes_accuracy", "log_likelihood_ratios", "mixture_components"]
+           "class_cov", "mixture_components"]
 
 
 def _dtype(dtype) -> torch.dtype:
@@ -55,18 +27,18 @@ def _dtype(dtype) -> torch.dtype:
     return dtype
 
 
-def orthonormal_spikes(d: int, seed: int = 2, dtype=None) -> torch.Tensor:
+def orthonormal_spikes(d: int, *, rng=2, dtype=None) -> torch.Tensor:
     """Three orthonormal spike directions ``m, u, v`` in ``R^d`` (the rows of the result).
 
     The QR decomposition of a seeded ``d x 3`` standard Gaussian matrix, exactly as the
-    course page's ``orthonormal_spikes`` (``torch.Generator().manual_seed(seed)``).
+    original course notes' ``orthonormal_spikes`` (``torch.Generator().manual_seed(seed)``).
 
     Parameters
     ----------
     d : int
         Input dimension, at least 3.
-    seed : int
-        Seed of the generator.
+    rng : int or torch.Generator
+        Seed (default 2, the course's spikes) or generator.
     dtype : torch.float32 or torch.float64 (default, also for None)
 
     Returns
@@ -76,10 +48,13 @@ def orthonormal_spikes(d: int, seed: int = 2, dtype=None) -> torch.Tensor:
     """
     import torch
 
+    from td_lib.core.runtime import torch_generator
+
     d = V.positive_int("d", d, minimum=3)
-    seed = V.positive_int("seed", seed, minimum=0)
+    if not isinstance(rng, torch.Generator):
+        rng = V.positive_int("rng", rng, minimum=0)
     dtype = _dtype(dtype)
-    g = torch.Generator().manual_seed(seed)
+    g = torch_generator(rng)
     q, _ = torch.linalg.qr(torch.randn(d, 3, generator=g, dtype=dtype))
     return q.T.contiguous()
 
@@ -189,8 +164,7 @@ def _factor_uv(beta_u: float, c: float) -> list[list[float]]:
 def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
            beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
            correlated: bool = False, clone: bool = False,
-           gen: torch.Generator | np.random.Generator | None = None,
-           dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
+           rng=None, dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw ``n`` labelled examples from the mixed cumulant model (Bardone & Goldt eq. 1).
 
     Labels are ``±1`` with probability 1/2 each. Class -1 is ``N(0, I_d)``; class +1 is
@@ -215,8 +189,9 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
         ``nu = sign(lambda)`` instead of an independent Rademacher ``nu``.
     clone : bool
         Sample the population Gaussian clone of class +1 instead of the data.
-    gen : torch.Generator or numpy.random.Generator, optional
-        Source of randomness (torch's global generator if None). With a numpy Generator the
+    rng : int, torch.Generator or numpy.random.Generator, optional
+        Source of randomness: an int seed (``torch.Generator().manual_seed(rng)``), a torch
+        Generator, or None (torch's global generator). With a numpy Generator the
         same model is sampled with numpy (draws in the same order: labels, ``z``, class -1
         inputs, ``lambda``, ``nu``) and numpy float64 arrays are returned; pass ``spikes`` as
         an array then, and torch is not needed.
@@ -226,12 +201,24 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
     -------
     X : torch.Tensor (numpy array with a numpy ``gen``) of shape (n, d)
     y : torch.Tensor (numpy array) of shape (n,), entries ±1, dtype ``dtype``
+
+    References
+    ----------
+    Bardone & Goldt (2024), eq. (1).
+
+    Examples
+    --------
+    >>> S = orthonormal_spikes(6).numpy()
+    >>> X, y = sample(5, spikes=S, rng=np.random.default_rng(0))
+    >>> X.shape, y.shape
+    ((5, 6), (5,))
     """
     n = V.positive_int("n", n)
     bm, bu, bv = _betas(beta_m, beta_u, beta_v)
     for name, flag in (("correlated", correlated), ("clone", clone)):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be a bool, got {flag!r}")
+    gen = rng
     if isinstance(gen, np.random.Generator):
         if dtype is not None and dtype not in (np.float64, "float64"):
             raise ValueError(f"dtype must be None or float64 for numpy sampling, got {dtype!r}")
@@ -249,14 +236,18 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
 
     import torch
 
+    from td_lib.core.runtime import torch_generator
+
     dtype = _dtype(dtype)
+    if isinstance(gen, (int, np.integer)) and not isinstance(gen, bool):
+        gen = torch_generator(int(gen))
     if gen is not None and not isinstance(gen, torch.Generator):
-        raise TypeError("gen must be a torch.Generator, a numpy.random.Generator or None, got "
-                        f"{type(gen).__name__}")
+        raise TypeError("rng must be an int seed, a torch.Generator, a numpy.random.Generator or None, "
+                        f"got {type(gen).__name__}")
     S = _spikes(spikes, d, dtype)
     d = S.shape[1]
 
-    # Draw in the order of the page's mcm_sample, so seeded data sets coincide.
+    # Draw in the order of the original notes' mcm_sample, so seeded data sets coincide.
     y = (torch.randint(0, 2, (n,), generator=gen) * 2 - 1).to(dtype)
     z = torch.randn(n, d, generator=gen, dtype=dtype)
     X = torch.randn(n, d, generator=gen, dtype=dtype)  # class -1 rows are kept as drawn
@@ -283,12 +274,16 @@ def class_mean(spikes: torch.Tensor, beta_m: float, label: int) -> torch.Tensor:
     return bm * S[0] if label == 1 else torch.zeros_like(S[0])
 
 
-def class_cov(spikes: torch.Tensor, beta_u: float, beta_v: float, correlated: bool,
+def class_cov(spikes: torch.Tensor, *, beta_u: float, beta_v: float, correlated: bool,
               label: int) -> torch.Tensor:
     """Analytic class covariance (dense ``d x d``; for tests and small ``d``).
 
     ``I + beta_u u u^T + c (u v^T + v u^T)`` for ``label = +1`` (7.2.A.3; ``c = 0`` for
     independent latents), ``I`` for ``label = -1``.
+
+    References
+    ----------
+    Bardone & Goldt (2024), eq. (1); seed §7.2, Exercise 7.2.A.3.
     """
     import torch
 
@@ -303,129 +298,8 @@ def class_cov(spikes: torch.Tensor, beta_u: float, beta_v: float, correlated: bo
     return eye + bu * torch.outer(u, u) + c * (torch.outer(u, v) + torch.outer(v, u))
 
 
-def bayes_accuracy(beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
-                   use: str = "muv", panels: int = 40) -> float:
-    """Exact Bayes accuracy (equal priors, independent latents) from the statistics ``use``.
-
-    The classes differ only along ``m, u, v``, and with independent latents the three
-    coordinates ``x_m = m.x``, ``x_u = u.x``, ``x_v = v.x`` are independent in each class:
-    ``x_m ~ N(0 or beta_m, 1)``, ``x_u ~ N(0, 1 or 1 + beta_u)``, and ``x_v ~ N(0, 1)`` in class
-    -1 but ``(1/2) sum_± N(±sqrt(beta_v/(1+beta_v)), 1/(1+beta_v))`` in class +1. The
-    coordinates orthogonal to ``m, u, v`` carry no information. ``use`` selects which of the
-    three coordinates the classifier sees:
-
-    * ``"m"`` -- the means alone: the best classifier of the projection on the class-mean
-      difference ``mu_+ - mu_- = beta_m m``. Its accuracy is ``Phi(beta_m / 2)``; it is also
-      the Bayes accuracy of two Gaussians with the two class means and a common covariance.
-    * ``"mu"`` -- means and covariances: the Bayes accuracy of the population Gaussian clone
-      (along ``v`` the clone's classes coincide). Because ``(x_m, x_u)`` has the same law in
-      the data and the clone, this classifier also scores this on the data.
-    * ``"muv"`` -- everything: the Bayes accuracy of the data.
-    * ``"v"`` -- the fourth-cumulant direction alone.
-
-    Accuracy is ``1/2 + TV/2``. With ``m`` used, the ``x_m`` integral is done in closed form,
-    ``P_±(l_m + r > 0) = Phi((beta_m^2/2 ± r) / beta_m)`` for the other log-likelihood ratios
-    ``r``, and the rest by composite Gauss-Legendre quadrature (``panels`` x 2 or 3 panels of
-    12 nodes on ±12 standard deviations; the integrand is analytic, and doubling ``panels``
-    changes the result by less than 1e-12). For
-    ``"v"`` the integral of ``max(p_+, p_-)`` is split at the roots of ``p_+ = p_-``.
-    """
-    from scipy import integrate, optimize
-    from scipy.special import ndtr
-
-    bm, bu, bv = _betas(beta_m, beta_u, beta_v)
-    V.choice("use", use, ("m", "mu", "muv", "v"))
-    panels = V.positive_int("panels", panels, minimum=10)
-    av, sv = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
-
-    def l_v(t):  # log p_+(t) - log phi(t) along v
-        t = np.asarray(t, dtype=float)
-        lp = np.logaddexp(-(t - av) ** 2 / (2 * sv**2), -(t + av) ** 2 / (2 * sv**2)) - math.log(2 * sv)
-        return lp + t**2 / 2
-
-    def l_u(t):
-        return -0.5 * math.log1p(bu) + 0.5 * t**2 * bu / (1 + bu)
-
-    if use == "v":
-        if bv == 0:
-            return 0.5
-        grid = np.linspace(0, 8, 4001)
-        g = l_v(grid)
-        roots = [optimize.brentq(l_v, grid[i], grid[i + 1], xtol=1e-15)
-                 for i in np.nonzero(np.sign(g[:-1]) * np.sign(g[1:]) < 0)[0]]
-
-        def pmax(t):
-            phi = math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
-            return phi * max(1.0, math.exp(float(l_v(t))))
-        pts = [0.0, *roots, 12.0]
-        tot = sum(integrate.quad(pmax, lo, hi, epsabs=1e-14, epsrel=1e-13, limit=200)[0]
-                  for lo, hi in zip(pts[:-1], pts[1:]))
-        return float(tot)  # = 2 * (1/2) * int_0^inf max(p_+, p_-) by symmetry
-    if use == "m":
-        return float(ndtr(bm / 2))
-    if bm == 0:
-        raise ValueError("beta_m must be > 0 when use contains 'm'")
-    # composite Gauss-Legendre on truncated ranges (analytic integrands; the truncation at
-    # 12 standard deviations costs < 1e-30)
-    su = math.sqrt(1 + bu)
-    xu, wu = _cgl(-12 * su, 12 * su, panels * 3)
-    pu_p = np.exp(-xu**2 / (2 * su**2)) / (su * math.sqrt(2 * math.pi))
-    pu_m = np.exp(-xu**2 / 2) / math.sqrt(2 * math.pi)
-    ru = l_u(xu)
-    if use == "mu":
-        rp, wp, wm = ru, wu * pu_p, wu * pu_m
-    else:
-        xv, wv = _cgl(-12.0, 12.0, panels * 2)
-        pv_m = np.exp(-xv**2 / 2) / math.sqrt(2 * math.pi)
-        rv = l_v(xv)
-        pv_p = pv_m * np.exp(rv)
-        rp = (ru[:, None] + rv[None, :]).ravel()
-        wp = (wu[:, None] * pu_p[:, None] * (wv * pv_p)[None, :]).ravel()
-        wm = (wu[:, None] * pu_m[:, None] * (wv * pv_m)[None, :]).ravel()
-    acc_p = np.dot(wp, ndtr((bm**2 / 2 + rp) / bm))
-    acc_m = np.dot(wm, ndtr((bm**2 / 2 - rp) / bm))
-    return float(0.5 * (acc_p + acc_m))
-
-
-def log_likelihood_ratios(X, spikes, beta_m: float = 1.0, beta_u: float = 5.0,
-                          beta_v: float = 10.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The Bayes rules of :func:`bayes_accuracy` as functions of the data (independent latents).
-
-    Returns the log-likelihood ratios :math:`\\log p_+/p_-` of the three coordinates
-    ``x_m = m.x``, ``x_u = u.x``, ``x_v = v.x`` of the rows of ``X`` (torch or numpy, shape
-    ``(n, d)``): ``l_m = beta_m x_m - beta_m^2/2``,
-    ``l_u = -log(1 + beta_u)/2 + x_u^2 beta_u / (2 (1 + beta_u))`` and, with ``a =
-    sqrt(beta_v/(1+beta_v))`` and ``s = 1/sqrt(1+beta_v)``, ``l_v = log[(N(x_v; a, s^2) +
-    N(x_v; -a, s^2)) / 2] - log N(x_v; 0, 1)``. The coordinates are independent within each
-    class, so the Bayes rule from the means is ``l_m > 0``, from means and covariances
-    ``l_m + l_u > 0``, and from everything ``l_m + l_u + l_v > 0``; their accuracies on fresh
-    samples estimate ``bayes_accuracy(use="m" / "mu" / "muv")`` without bias.
-    """
-    bm, bu, bv = _betas(beta_m, beta_u, beta_v)
-    S = _spikes_np(spikes, None)
-    X = np.asarray(X.numpy() if hasattr(X, "numpy") else X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[1] != S.shape[1]:
-        raise ValueError(f"X must have shape (n, {S.shape[1]}) to match the spikes, got {X.shape}")
-    xm, xu, xv = (X @ S.T).T
-    av, sv = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
-    l_m = bm * xm - 0.5 * bm * bm
-    l_u = -0.5 * math.log1p(bu) + 0.5 * xu**2 * bu / (1 + bu)
-    l_v = (np.logaddexp(-(xv - av) ** 2 / (2 * sv**2), -(xv + av) ** 2 / (2 * sv**2))
-           - math.log(2 * sv) + xv**2 / 2)
-    return l_m, l_u, l_v
-
-
-def _cgl(lo: float, hi: float, panels: int, order: int = 12):
-    """Composite Gauss-Legendre nodes and weights on [lo, hi]."""
-    x, w = np.polynomial.legendre.leggauss(order)
-    edges = np.linspace(lo, hi, panels + 1)
-    h = np.diff(edges) / 2
-    mid = (edges[:-1] + edges[1:]) / 2
-    return (mid[:, None] + h[:, None] * x[None, :]).ravel(), (h[:, None] * w[None, :]).ravel()
-
-
-def mixture_components(spikes: torch.Tensor, beta_m: float = 1.0, beta_u: float = 5.0,
-                       beta_v: float = 10.0, *, clone: bool = False,
+def mixture_components(spikes: torch.Tensor, *, beta_m: float = 1.0, beta_u: float = 5.0,
+                       beta_v: float = 10.0, clone: bool = False,
                        labels: tuple[int, ...] = (-1, 1)) -> list[tuple]:
     """The model with independent latents as a mixture of labelled Gaussians (numpy arrays).
 
@@ -435,7 +309,7 @@ def mixture_components(spikes: torch.Tensor, beta_m: float = 1.0, beta_u: float 
     ``clone=True`` class +1 is the single Gaussian ``N(beta_m m, I + beta_u u u^T)``. Returns
     ``[(weight, label, mean (d,), cov (d, d)), ...]`` over the classes in ``labels``, with the
     weights renormalised to sum to 1 (the format of
-    :func:`td_lib.nets.population_gradient`).
+    :func:`td_lib.nets.mixture_population_gradient`).
     """
     import torch
 
