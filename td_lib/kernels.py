@@ -45,6 +45,7 @@ from scipy.special import ive
 
 from td_lib.core import activations
 from td_lib.core import validate as v
+from td_lib.core.gaussian import arccos_kernel
 from td_lib.core.runtime import numpy_rng
 
 KernelFn = Callable[[np.ndarray], np.ndarray]
@@ -172,7 +173,7 @@ def relu_ntk_bias(phi) -> np.ndarray:
     """
     phi = v.array("phi", phi)
     u = (1.0 + np.cos(phi)) / 2.0
-    return u * (np.pi - np.arccos(np.clip(u, -1.0, 1.0))) / (2 * np.pi)
+    return u * arccos_kernel(u, degree=0)
 
 
 def basri_coefficients(ells) -> np.ndarray:
@@ -412,7 +413,7 @@ def gap_variance(*, bias: bool = False, n_grid: int = 64) -> float:
     ang = 2 * np.pi * np.arange(n_grid) / n_grid
     if bias:
         u = (1 + np.cos(ang)) / 2
-        p = (np.pi - np.arccos(np.clip(u, -1.0, 1.0))) / (2 * np.pi)
+        p = arccos_kernel(u, degree=0)
     else:
         u = np.cos(ang)
         p = (np.pi - np.abs(wrap_angle(ang))) / (2 * np.pi)

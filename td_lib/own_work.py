@@ -56,6 +56,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                               "td_lib.early_linear.linear_features",
                               "td_lib.hermite.coefficients",
                               "td_lib.early_linear.dual_activation",
+                              "td_lib.core.gaussian.arccos_kernel",
                               "td_lib.early_linear.cnn_linear_constants"),
     # §7.2 higher cumulants
     "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy", "td_lib.mcm.log_likelihood_ratios",

@@ -36,6 +36,7 @@ from td_lib.cnn_lcn.model import (
 )
 from td_lib.core import activations
 from td_lib.core import validate as V
+from td_lib.core.gaussian import arccos_kernel
 from td_lib.core.runtime import torch_generator
 
 if TYPE_CHECKING:
@@ -203,8 +204,7 @@ def _eg_relu(C):
     d = np.sqrt(np.diagonal(C, axis1=-2, axis2=-1))
     nrm = d[..., :, None] * d[..., None, :]
     cos = np.clip(C / np.where(nrm > 0, nrm, 1.0), -1, 1)
-    th = np.arccos(cos)
-    K = nrm / (2 * np.pi) * (np.sin(th) + (np.pi - th) * cos)
+    K = nrm * arccos_kernel(cos, degree=1)
     return np.einsum("...ab,a,b->...", K, s, s)
 
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from td_lib.core import validate as V
 
-__all__ = ["Activation", "FORMULAS", "get", "names"]
+__all__ = ["Activation", "FORMULAS", "LEAKY_SLOPE", "get", "names"]
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT1_2 = 1.0 / _SQRT2

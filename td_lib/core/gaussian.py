@@ -19,7 +19,7 @@ from numpy.polynomial import hermite_e as H
 
 from td_lib.core import validate as V
 
-__all__ = ["QuadratureWarning", "gauss_normal_nodes", "gaussian_expectation", "legendre_nodes"]
+__all__ = ["QuadratureWarning", "arccos_kernel", "gauss_normal_nodes", "gaussian_expectation", "legendre_nodes"]
 
 _SQRT2PI = math.sqrt(2.0 * math.pi)
 _GH_MAX = 320
@@ -144,3 +144,38 @@ def gaussian_expectation(f: Callable[[np.ndarray], np.ndarray], *, n: int = 64,
         if err <= tol:
             return (cur, n) if full_output else cur
         prev = cur
+
+
+def arccos_kernel(s, *, degree: int) -> np.ndarray:
+    """The ReLU Gaussian expectations in closed form (arc-cosine kernels of degree 0 and 1).
+
+    For :math:`(u, v)` standard normal with correlation :math:`s` and
+    :math:`\\theta=\\arccos s`:
+
+    - ``degree=0``: :math:`\\mathbb E[\\mathbf 1(u>0)\\mathbf 1(v>0)]=(\\pi-\\theta)/(2\\pi)`;
+    - ``degree=1``: :math:`\\mathbb E[\\mathrm{relu}(u)\\,\\mathrm{relu}(v)]
+      =(\\sqrt{1-s^2}+(\\pi-\\theta)s)/(2\\pi)`.
+
+    For variances :math:`a^2, b^2` multiply by :math:`a b` (degree 1; degree 0 is scale free).
+    Every ReLU kernel of td_lib (the NTK with bias of §7.3, Tian's ReLU kernel of §7.4, the
+    dual activation of §7.1b, the ReLU error of the CNN/LCN appendix) is built from these two.
+
+    References
+    ----------
+    Cho & Saul (2009), arc-cosine kernels (here normalised as expectations).
+
+    Examples
+    --------
+    >>> round(float(arccos_kernel(0.0, degree=1)), 12)  # 1/(2 pi)
+    0.159154943092
+    >>> float(arccos_kernel(1.0, degree=0)), float(arccos_kernel(1.0, degree=1))  # P(u>0), E relu(u)^2
+    (0.5, 0.5)
+    """
+    s = V.array_in("s", s, -1.0 - 1e-12, 1.0 + 1e-12, closed="both")
+    s = np.clip(s, -1.0, 1.0)
+    V.choice("degree", degree, (0, 1))
+    k0 = (np.pi - np.arccos(s)) / (2 * np.pi)
+    if degree == 0:
+        return k0
+    return np.sqrt(1.0 - s * s) / (2 * np.pi) + k0 * s
+

@@ -22,7 +22,8 @@ import numpy as np
 
 from td_lib import hermite
 from td_lib.core import validate as V
-from td_lib.core.gaussian import gauss_normal_nodes
+from td_lib.core.activations import LEAKY_SLOPE
+from td_lib.core.gaussian import arccos_kernel, gauss_normal_nodes
 from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act, hypercube
 
 __all__ = ["dual_activation", "local_overlaps", "cnn_ntk_infinite", "CNNLinearConstants",
@@ -64,12 +65,10 @@ def dual_activation(activation: str, s) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("s must be a correlation in [-1, 1]")
     s = np.clip(s, -1.0, 1.0)
     if activation in ("relu", "leaky_relu"):
-        th = np.arccos(s)
-        g_relu = (np.sqrt(1.0 - s * s) + (math.pi - th) * s) / (2 * math.pi)
-        f_relu = (math.pi - th) / (2 * math.pi)
+        g_relu, f_relu = arccos_kernel(s, degree=1), arccos_kernel(s, degree=0)
         if activation == "relu":
             return g_relu, f_relu
-        sl = 0.2  # phi = sl z + (1 - sl) relu(z); E[u relu(u')] = s/2
+        sl = LEAKY_SLOPE  # phi = sl z + (1 - sl) relu(z); E[u relu(u')] = s/2
         return (sl * sl * s + sl * (1 - sl) * s + (1 - sl) ** 2 * g_relu,
                 sl * sl + sl * (1 - sl) + (1 - sl) ** 2 * f_relu)
     x, w = _gh_nodes()

@@ -26,6 +26,7 @@ import numpy as np
 from scipy import integrate
 
 from td_lib.core import validate as V
+from td_lib.core.gaussian import arccos_kernel
 from td_lib.core.runtime import numpy_rng
 from td_lib.teacher_student.model import RELU
 
@@ -180,8 +181,7 @@ def relu_kernel(a, b, *, sigma: float = 1.0) -> np.ndarray:
     nb = np.linalg.norm(b, axis=-1)
     den = np.where((na > 0) & (nb > 0), na * nb, 1.0)
     c = np.clip((a * b).sum(-1) / den, -1.0, 1.0)
-    th = np.arccos(c)
-    return s2 * na * nb / (2 * np.pi) * (np.sin(th) + (np.pi - th) * c)
+    return s2 * na * nb * arccos_kernel(c, degree=1)
 
 
 def _flow_args(W, Vs, W_star, V_star, vname="Vo"):
