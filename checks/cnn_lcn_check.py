@@ -40,7 +40,7 @@ def _one_step(full: bool) -> list[Claim]:
     out = []
     D, n = (400, 120_000) if full else (300, 30_000)
     for kind in ("cnn", "lcn"):
-        o = cl.one_step_drift(kind, D=D, P=4, k_s=3, k_t=2, c=0.5, eta=0.8, sigma=0.5, n_samples=n,
+        o = cl.one_step_drift(kind, D=D, P=4, k_s=3, k_t=2, c=0.5, eta=0.8, sigma=0.5, n=n,
                               rng=1)
         dR, dQ = cl.rhs(kind, o["R"], o["Q"], o["S"], T=1.0, eta=0.8, sigma=0.5)
         z = max(np.max(np.abs(o["dR"] - dR) / o["se_R"]), np.max(np.abs(o["dQ"] - dQ) / o["se_Q"]))

@@ -32,7 +32,7 @@ def test_eg_from_order_parameters_matches_test_set(kind, activation):
 @pytest.mark.parametrize("kind", ["cnn", "lcn"])
 def test_one_step_drift_matches_rhs(kind):
     """D E[Delta(R, Q)] over independent SGD steps = the ODE RHS (within 5 s.e. + O(1/D))."""
-    o = cl.one_step_drift(kind, D=150, P=3, k_s=2, k_t=1, c=0.5, eta=0.7, sigma=0.5, n_samples=24000,
+    o = cl.one_step_drift(kind, D=150, P=3, k_s=2, k_t=1, c=0.5, eta=0.7, sigma=0.5, n=24000,
                           rng=2)
     dR, dQ = cl.rhs(kind, o["R"], o["Q"], o["S"], T=1.0, eta=0.7, sigma=0.5)
     assert np.max(np.abs(o["dR"] - dR) / (5 * o["se_R"] + 0.02 * np.abs(dR).max())) < 1

@@ -225,12 +225,12 @@ def _run(net: Networks, cfg: _RunConfig, gen) -> SGDResult:
 
 def one_step_drift(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 0.0, S=None,
                    T: float = 1.0, eta: float = 1.0, sigma: float = 0.0, align: float = 0.6,
-                   n_samples: int = 200_000, chunk: int = 4000, rng=0,
+                   n: int = 200_000, chunk: int = 4000, rng=0,
                    threads: int | None = 1) -> dict:
     """Monte Carlo ``D E[Delta R]``, ``D E[Delta Q]`` of ONE SGD step from fixed weights.
 
     The student weights are ``N(0, 1)`` plus ``align * sqrt(k_s/k_t) w_l`` on the first ``k_t`` taps
-    (so ``R != 0``). ``n_samples`` independent inputs are each used for one step from the *same*
+    (so ``R != 0``). ``n`` independent inputs are each used for one step from the *same*
     weights; the increments of the order parameters are computed exactly from the per-sample
     projections and position Gram matrix. Returns ``R``, ``Q`` (the state), ``dR``, ``dQ``
     (means times ``D``), ``se_R``, ``se_Q`` (standard errors) and ``S``; compare with
@@ -244,10 +244,10 @@ def one_step_drift(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 
     """
     V.choice("kind", kind, KINDS)
     D = V.positive_int("D", D, 2)
-    n_samples = V.positive_int("n_samples", n_samples, 2)
+    n = V.positive_int("n", n, 2)
     with torch_threads(threads):
         return _drift(kind, D=D, P=P, k_s=k_s, k_t=k_t, c=c, S=S, T=T, eta=eta, sigma=sigma,
-                      align=align, n_samples=n_samples, chunk=chunk, rng=rng)
+                      align=align, n_samples=n, chunk=chunk, rng=rng)
 
 
 def _drift(kind, *, D, P, k_s, k_t, c, S, T, eta, sigma, align, n_samples, chunk, rng):
