@@ -1,5 +1,5 @@
 # %% [markdown]
-# # CNN vs LCN, lesson 1 — the model, its exact ODEs and the factor $P$
+# # CNN vs LCN, lesson 1 — the model, its exact ODEs and the factor P
 #
 # *Training Dynamics, Iliad Intensive 2026.* CPU only; needs numpy, scipy, matplotlib and the
 # course library `td_lib` (its module `td_lib.cnn_lcn` is the theory engine this notebook

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # CNN vs LCN, lesson 2 — locality: $O(D)$ or $O(D\log D)$ samples
+# # CNN vs LCN, lesson 2 — locality: O(D) or O(D log D) samples
 #
 # *Training Dynamics, Iliad Intensive 2026.* CPU only; needs numpy, scipy, matplotlib and the
 # course library `td_lib` (its module `td_lib.cnn_lcn` is the theory engine this notebook
