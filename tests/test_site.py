@@ -89,7 +89,7 @@ def _build_quick_site() -> tuple[Path, Path]:
     stale = [s for s in _sources()
              if not (notebooks / s.parent.name / (s.stem + ".ipynb")).exists()
              or (notebooks / s.parent.name / (s.stem + ".ipynb")).stat().st_mtime
-             < max(s.stat().st_mtime, (REPO / "td_lib" / "runtime.py").stat().st_mtime)]
+             < max(s.stat().st_mtime, (REPO / "td_lib" / "core" / "runtime.py").stat().st_mtime)]
     py = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv").exists() else sys.executable
     if stale:
         subprocess.run([py, "-m", "tools.render", "--quick", "--out", str(notebooks),
