@@ -34,7 +34,7 @@ import torch
 
 from td_lib import mcm
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar, torch_generator
+from td_lib.core.runtime import bar, base_seed, torch_generator
 
 __all__ = ["StaircaseRun", "train_staircase", "record_steps", "logistic_grads", "first_above",
            "onset_step", "TEST_SETS"]
@@ -147,7 +147,8 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
         Input dimension, hidden units, SGD steps, minibatch size, learning rate, size of each
         test set.
     rng
-        An int seed (default 0) or a torch Generator.
+        An int seed (default 0), a torch Generator, or ``None`` / a numpy Generator (one base
+        seed drawn from it, :func:`td_lib.core.runtime.base_seed`).
     beta_m, beta_u, beta_v
         Signal strengths of the mixed cumulant model (course test bed: 1, 5, 10).
     num_records
@@ -173,7 +174,7 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     if isinstance(rng, torch.Generator):
         gen = init_gen = rng
     else:
-        seed = V.positive_int("rng", rng, minimum=0)
+        seed = base_seed(rng)
         gen, init_gen = torch_generator(seed + 10), torch_generator(seed)
     kw = dict(beta_m=beta_m, beta_u=beta_u, beta_v=beta_v, dtype=dtype, rng=gen)
     tests = {

@@ -30,7 +30,8 @@ from typing import Any, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-__all__ = ["QUICK", "pick", "progress", "bar", "torch_threads", "numpy_rng", "torch_generator"]
+__all__ = ["QUICK", "pick", "progress", "bar", "label", "torch_threads", "numpy_rng", "base_seed",
+           "torch_generator"]
 
 T = TypeVar("T")
 
@@ -107,6 +108,22 @@ def progress(it: Iterable[T], desc: str = "", total: int | None = None, **kw) ->
     return _Bar(it, desc=desc, total=total, **kw)
 
 
+_tqdm_bar = progress  # ``bar``'s argument ``progress`` shadows the function
+
+
+def label(progress: bool | str, default: str) -> bool | str:
+    """The ``progress=`` value to pass on: ``default`` for ``True``, ``progress`` itself
+    otherwise (a caller's own label, or no bar). For drivers that hand their bar to a trainer
+    under their own default label.
+
+    Examples
+    --------
+    >>> label(True, "SGD"), label("mine", "SGD"), label(False, "SGD")
+    ('SGD', 'mine', False)
+    """
+    return default if progress is True else progress
+
+
 def bar(it: Iterable[T], progress: bool | str, default: str, total: int | None = None,
         **kw) -> Iterable[T]:
     """The ``progress=`` convention: ``it`` itself when ``progress`` is false, else a
@@ -121,7 +138,7 @@ def bar(it: Iterable[T], progress: bool | str, default: str, total: int | None =
         return it
     if not isinstance(progress, (bool, str)):
         raise TypeError(f"progress must be a bool or a label (str), got {progress!r}")
-    return globals()["progress"](it, desc=default if progress is True else progress, total=total, **kw)
+    return _tqdm_bar(it, desc=label(progress, default), total=total, **kw)
 
 
 @contextmanager
@@ -165,6 +182,25 @@ def numpy_rng(rng: Any = None) -> np.random.Generator:
     if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
         return np.random.default_rng(None if rng is None else int(rng))
     raise TypeError(f"rng must be an int seed, None or a numpy Generator, got {type(rng).__name__}")
+
+
+def base_seed(rng: Any = None) -> int:
+    """The ``rng=`` convention for drivers that derive several seeds from one (``seed + 1``,
+    ``seed * 1000 + i``, ...): an int is the base seed itself (>= 0), so the streams are those
+    of the int-seed API; ``None`` or a numpy Generator gives one draw ``integers(2**31)``.
+
+    Examples
+    --------
+    >>> base_seed(7)
+    7
+    >>> base_seed(np.random.default_rng(0)) == int(np.random.default_rng(0).integers(2**31))
+    True
+    """
+    if isinstance(rng, (int, np.integer)):
+        from td_lib.core import validate as V
+
+        return V.positive_int("rng", rng, minimum=0)
+    return int(numpy_rng(rng).integers(2**31))
 
 
 def torch_generator(rng: Any = None):

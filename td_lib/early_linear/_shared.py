@@ -44,14 +44,3 @@ def hypercube(name: str, X) -> np.ndarray:
     if not np.all(np.abs(X) == 1.0):
         raise ValueError(f"{name} must lie on the hypercube {{-1, 1}}^d (Prop. 4.1's inputs)")
     return X
-
-
-def base_seed(rng) -> int:
-    """The ``rng`` convention for drivers that derive several seeds (``seed + 1``, ...): an int is
-    the base seed itself (so the streams are those of the int-seed API); ``None`` or a numpy
-    Generator gives one draw from :func:`td_lib.core.runtime.numpy_rng`."""
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return int(rng)
-    from td_lib.core.runtime import numpy_rng
-
-    return int(numpy_rng(rng).integers(2**31))

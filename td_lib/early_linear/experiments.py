@@ -21,8 +21,8 @@ import numpy as np
 
 from td_lib import hermite
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar
-from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act, base_seed
+from td_lib.core.runtime import bar, base_seed
+from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act
 from td_lib.early_linear.cnn import cnn_ntk, cnn_symmetric_init, cnn_teacher_labels, train_cnn
 from td_lib.early_linear.cnn_kernel import (
     cnn_linear_constants,

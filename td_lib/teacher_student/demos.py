@@ -17,17 +17,13 @@ import numpy as np
 
 from td_lib import deep_teacher as deep
 from td_lib.core import validate as V
-from td_lib.core.runtime import numpy_rng
+from td_lib.core.runtime import base_seed, label
 from td_lib.teacher_student.metrics import coverage_counts, first_match_times, focus_shifts
 from td_lib.teacher_student.model import Net, make_student, make_teacher
 from td_lib.teacher_student.training import History, train
 
 __all__ = ["Experiment", "run_experiment", "DEMO_SIZE", "node_order_demo", "node_order_summary",
            "focus_demo", "focus_summary", "DEEP_DEMO", "fig8_demo", "fig8_summary"]
-
-
-def _label(progress: bool | str, default: str) -> bool | str:
-    return default if progress is True else progress
 
 
 @dataclass
@@ -93,8 +89,7 @@ def run_experiment(configs: Sequence[tuple[float, int, int]], *, d: int = 20, m:
     for c in configs:
         if len(c) != 3:
             raise ValueError(f"configs entries must be (p, factor, index), got {c!r}")
-    seed = (V.positive_int("rng", rng, minimum=0) if isinstance(rng, (int, np.integer))
-            else int(numpy_rng(rng).integers(2**31)))
+    seed = base_seed(rng)
     ps = np.array([V.finite("p", c[0], nonnegative=True) for c in configs])
     fs = np.array([V.positive_int("factor", c[1]) for c in configs])
     ix = np.array([V.positive_int("index", c[2], minimum=0) for c in configs])
@@ -139,7 +134,7 @@ def node_order_demo(quick: bool = False, progress: bool | str = False) -> Experi
     cfg = [(1.0, f, i) for f in (1, 2, 5) for i in range(k1)]
     cfg += [(p, 5, i) for p in (0.0, 2.0) for i in range(k02)]
     return run_experiment(cfg, steps=steps, eval_every=every, rng=0,
-                          progress=_label(progress, "online SGD, 3 polarities x 3 widths"),
+                          progress=label(progress, "online SGD, 3 polarities x 3 widths"),
                           **DEMO_SIZE)
 
 
@@ -155,7 +150,7 @@ def focus_demo(quick: bool = False, progress: bool | str = False) -> Experiment:
     """
     steps = 400 if quick else 8000
     return run_experiment([(1.0, 5, i) for i in range(2)], steps=steps, n_train=5000,
-                          eval_every=100, rng=2, progress=_label(progress, "SGD on 5000 samples"),
+                          eval_every=100, rng=2, progress=label(progress, "SGD on 5000 samples"),
                           **DEMO_SIZE)
 
 
@@ -276,7 +271,7 @@ def fig8_demo(quick: bool = False,
     student = deep.make_deep_student(teacher, factor=c["factor"], rng=75)
     hist = deep.train_deep(teacher, student, epochs=ep, eta=c["eta"], batch=c["batch"],
                            epoch_size=c["epoch_size"], evals_per_epoch=2, snapshot_epochs=snaps,
-                           rng=76, progress=_label(progress, "deep teacher, online SGD"))
+                           rng=76, progress=label(progress, "deep teacher, online SGD"))
     return teacher, hist
 
 
