@@ -241,3 +241,10 @@ def test_hostile_submissions_get_zero_where_affected(small, client, tmp_path):
     assert not list(course.rglob("PWNED_BY_STUDENT")) and not (env.REPO / "PWNED_BY_STUDENT").exists()
     assert_same(got | {"cells": {k: v for k, v in got["cells"].items() if not k[0].startswith("hostile")}},
                 serial, ["solutions", "blank", "partial"])
+
+
+def test_the_grading_kernel_gets_no_notebook():
+    files = {"nb.ipynb": b"{}", "data/x.csv": b"1", "timestamp.txt": b"t", "sub/.ipynb_checkpoints/a.py": b"",
+             "deep/other.ipynb": b"{}"}
+    assert grade.kernel_files(files, {"table.npy": b"2"}) == {"data/x.csv": b"1", "table.npy": b"2"}
+    assert sandbox.EXPOSE == [env.REPO / "td_lib"], "the sandbox exposes only td_lib of the repository"

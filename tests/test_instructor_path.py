@@ -12,7 +12,8 @@ exchange in a temporary folder:
     (work)               the test fills the fetched notebooks (tools.pipeline.plan_students):
                          alice = ``partial``, bob = ``delegates``, carol stays ``blank``
     student-submit
-    instructor-autograde nbgrader collect; nbgrader autograde
+    instructor-collect   nbgrader collect
+    instructor-autograde nbgrader autograde (the README's path for trusted submissions)
     instructor-grade     make grade A=... (both assignments again, in parallel on Dask,
                          sandboxed: tools/grade.py); what follows reads its results
     instructor-feedback  generate_feedback; release_feedback; export
@@ -171,7 +172,7 @@ def lifecycle(tmp_path_factory) -> Lifecycle:
                     nbformat.write(nb, str(fetched))
         runs.append(run_bash(blocks["student-submit"], repo, senv[sid], "student-submit", sid, logs))
 
-    for name in ("instructor-autograde", "instructor-grade", "instructor-feedback"):
+    for name in ("instructor-collect", "instructor-autograde", "instructor-grade", "instructor-feedback"):
         runs.append(run_bash(blocks[name], repo, ienv, name, "instructor", logs))
     for sid in STUDENTS:
         runs.append(run_bash(blocks["student-feedback"], repo, senv[sid], "student-feedback", sid, logs))
@@ -191,7 +192,8 @@ def test_readme_marks_the_whole_lifecycle():
         "student-setup": ["~/.jupyter/nbgrader_config.py", 'course_id = "td-course"', "Exchange.root"],
         "student-fetch": ["nbgrader fetch_assignment"],
         "student-submit": ["nbgrader submit"],
-        "instructor-autograde": ["nbgrader collect", "nbgrader autograde"],
+        "instructor-collect": ["nbgrader collect"],
+        "instructor-autograde": ["nbgrader autograde"],
         "instructor-grade": ["make grade A="],
         "instructor-feedback": ["nbgrader generate_feedback", "nbgrader release_feedback", "nbgrader export"],
         "student-feedback": ["nbgrader fetch_feedback"],

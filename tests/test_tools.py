@@ -173,24 +173,22 @@ def test_lint_keeps_graded_runs_independent_of_demo_cells():
     assert any("nbgrader metadata" in p for p in nbtool.lint_demos(graded))
 
 
-def test_lint_allows_checks_only_as_grading_references_in_hidden_tests(tmp_path):
-    hidden = '### BEGIN HIDDEN TESTS\nassert _f(5) == 10, "f(5) should be 10: f doubles x"\n'
-    good = SRC.replace(hidden, hidden.replace("### BEGIN HIDDEN TESTS\n", "### BEGIN HIDDEN TESTS\n"
-                                              "from checks.grading.lf_7_2 import bayes_accuracy_v as _ref\n"))
+def test_lint_refuses_every_checks_import_even_in_hidden_tests(tmp_path):
     p = tmp_path / "good.py"
-    p.write_text(good)
-    assert nbtool.lint(p) == [], "a grading reference imported inside the hidden tests is allowed"
-    bad = good.replace("from checks.grading.lf_7_2 import bayes_accuracy_v as _ref\n",
-                       "from checks.lf_7_2 import bayes_accuracy_v as _ref\nimport checks.grading\n")
+    p.write_text(SRC)
+    assert nbtool.lint(p) == []
+    hidden = '### BEGIN HIDDEN TESTS\nassert _f(5) == 10, "f(5) should be 10: f doubles x"\n'
+    bad = SRC.replace(hidden, hidden.replace("### BEGIN HIDDEN TESTS\n", "### BEGIN HIDDEN TESTS\n"
+                                             "from checks.grading.lf_7_2 import bayes_accuracy_v as _ref\n"))
     bad = bad.replace('_f = own_work(f, "ans")\n', '_f = own_work(f, "ans")\nfrom checks.grading import lf_7_2\n')
     bad = bad.replace("# %% [markdown]\n# Intro\n", "# %% [markdown]\n# Intro\n\n# %%\nimport checks.lf_7_1 as ref\n")
     p = tmp_path / "bad.py"
     p.write_text(bad)
     problems = nbtool.lint(p)
     text = "\n".join(problems)
-    assert "cell 1 line 1: `import checks.lf_7_1 as ref` imports checks.lf_7_1" in text, text
-    assert "(test_ans) line 3: `from checks.grading import lf_7_2` outside a hidden-test region" in text, text
-    assert "(test_ans) line 6: `from checks.lf_7_2 import bayes_accuracy_v as _ref` imports checks.lf_7_2" in text, text
-    assert "from checks.grading.<module>" in text, text
-    assert not any("import checks.grading`" in m for m in problems), "importing checks.grading in hidden tests is fine"
+    assert "cell 1 line 1: `import checks.lf_7_1 as ref` imports checks.lf_7_1 but the grading kernel" in text, text
+    assert "(test_ans) line 3: `from checks.grading import lf_7_2` imports checks.grading but" in text, text
+    assert ("(test_ans) line 6: `from checks.grading.lf_7_2 import bayes_accuracy_v as _ref` imports "
+            "checks.grading.lf_7_2 in a hidden-test region but") in text, text
+    assert all("python -m checks.grading.bake" in m for m in problems), text
     assert len(problems) == 3, text

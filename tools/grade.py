@@ -258,6 +258,16 @@ def source_extras(cfg: Config, course: Path, assignment: str) -> dict[str, bytes
 
 
 # --------------------------------------------------------------------------- task
+def kernel_files(files: dict[str, bytes], extras: dict[str, bytes]) -> dict[str, bytes]:
+    """What the grading kernel's folder holds: the course's extra files (data next to the
+    source notebooks) and the submission's other files, never a notebook (``.ipynb`` anywhere,
+    checkpoints included) nor nbgrader's ``timestamp.txt``."""
+    def keep(rel: str) -> bool:
+        return not rel.endswith(".ipynb") and ".ipynb_checkpoints" not in rel.split("/") and rel != "timestamp.txt"
+
+    return {rel: data for rel, data in {**files, **extras}.items() if keep(rel)}
+
+
 def grade_submission(job: dict, shared: dict) -> dict:
     """Dask task: autograde one student's submission in a private course copy; no shared state."""
     from nbgrader.apps import NbGraderAPI
@@ -292,9 +302,12 @@ def grade_submission(job: dict, shared: dict) -> dict:
             if f"{nb}.ipynb" not in job["files"]:
                 out["errors"].append(f"{nb}.ipynb: missing from the submission")
         _write_tree(sub, files)
-        # The kernel's working folder: the student's own files and the course's extra files.
+        # The kernel's working folder: the course's extra files and the student's own files, but
+        # no notebook. The kernel receives the cells to run over ZMQ; the notebook under grading
+        # (hidden tests restored into it) stays in scratch/course, outside the sandbox.
         work = scratch / "work"
-        _write_tree(work, {**files, **shared["extras"]})
+        work.mkdir()
+        _write_tree(work, kernel_files(files, shared["extras"]))
         cfg = load_config(course)
         task_pps, _ = _split_preprocessors(cfg)
         cfg.Autograde.autograde_preprocessors = task_pps

@@ -165,9 +165,11 @@ def _checks_imports(src: str) -> list[tuple[int, str, str]]:
 
 
 def lint_checks_imports(nb, name: str = "notebook") -> list[str]:
-    """A notebook imports from ``checks`` (instructor-only: absent from a student's install)
-    only grading references, ``checks.grading.<module>``, and only inside the hidden-test
-    regions of test cells (which the release strips)."""
+    """A notebook never imports from ``checks``: neither a student's install nor the grading
+    kernel has it (the grader exposes no reference to student code). A test's expected values
+    are baked into the cell on the instructor's side: a region ``# BEGIN BAKED <name>`` ...
+    ``# END BAKED <name>`` written by ``python -m checks.grading.bake`` from the function
+    ``<name>`` of ``checks/grading/baked.py``."""
     problems = []
     for i, c in enumerate(nb.cells):
         if c.cell_type != "code" or "checks" not in c.source:
@@ -175,14 +177,11 @@ def lint_checks_imports(nb, name: str = "notebook") -> list[str]:
         where = f"{name} cell {i}" + (f" ({nbcore.grade_id(c)})" if nbcore.grade_id(c) else "")
         hidden = _hidden_lines(c.source) if nbcore.is_test(c) else set()
         for line, mod, stmt in _checks_imports(c.source):
-            if mod != GRADING and not mod.startswith(GRADING + "."):
-                problems.append(f"{where} line {line}: `{stmt}` imports {mod}; a notebook imports from checks "
-                                f"only grading references, from {GRADING}.<module> (move the reference to "
-                                f"checks/grading/)")
-            elif line not in hidden:
-                problems.append(f"{where} line {line}: `{stmt}` outside a hidden-test region; import grading "
-                                f"references only between {nbcore.BEGIN_HIDDEN!r} and {nbcore.END_HIDDEN!r} "
-                                "of a test cell (students have no checks package)")
+            region = "in a hidden-test region " if line in hidden else ""
+            problems.append(f"{where} line {line}: `{stmt}` imports {mod} {region}but the grading kernel has no "
+                            f"checks package; bake the expected values instead (a function in "
+                            f"{GRADING.replace('.', '/')}/baked.py and a `# BEGIN BAKED <name>` region, "
+                            "then python -m checks.grading.bake)")
     return problems
 
 

@@ -8,10 +8,12 @@ config, never in ``course/nbgrader_config.py``). Each kernel runs
         -- python -I tools/sandbox.py SPEC      # this file, as the namespace's init (root)
 
 which builds a new root file system on a tmpfs holding only the system directories
-(``/usr``, ``/etc``, ... read-only), the virtual environment and the importable parts of
-the repository the hidden tests need (``td_lib``, ``checks`` without ``checks/fixtures``;
-read-only), a fresh ``/tmp``, ``/dev`` and ``/proc``, and ``/submission`` (the student's
-own files: the kernel's working directory), chroots into it, sets the resource limits
+(``/usr``, ``/etc``, ... read-only), the virtual environment and the one part of the
+repository a notebook imports (``td_lib``, read-only; not ``checks``: the tests' expected
+values are baked into the cells, ``checks/grading/bake.py``), a fresh ``/tmp``, ``/dev`` and
+``/proc``, and ``/submission`` (the kernel's working directory: the student's own files other
+than notebooks; the kernel receives the cells to run over ZMQ, so the notebook under grading,
+with its hidden tests, is not in its file system), chroots into it, sets the resource limits
 (address space, CPU seconds, processes, file size, no core files), sets ``no_new_privs``,
 drops to an unprivileged uid/gid of its own (61000 + a slot number, one per concurrently
 running kernel, so the process limit of one student never starves another), scrubs the
@@ -45,10 +47,10 @@ SLOTS = 1000
 SANDBOX_PY = Path(__file__).resolve()
 REPO = SANDBOX_PY.parent.parent
 
-# Parts of the repository a kernel may import (hidden tests import td_lib and checks);
-# inside those, what it must not see.
-EXPOSE = [REPO / "td_lib", REPO / "checks"]
-HIDE = [REPO / "checks" / "fixtures"]
+# The part of the repository a kernel may import: td_lib. Not checks (the references; test
+# cells carry baked values), not tools, not the course.
+EXPOSE = [REPO / "td_lib"]
+HIDE: list[Path] = []
 ENV_PASS = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "TD_QUICK", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
             "OPENBLAS_NUM_THREADS", "TZ", "LANG", "LC_ALL")
 GiB = 1 << 30
@@ -56,16 +58,15 @@ GiB = 1 << 30
 
 @functools.lru_cache(maxsize=1)
 def imported_parts() -> tuple[list[str], list[str]]:
-    """Where the kernel's Python imports ``td_lib`` and ``checks`` from (isolated mode, outside
-    any checkout: an editable install points at the checkout it was installed from, which
-    need not be this file's), and the ``checks/fixtures`` inside them to hide."""
+    """Where the kernel's Python imports ``td_lib`` from (isolated mode, outside any checkout:
+    an editable install points at the checkout it was installed from, which need not be this
+    file's), and what to hide inside it (nothing)."""
     import subprocess
 
-    out = subprocess.run([sys.executable, "-I", "-c", "import os, td_lib, checks; "
-                          "print(os.path.dirname(td_lib.__file__)); print(os.path.dirname(checks.__file__))"],
+    out = subprocess.run([sys.executable, "-I", "-c", "import os, td_lib; print(os.path.dirname(td_lib.__file__))"],
                          cwd="/", capture_output=True, text=True)
     dirs = out.stdout.split() if out.returncode == 0 else []
-    return dirs, [os.path.join(d, "fixtures") for d in dirs[1:]]
+    return dirs, []
 
 
 def available() -> tuple[bool, str]:

@@ -407,9 +407,13 @@ _acc = [_bayes(b) for b in (1.0, 3.0, 10.0, 30.0)]
 assert all(x < y for x, y in zip(_acc, _acc[1:])), (
     f"bayes_accuracy_v_only at beta_v = 1, 3, 10, 30 returned {np.round(_acc, 6).tolist()}; "
     "expected values increasing with beta_v.")
-from checks.grading.lf_7_2 import bayes_accuracy_v as _ref_bayes
-for _b in (0.2, 1.0, 3.0, 30.0, 200.0):
-    _got, _ref = _bayes(_b), _ref_bayes(_b)
+# beta_v -> the exact Bayes accuracy from v.x alone (quadrature between the crossings)
+# BEGIN BAKED bayes_accuracy_v_hidden (python -m checks.grading.bake; do not edit by hand)
+_ref_bayes = {0.2: 0.5019565495406406, 1.0: 0.5278761870161327, 3.0: 0.599046752113137,
+              30.0: 0.8078191836397108, 200.0: 0.9110120463777165}
+# END BAKED bayes_accuracy_v_hidden
+for _b, _ref in _ref_bayes.items():
+    _got = _bayes(_b)
     assert abs(_got - _ref) < 1e-5, (
         f"bayes_accuracy_v_only({_b}) returned {_got!r}; expected {_ref:.6f} (to 1e-5). Check "
         "that every interval where p+ > p- is found, also when the bumps are wide or very narrow.")
@@ -986,18 +990,23 @@ assert abs(_ci[2] - 0.01373768) < 1e-7, (
     "kappa_4(v·x), and the overall factor of part 1.")
 ### BEGIN HIDDEN TESTS
 # against an exact quadrature of the ReLU loss (finite differences around 0)
-from checks.grading.lf_7_2 import fitted_coefficients as _fit
-for _corr in (False, True):
-    for _bu, _bv in [(5.0, 10.0), (2.0, 3.0)]:
-        _ex = _fit(_bu, _bv, _corr)
-        _me = _lc(_bu, _bv, _corr, _s, -_s)
-        assert np.allclose(_me, _ex, rtol=1e-5, atol=1e-7), (
-            f"loss_coefficients({_bu}, {_bv}, correlated={_corr}) for ReLU returned "
-            f"{np.round(_me, 8).tolist()}; the exact ReLU loss gives {np.round(_ex, 8).tolist()} "
-            "(relative tolerance 1e-5).")
+# (correlated, beta_u, beta_v) -> coefficients fitted to the exact ReLU loss; the general case
+# BEGIN BAKED loss_coefficients_hidden (python -m checks.grading.bake; do not edit by hand)
+_fits = {(False, 5.0, 10.0): [0.49867785052263675, 0.0, 0.013737692875917813],
+         (False, 2.0, 3.0): [0.19947114019795245, 0.0, 0.009350213925134937],
+         (True, 5.0, 10.0): [0.498677850374607, 0.3393194788157509, 0.01373769286674263],
+         (True, 2.0, 3.0): [0.19947114004992272, 0.19492420031315869, 0.00935021390327983]}
+_ref_general = (0.5249999999999999, 0.39493270848342943, 0.003703703703703704)
+# END BAKED loss_coefficients_hidden
+for (_corr, _bu, _bv), _ex in _fits.items():
+    _me = _lc(_bu, _bv, _corr, _s, -_s)
+    assert np.allclose(_me, _ex, rtol=1e-5, atol=1e-7), (
+        f"loss_coefficients({_bu}, {_bv}, correlated={_corr}) for ReLU returned "
+        f"{np.round(_me, 8).tolist()}; the exact ReLU loss gives {np.round(_ex, 8).tolist()} "
+        "(relative tolerance 1e-5).")
 # general sigma2, sigma4 (e.g. another activation)
 _g = _lc(3.0, 2.0, True, 0.7, -0.2)
-_ref = (0.7 * 3 / 4, 0.7 * mcm.cross_term(3.0, 2.0, True) / 2, (-0.2) * (-8 / 9) / 48)
+_ref = _ref_general
 assert np.shape(_g) == (3,) and np.allclose(_g, _ref, rtol=1e-12, atol=1e-14), (
     f"loss_coefficients(3, 2, correlated=True, sigma2=0.7, sigma4=-0.2) returned {_g!r}; "
     f"expected {np.round(_ref, 10).tolist()} (to 1e-12). Check how each coefficient depends on "

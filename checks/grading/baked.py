@@ -1,0 +1,142 @@
+"""What each baked region of the notebooks' test cells holds (see :mod:`checks.grading.bake`).
+
+One function per region, named as the region: it returns ``{variable: value}``, computed from
+the references (td_lib and :mod:`checks.grading`) on the instructor's side. The test cell then
+reads plain numbers; the grading kernel imports no reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+REGISTRY: dict[str, Callable[[], dict[str, Any]]] = {}
+
+
+def baked(fn: Callable[[], dict[str, Any]] | None = None, *, rtol: float | None = None):
+    """Register ``fn`` as the content of the region named ``fn.__name__``; ``rtol``: the drift
+    tolerance of ``bake --check`` when the reference amplifies rounding (default 1e-12)."""
+    def register(f):
+        if rtol is not None:
+            f.rtol = rtol
+        REGISTRY[f.__name__] = f
+        return f
+
+    return register(fn) if fn is not None else register
+
+
+# --------------------------------------------------------------- CNN vs LCN, lesson 3
+def _noise_floors(cases):
+    from td_lib import cnn_lcn as cl
+
+    return [(float(cl.noise_floor("cnn", eta=e, sigma=s, P=p, T=t, c=c)),
+             float(cl.noise_floor("lcn", eta=e, sigma=s, P=p, T=t, c=c))) for (e, s, p, t, c) in cases]
+
+
+@baked
+def noise_floor_visible() -> dict[str, Any]:
+    """test_exF_noise_floor, visible part: (eq. 31, eq. 32) at three parameter sets."""
+    cases = [(2e-3, 1.0, 6, 1.0, 0.0), (2e-3, 1.0, 6, 1.0, 0.5), (0.1, 2.0, 4, 2.0, 0.8)]
+    return {"_cases": cases, "_refs": _noise_floors(cases)}
+
+
+@baked
+def noise_floor_hidden() -> dict[str, Any]:
+    """test_exF_noise_floor, hidden part: three edge cases and 20 random parameter sets."""
+    rng = np.random.default_rng(31)
+    cases = [(1e-3, 1.0, 1, 1.0, 0.5), (1e-3, 0.7, 5, 40.0, 0.9), (0.05, 1.5, 3, 0.3, 0.0)]
+    for _ in range(20):
+        cases.append((float(10 ** rng.uniform(-4, -1)), float(rng.uniform(0.1, 3)), int(rng.integers(2, 9)),
+                      float(rng.uniform(0.25, 10)), float(rng.uniform(0, 0.97))))
+    return {"_cases": cases, "_refs": _noise_floors(cases)}
+
+
+# ------------------------------------------------------------ §7.2 higher cumulants
+@baked
+def bayes_accuracy_v_hidden() -> dict[str, Any]:
+    """test_ex72A_kappa4 (hidden): the exact Bayes accuracy from v.x alone."""
+    from checks.grading.lf_7_2 import bayes_accuracy_v
+
+    return {"_ref_bayes": {b: float(bayes_accuracy_v(b)) for b in (0.2, 1.0, 3.0, 30.0, 200.0)}}
+
+
+@baked(rtol=1e-7)
+def loss_coefficients_hidden() -> dict[str, Any]:
+    """test_ex72D_coefficients (hidden): ReLU coefficients fitted to the exact loss, and the
+    general (sigma2, sigma4) case. The fit takes finite differences of a quadrature: its last
+    digits move by ~1e-9 (relative) between BLAS kernels; the test cell checks to 1e-5."""
+    from checks.grading.lf_7_2 import fitted_coefficients
+    from td_lib import mcm
+
+    fits = {(corr, bu, bv): [float(x) for x in fitted_coefficients(bu, bv, corr)]
+            for corr in (False, True) for bu, bv in [(5.0, 10.0), (2.0, 3.0)]}
+    general = (0.7 * 3 / 4, 0.7 * float(mcm.cross_term(3.0, 2.0, True)) / 2, (-0.2) * (-8 / 9) / 48)
+    return {"_fits": fits, "_ref_general": general}
+
+
+# ------------------------------------------------------------- §7.3 spectral bias
+@baked
+def cos_coef_hidden() -> dict[str, Any]:
+    """test_ex73C_cos_coef (hidden): cosine coefficients of the two arc-cosine NTKs, l = 0..20."""
+    from checks.grading.lf_7_3 import bias_coefficients
+    from td_lib import kernels
+
+    ls = np.arange(21)
+    return {"_ref_nobias": [float(x) for x in kernels.basri_coefficients(ls)],
+            "_ref_bias": [float(x) for x in bias_coefficients(ls)]}
+
+
+# ------------------------------------------------------- §7.1b early-time linear learning
+def _autograd_ntk(X, W, v, act):
+    """(Theta1, Theta2) = (J1 J1^T, J2 J2^T) with the Jacobian rows by autograd."""
+    import torch
+
+    from td_lib import early_linear as el
+
+    Xt = torch.as_tensor(X, dtype=torch.float64)
+    rows1, rows2 = [], []
+    for i in range(Xt.shape[0]):
+        Wp = torch.as_tensor(W, dtype=torch.float64).clone().requires_grad_(True)
+        vp = torch.as_tensor(v, dtype=torch.float64).clone().requires_grad_(True)
+        f = el.network_output(Xt[i:i + 1], Wp, vp, act)[0]
+        gW, gv = torch.autograd.grad(f, (Wp, vp))
+        rows1.append(gW.flatten().numpy())
+        rows2.append(gv.numpy())
+    J1, J2 = np.array(rows1), np.array(rows2)
+    return J1 @ J1.T, J2 @ J2.T
+
+
+@baked
+def ntk_autograd_visible() -> dict[str, Any]:
+    """test_ex71bB_ntk, visible part: the autograd NTK of the cell's GELU network (n = 12)."""
+    import torch
+
+    from td_lib import early_linear as el
+
+    X, _ = el.make_data(12, 5, rng=3)
+    W, v = el.symmetric_init(5, 8, rng=4)
+    W = W + 0.2 * torch.randn(W.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    ref1, ref2 = _autograd_ntk(X, W, v, "gelu")
+    return {"_ref1": ref1, "_ref2": ref2}
+
+
+@baked
+def ntk_autograd_hidden() -> dict[str, Any]:
+    """test_ex71bB_ntk, hidden part: the autograd NTK of the cell's four hidden networks."""
+    import torch
+
+    from td_lib import early_linear as el
+
+    refs = []
+    for act, seed in (("relu", 7), ("tanh", 8), ("softplus", 9)):
+        X, _ = el.make_data(9, 4, rng=seed)
+        W, v = el.symmetric_init(4, 6, rng=seed + 1)
+        W = W + 0.3 * torch.randn(W.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        v = v * torch.linspace(0.5, 1.5, 6, dtype=torch.float64)
+        refs.append(_autograd_ntk(X, W, v, act))
+    rg = np.random.default_rng(12)
+    X, W, v = rg.standard_normal((7, 6)), rg.standard_normal((5, 6)), rg.standard_normal(5)
+    refs.append(_autograd_ntk(X, torch.as_tensor(W), torch.as_tensor(v), "tanh"))
+    return {"_refs": refs}
