@@ -114,6 +114,15 @@ PROBE_EXPR = f"(lambda ns: (exec({PROBE_SRC!r}, ns), ns['result'])[1])({{'NAMES'
 INTEGRITY_ENAME = "IntegrityError"
 # Filled by SandboxExecute in the worker process (one task at a time per worker).
 _EXEC_REPORT: dict[str, dict] = {}
+# notebook -> the folder of its student edition of td_lib (set by grade_submission in the worker)
+_EDITIONS: dict[str, str] = {}
+
+
+def is_test_cell(cell) -> bool:
+    """An autograded test cell: a graded, non-solution code cell (it runs in the test runner)."""
+    md = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.get("cell_type") == "code" and bool(md.get("grade")) and not md.get("solution") \
+        and bool(cell.get("source", "").strip())
 
 
 def _probe_diff(before: dict, after: dict) -> list[str]:
@@ -133,12 +142,15 @@ def _sandbox_execute_class(base: type | None = None):
     from nbgrader import utils as nbutils
     from nbgrader.preprocessors import Execute
 
+    from tools.remote_tests import RemoteTestsMixin
+
     base = base or Execute
     if base in _SANDBOXED:
         return _SANDBOXED[base]
 
-    class SandboxExecute(base):
-        """The course's Execute with sandboxed kernels and the integrity probe."""
+    class SandboxExecute(RemoteTestsMixin, base):
+        """The course's Execute with sandboxed kernels, test cells in a test runner
+        (tools/remote_tests.py) and the integrity probe."""
 
         async def _probe(self) -> dict | None:
             msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
@@ -153,8 +165,12 @@ def _sandbox_execute_class(base: type | None = None):
         async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
             if self._td_baseline is None:
                 self._td_baseline = await self._probe() or {}
+                await self._td_install()  # before any student code
             t0 = time.perf_counter()
-            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            if is_test_cell(cell):  # out of the student's reach (tools/remote_tests.py)
+                cell = await self._td_run_test(cell, cell_index)
+            else:
+                cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
             self._td_cells.append((cell.metadata.get("nbgrader", {}).get("grade_id", cell_index),
                                    round(time.perf_counter() - t0, 3)))
             if cell.cell_type == "code" and nbutils.is_grade(cell) and cell.source.strip():
@@ -171,12 +187,21 @@ def _sandbox_execute_class(base: type | None = None):
 
         execute_cell = run_sync(async_execute_cell)
 
+        def create_kernel_manager(self):
+            km = super().create_kernel_manager()
+            edition = _EDITIONS.get(getattr(self, "_td_notebook", ""))
+            if edition and hasattr(km, "td_lib"):
+                km.td_lib = edition
+            return km
+
         def preprocess(self, nb, resources=None, km=None):
+            self._td_notebook = (resources or {}).get("unique_key", "")
             self._td_baseline, self._td_flags, self._td_cells = None, set(), []
             t0 = time.perf_counter()
             try:
                 return super().preprocess(nb, resources, km)
             finally:
+                self._td_close()
                 name = (resources or {}).get("unique_key", "?")
                 _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
                                       "cells": self._td_cells}
@@ -245,6 +270,14 @@ def gradebook_snapshot(course: Path, assignment: str) -> bytes:
         con.execute("VACUUM")
         con.close()
         return db.read_bytes()
+
+
+def answer_ids(course: Path, assignment: str) -> dict[str, list[str]]:
+    """notebook -> the ``grade_id`` s of its answer cells (solution cells), from the gradebook."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {nb.name: sorted(c.name for c in nb.solution_cells) for nb in gb.find_assignment(assignment).notebooks}
 
 
 def source_extras(cfg: Config, course: Path, assignment: str) -> dict[str, bytes]:
@@ -318,6 +351,14 @@ def grade_submission(job: dict, shared: dict) -> dict:
         cfg.SandboxKernelManager.workdir = str(work)
         cfg.SandboxKernelManager.enabled = shared["sandbox"]
         cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
+        _EDITIONS.clear()
+        if shared["sandbox"]:  # each notebook's kernel imports its student edition of td_lib
+            for nb, lib_files in shared.get("student_lib", {}).items():
+                lib = scratch / "student_lib" / nb / "td_lib"
+                _write_tree(lib, lib_files)
+                for p in [lib.parent, lib, *lib.rglob("*")]:
+                    os.chmod(p, 0o755 if p.is_dir() else 0o644)
+                _EDITIONS[nb] = str(lib)
         for k, v in shared.get("limits", {}).items():
             setattr(cfg.SandboxKernelManager, k, v)
         if shared["sandbox"]:  # the kernel runs under a uid of its own; scratch itself is 0700 root
@@ -459,7 +500,14 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
-    shared = {"config": (course / "nbgrader_config.py").read_text(),
+    student_lib = {}
+    if sandbox:  # the submission's code runs against td_lib without the answers of its exercises
+        from tools import student_edition
+
+        answers = answer_ids(course, assignment)
+        for nb in notebooks:
+            student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, [])))
+    shared = {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
               "gradebook": gradebook_snapshot(course, assignment),
               "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
               "notebooks": notebooks}

@@ -9,8 +9,10 @@ config, never in ``course/nbgrader_config.py``). Each kernel runs
 
 which builds a new root file system on a tmpfs holding only the system directories
 (``/usr``, ``/etc``, ... read-only), the virtual environment and the one part of the
-repository a notebook imports (``td_lib``, read-only; not ``checks``: the tests' expected
-values are baked into the cells, ``checks/grading/bake.py``), a fresh ``/tmp``, ``/dev`` and
+repository a notebook imports, ``td_lib`` (read-only; the *student edition*,
+``tools/student_edition.py``, without the functions that answer an exercise, when
+``SandboxKernelManager.td_lib`` names it; not ``checks``: test cells carry baked values and run
+outside the kernel, ``tools/remote_tests.py``), a fresh ``/tmp``, ``/dev`` and
 ``/proc``, and ``/submission`` (the kernel's working directory: the student's own files other
 than notebooks; the kernel receives the cells to run over ZMQ, so the notebook under grading,
 with its hidden tests, is not in its file system), chroots into it, sets the resource limits
@@ -146,6 +148,9 @@ def _make_manager():
         tmp_size = Unicode("512m", help="Size of the sandbox's /tmp (tmpfs).").tag(config=True)
         expose = List(Unicode(), help="Extra host paths visible read-only.").tag(config=True)
         mpl_cache = Unicode("", help="Host MPLCONFIGDIR whose font cache is copied in.").tag(config=True)
+        td_lib = Unicode("", help="Host folder of the student edition of td_lib (tools/student_edition.py), "
+                                  "mounted where the kernel imports td_lib from; empty: the full library."
+                         ).tag(config=True)
 
         def __init__(self, **kw):
             super().__init__(**kw)
@@ -176,6 +181,7 @@ def _make_manager():
                 "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
                            "FSIZE": self.fsize_limit, "CORE": 0},
                 "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
+                "overlay": {d: self.td_lib for d in imported_parts()[0]} if self.td_lib else {},
                 "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
             }
             spec_file = os.path.join(self._ipc, "spec.json")
@@ -272,6 +278,8 @@ def _init(spec: dict) -> None:
     for p in spec["expose"]:
         if os.path.exists(p) and not os.path.exists(r(p)):  # not already under a bound folder
             _bind(p, r(p))
+    for dst, src in spec.get("overlay", {}).items():  # the student edition in place of td_lib
+        _bind(src, r(dst))
     for p in spec["hide"]:
         if os.path.isdir(r(p)):
             _mount("tmpfs", r(p), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=555")

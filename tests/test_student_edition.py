@@ -1,0 +1,60 @@
+"""The student edition of td_lib (tools/student_edition.py): no answer, no exercise named, and
+the rest of the library intact."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tools import student_edition as se
+
+
+@pytest.fixture(scope="module")
+def edition(tmp_path_factory):
+    return se.build(tmp_path_factory.mktemp("edition"))
+
+
+def test_the_edition_passes_its_own_check(edition):
+    assert se.check(edition) == []
+
+
+def test_no_counterpart_is_importable_and_the_rest_works(edition):
+    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+            "import td_lib, td_lib.mcm as m, td_lib.cnn_lcn as cl, td_lib.early_linear as el\n"
+            "assert td_lib.__file__.startswith(sys.argv[1])\n"
+            "missing = [n for n, mod in (('kappa4_v', m), ('J2', cl), ('noise_floor', cl), ('ntk_at_init', el))"
+            " if hasattr(mod, n)]\n"
+            "assert not missing, missing\n"
+            "try:\n    from td_lib.mcm import kappa4_v\nexcept ImportError:\n    pass\n"
+            "else:\n    raise SystemExit('kappa4_v imported')\n"
+            "X, S = el.make_data(20, 5, rng=0)\n"  # what answers may use is still there
+            "assert X.shape == (20, 5)\n"
+            "from td_lib.core.gaussian import gaussian_expectation\n"
+            "assert abs(gaussian_expectation(lambda z: z**2) - 1) < 1e-12\n"
+            "from td_lib.own_work import COUNTERPARTS\nassert COUNTERPARTS == {}\n")
+    out = subprocess.run([sys.executable, "-I", "-c", code, str(edition.parent)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_every_registry_entry_of_td_lib_was_located():
+    reg = se.counterparts()
+    names = sorted({n for ns in reg.values() for n in ns if n.startswith("td_lib.")})
+    where = se.locate(names)
+    assert sorted(where) == names and all(f.endswith(".py") for f, _ in where.values())
+
+
+def test_cut_drop_and_scrub_on_a_small_module():
+    src = ('"""Module.\n\nSeed §7.3, Exercise 7.3.C.3 (the check).\nKept line.\n"""\n'
+           "from .a import keep, gone\n__all__ = ['keep', 'gone', 'other']\n\n\n"
+           "@decorator\ndef gone(x):\n    return x  # Exercise 7.2.A.2 says so\n\n\n"
+           "def other():\n    # the closed form of exercise ex72A_kappa4\n    return keep(1)  # ex72A_kappa4\n")
+    text = se._cut_definitions(src, {"gone"})
+    text = se._drop_names(text, {"gone"}, "m")
+    text = se._scrub(text)
+    assert "def gone" not in text and "@decorator" not in text
+    assert "from .a import keep\n" in text and "__all__ = ['keep', 'other']" in text
+    assert "Kept line." in text and not se.NAMES_EXERCISE.search(text), text
+    assert "return keep(1)\n" in text
+    compile(text, "<edition>", "exec")
