@@ -375,7 +375,11 @@ def vm_eigenvalue(ell, kappa):
 
 
 def vm_eigenvalue_large_l(ell, kappa):
-    """The large-l approximation of ``vm_eigenvalue`` (leading term of the Bessel series)."""
+    """The large-l approximation of ``vm_eigenvalue`` (leading term of the Bessel series).
+
+    ``ell`` may be an int or an integer array (elementwise). It must stay accurate up to
+    ell of a few hundred, where l! no longer fits in a float (171! overflows): compute it in
+    log space (``scipy.special.gammaln``)."""
     ### BEGIN SOLUTION
     from scipy.special import gammaln
     ell = np.asarray(ell, dtype=float)
