@@ -22,7 +22,6 @@ from nbgrader.preprocessors import (
     DeduplicateIds,
     GetGrades,
     IgnorePattern,
-    LimitOutput,
     OverwriteKernelspec,
     SaveAutoGrades,
 )
@@ -65,10 +64,40 @@ c.Autograde.sanitize_preprocessors = [
 # ... and nbgrader's own autograde chain, with Execute replaced by GradingExecute: cells
 # tagged "demo" (plots, demonstrations; nothing graded uses them, the lint checks it) are
 # not run while grading, so a submission costs what its graded computations cost.
+# nbgrader's LimitOutput is left out: it cuts a cell's output to its first 1000 lines only
+# after the whole output is in the grader's memory (a cell printing 500 MB used to cost the
+# grader 1.6 GB and the student the whole submission); GradingExecute caps while the output
+# arrives and keeps the head and the tail, saying what was cut (budgets below).
 c.Autograde.autograde_preprocessors = [
-    GradingExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades,
+    GradingExecute, IgnorePattern, ClearMetadataPreprocessor, SaveAutoGrades,
     AssignLatePenalties, CheckCellMetadata,
 ]
+
+# Budgets instead of failures (tools/nbgrader_ext.py; tools/grade.py grades with a sandboxed
+# subclass of GradingExecute, so both grading paths use these): a flood, a hang or a crash
+# costs the student the cells it affects, the rest is graded and the class goes on.
+# - Output: a cell keeps 100 kB of text (the first and the last 50 kB, one line in between
+#   saying how much was cut), 5 MB of images and other display data; its error messages are
+#   capped the same way. The kernel sends stdout/stderr in pieces of 1 MB, the grader drops
+#   any message over 16 MB unread (that cell loses the end of its output: GradingOutputLost)
+#   and queues at most 16 unread, so its memory stays bounded whatever a cell prints. Once a
+#   cell's reply is in, the rest of its output may take 15 s to arrive (a flood in the queue).
+c.GradingExecute.max_output_bytes = 100_000
+c.GradingExecute.max_display_bytes = 5_000_000
+c.GradingExecute.kernel_flush_bytes = 1_000_000
+c.GradingExecute.max_message_bytes = 16_000_000
+c.GradingExecute.max_queued_messages = 16
+c.GradingExecute.iopub_timeout = 15
+# - Time: nbgrader grades a submission one notebook at a time; each notebook gets 600 s, kernel
+#   start, restarts and every cell included (a solution runs in seconds: demo cells do not run
+#   while grading; a hang costs Execute.timeout, 90 s). A cell still running when the budget is
+#   spent is interrupted; the cells after it are not run and get a GradingBudgetExceeded error
+#   (graded ones score 0).
+c.GradingExecute.notebook_budget = 600
+# - Crashes: a cell that kills the kernel (os._exit, a segfault, the OOM killer) or ignores the
+#   interrupt gets an error; a fresh kernel replays the cells before it (outputs discarded) and
+#   grading goes on. After 3 restarts in one notebook its remaining cells are not run.
+c.GradingExecute.max_kernel_restarts = 3
 
 # Feedback shows results, never the source of hidden tests: output lines that reproduce a
 # hidden line are removed, then the hidden regions themselves.

@@ -4,6 +4,7 @@ checksum check knows the released form of a test cell (nbgrader #1961)."""
 from __future__ import annotations
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from tools import nbgrader_ext as ext
@@ -95,11 +96,28 @@ def test_grading_execute_skips_demo_cells_and_runs_the_rest(tmp_path):
 
 def test_autograde_chain_is_nbgraders_with_grading_execute():
     from nbgrader.converters import Autograde
-    from nbgrader.preprocessors import Execute
+    from nbgrader.preprocessors import Execute, LimitOutput
 
     from tools import pipeline
 
     cfg = pipeline.config()
     ours = list(cfg.Autograde.autograde_preprocessors)
     default = list(Autograde.class_traits()["autograde_preprocessors"].default())
-    assert ours == [ext.GradingExecute if p is Execute else p for p in default], ours
+    # LimitOutput (cuts after the fact, first lines only) is superseded by GradingExecute's caps.
+    assert ours == [ext.GradingExecute if p is Execute else p for p in default if p is not LimitOutput], ours
+
+
+@pytest.mark.pipeline
+def test_grading_execute_recovers_from_a_dead_kernel_and_caps_a_flood(tmp_path):
+    nb = new_notebook(cells=[
+        new_code_cell("x = 21"),
+        new_code_cell("import sys\nfor _ in range(50):\n    sys.stdout.write('y' * 100_000 + '\\n')"),
+        new_code_cell("import os\nos._exit(1)"),
+        new_code_cell("print(2 * x)"),
+    ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    nb, _ = ext.GradingExecute(timeout=30).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    _, flood, crash, after = nb.cells
+    text = "".join(o.get("text", "") for o in flood.outputs)
+    assert len(text) < 100_200 and "4.9 MB of output cut while grading" in text
+    assert [o.get("ename") for o in crash.outputs] == [ext.KERNEL_DIED]
+    assert [o.get("text") for o in after.outputs] == ["42\n"], "x was not replayed on the fresh kernel"

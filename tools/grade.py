@@ -169,6 +169,9 @@ def _sandbox_execute_class(base: type | None = None):
             t0 = time.perf_counter()
             if is_test_cell(cell):  # out of the student's reach (tools/remote_tests.py)
                 cell = await self._td_run_test(cell, cell_index)
+                ensure = getattr(self, "async_ensure_kernel", None)
+                if ensure is not None:  # the student's function killed the kernel: a fresh one, replayed
+                    await ensure()
             else:
                 cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
             self._td_cells.append((cell.metadata.get("nbgrader", {}).get("grade_id", cell_index),
@@ -186,6 +189,11 @@ def _sandbox_execute_class(base: type | None = None):
             return cell
 
         execute_cell = run_sync(async_execute_cell)
+
+        async def async_on_kernel_restart(self):
+            await super().async_on_kernel_restart()
+            self._td_baseline = await self._probe() or {}  # the fresh kernel's own fingerprints
+            await self._td_install()  # the data channel's server, before the replayed cells
 
         def create_kernel_manager(self):
             km = super().create_kernel_manager()

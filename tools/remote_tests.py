@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import importlib
 import io
 import json
@@ -322,23 +323,31 @@ class RemoteTestsMixin:
     its sandboxed Execute."""
 
     async def _td_kernel(self, code: str, timeout: float, user_expressions: dict | None = None,
-                         stdin_hook=None, outputs: list | None = None) -> dict:
-        """Run ``code`` in the student's kernel; its stream outputs go to ``outputs``."""
+                         stdin_hook=None, on_stream=None) -> dict:
+        """Run ``code`` in the student's kernel; its stream output goes to ``on_stream(name, text)``.
+        Raises ``TimeoutError`` after ``timeout`` s and ``DeadKernelError`` if the kernel dies."""
+        import asyncio
+
+        from nbclient.exceptions import DeadKernelError
         from nbclient.util import ensure_async
 
         def on_output(msg):
-            if outputs is not None and msg["header"]["msg_type"] == "stream":
-                c = msg["content"]
-                if outputs and outputs[-1].get("output_type") == "stream" and outputs[-1]["name"] == c["name"]:
-                    outputs[-1]["text"] += c["text"]
-                else:
-                    outputs.append(_stream_output(c["name"], c["text"]))
+            if on_stream is not None and msg["header"]["msg_type"] == "stream":
+                on_stream(msg["content"]["name"], msg["content"]["text"])
 
-        reply = await ensure_async(self.kc.execute_interactive(
+        task = asyncio.ensure_future(ensure_async(self.kc.execute_interactive(
             code, silent=False, store_history=False, user_expressions=user_expressions or {},
             allow_stdin=stdin_hook is not None, stdin_hook=stdin_hook or (lambda m: None),
-            output_hook=on_output, timeout=timeout))
-        return reply["content"]
+            output_hook=on_output, timeout=timeout)))
+        while True:  # a function that kills the kernel must not cost the cell's whole time limit
+            done, _ = await asyncio.wait({task}, timeout=1.0)
+            if done:
+                return task.result()["content"]
+            if not await ensure_async(self.km.is_alive()):
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+                raise DeadKernelError("the kernel died")
 
     async def _td_value(self, code: str, timeout: float, **kw) -> dict:
         for attempt in (0, 1):
@@ -357,7 +366,7 @@ class RemoteTestsMixin:
     async def _td_start(self) -> None:
         self._td_runner = RunnerProcess()
 
-    async def _td_call(self, msg: dict, deadline: float, outputs: list) -> dict:
+    async def _td_call(self, msg: dict, deadline: float, add_stream) -> dict:
         """Run one call of the runner in the student's kernel (call-backs answered by the runner)."""
         from nbclient.util import ensure_async
 
@@ -373,7 +382,7 @@ class RemoteTestsMixin:
                     if m is None:
                         raise TimeoutError("the test runner did not answer a call-back")
                     if m["op"] == "stream":
-                        outputs.append(_stream_output(m["name"], m["text"]))
+                        add_stream(m["name"], m["text"])
                         continue
                     if m["op"] == "callback_result":
                         m.pop("op")
@@ -387,7 +396,7 @@ class RemoteTestsMixin:
         code = f"{SERVER}.call({wire.dumps(request)!r})"
         try:
             return await self._td_value(code, max(1.0, deadline - time.monotonic()), stdin_hook=stdin_hook,
-                                        outputs=outputs)
+                                        on_stream=add_stream)
         except TimeoutError:
             await ensure_async(self.km.interrupt_kernel())
             try:
@@ -397,6 +406,10 @@ class RemoteTestsMixin:
             return {"err": {"ename": "CellTimeoutError",
                             "evalue": f"your function {msg['name']} did not return before the cell's time limit"}}
         except Exception as exc:  # noqa: BLE001 - a dead kernel, a reply the grader cannot read
+            if type(exc).__name__ == "DeadKernelError":
+                why = (f"the kernel died while running your function {msg['name']} "
+                       "(it exited, crashed or ran out of memory)")
+                return {"err": {"ename": "KernelDied", "evalue": why}}
             return {"err": {"ename": type(exc).__name__, "evalue": f"calling your function {msg['name']}: {exc}"}}
 
     async def _td_run_test(self, cell, index: int):
@@ -404,7 +417,21 @@ class RemoteTestsMixin:
             await self._td_start()
         runner = self._td_runner
         outputs: list = []
-        deadline = time.monotonic() + float(self.timeout or 90)
+        from tools.nbgrader_ext import OutputCap
+
+        cap = OutputCap(int(getattr(self, "max_output_bytes", 0) or 0), 0)  # the test's and the student's prints
+
+        def add_stream(name: str, text: str) -> None:
+            shown = cap.stream(name, text)
+            if not shown:
+                return
+            if outputs and outputs[-1].get("output_type") == "stream" and outputs[-1]["name"] == name:
+                outputs[-1]["text"] += shown
+            else:
+                outputs.append(_stream_output(name, shown))
+
+        timeout = self._get_timeout(cell) if hasattr(self, "_get_timeout") else self.timeout
+        deadline = time.monotonic() + float(timeout or 90)
         label = f"<test cell {cell.metadata.get('nbgrader', {}).get('grade_id', index)}>"
         runner.send({"op": "run", "source": cell.source, "label": label})
         error = None
@@ -418,10 +445,7 @@ class RemoteTestsMixin:
                 break
             op = msg["op"]
             if op == "stream":
-                if outputs and outputs[-1].get("output_type") == "stream" and outputs[-1]["name"] == msg["name"]:
-                    outputs[-1]["text"] += msg["text"]
-                else:
-                    outputs.append(_stream_output(msg["name"], msg["text"]))
+                add_stream(msg["name"], msg["text"])
             elif op == "need":
                 try:
                     info = await self._td_value(f"{SERVER}.describe({wire.dumps(msg['names'])!r})", 60)
@@ -429,12 +453,13 @@ class RemoteTestsMixin:
                     info = {n: {"kind": "missing"} for n in msg["names"]}
                 runner.send({"op": "names", "info": info})
             elif op == "call":
-                runner.send({"op": "result", **await self._td_call(msg, deadline, outputs)})
+                runner.send({"op": "result", **await self._td_call(msg, deadline, add_stream)})
             elif op == "done":
                 error = msg.get("error")
                 break
+        outputs += cap.finish()
         if error:
-            outputs.append(_error_output(error["ename"], error["evalue"]))
+            outputs.append(_error_output(error["ename"], error["evalue"][:20000]))
         cell.outputs = outputs
         self.code_cells_executed = getattr(self, "code_cells_executed", 0) + 1
         cell.execution_count = self.code_cells_executed
