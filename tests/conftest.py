@@ -13,6 +13,16 @@ import tools.env  # noqa: F401  (sets JUPYTER_*/IPYTHONDIR/MPLCONFIGDIR before a
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_report_header(config) -> str:
+    """One line with the BLAS libraries, their kernels and threads and torch's threads in force:
+    numbers that agree to a few ulps depend on them (tests/numerics_support.py, make test-numerics)."""
+    try:
+        from tests import numerics_support as ns
+    except ImportError:  # tests/ on sys.path (pytest's rootdir-less import mode)
+        import numerics_support as ns
+    return ns.describe()
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

@@ -28,7 +28,9 @@ def test_logistic_grads_match_autograd():
     auto = torch.autograd.grad(loss, params)
     mine = staircase.logistic_grads(x, y, W, b, a)
     for name, p, q in zip(("W", "b", "a"), mine, auto):
-        assert p.shape == q.shape and (p - q).abs().max().item() < 1e-15, name
+        # the written-out formulas and autograd reduce over the batch in different orders (torch's
+        # BLAS kernels, chosen per CPU): equal to a few ulps of the largest gradient, not bit-equal
+        assert p.shape == q.shape and (p - q).abs().max().item() <= 1e-14 * q.abs().max().item(), name
     assert mine[0][:5].abs().max().item() == 0.0 and mine[1][:5].abs().max().item() == 0.0
 
 

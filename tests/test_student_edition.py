@@ -21,7 +21,7 @@ def test_the_edition_passes_its_own_check(edition):
 
 
 def test_no_counterpart_is_importable_and_the_rest_works(edition):
-    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+    code = ("import sys\n"
             "import td_lib, td_lib.mcm as m, td_lib.cnn_lcn as cl, td_lib.early_linear as el\n"
             "assert td_lib.__file__.startswith(sys.argv[1])\n"
             "missing = [n for n, mod in (('kappa4_v', m), ('J2', cl), ('noise_floor', cl), ('ntk_at_init', el))"
@@ -34,7 +34,8 @@ def test_no_counterpart_is_importable_and_the_rest_works(edition):
             "from td_lib.core.gaussian import gaussian_expectation\n"
             "assert abs(gaussian_expectation(lambda z: z**2) - 1) < 1e-12\n"
             "from td_lib.own_work import COUNTERPARTS\nassert COUNTERPARTS == {}\n")
-    out = subprocess.run([sys.executable, "-I", "-c", code, str(edition.parent)], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-s", "-c", code, str(edition.parent)], capture_output=True, text=True,
+                         cwd=str(edition.parent), env=se.edition_env(edition))
     assert out.returncode == 0, out.stderr[-2000:]
 
 

@@ -173,6 +173,9 @@ def _make_manager():
             os.chown(self._ipc, uid, uid)
             os.chown(self.connection_file, uid, uid)
             work = self.workdir or os.getcwd()
+            spec_file = os.path.join(self._ipc, "spec.json")
+            if os.path.exists(spec_file):  # a restart: the previous kernel's (empty) root goes
+                shutil.rmtree(json.loads(Path(spec_file).read_text())["root"], ignore_errors=True)
             spec = {
                 "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
                 "root": scratch_dir("root"),
@@ -184,7 +187,6 @@ def _make_manager():
                 "overlay": {d: self.td_lib for d in imported_parts()[0]} if self.td_lib else {},
                 "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
             }
-            spec_file = os.path.join(self._ipc, "spec.json")
             Path(spec_file).write_text(json.dumps(spec))
             return ["setpriv", "--pdeathsig", "KILL", "--",
                     "unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child=SIGKILL",

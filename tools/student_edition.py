@@ -223,7 +223,6 @@ def _empty_registry(text: str) -> str:
 
 _CHECK = r'''
 import importlib, json, pkgutil, sys
-sys.path.insert(0, sys.argv[1])
 import td_lib
 assert td_lib.__file__.startswith(sys.argv[1]), td_lib.__file__
 problems = []
@@ -255,12 +254,22 @@ print(json.dumps(problems))
 '''
 
 
+def edition_env(edition: Path) -> dict[str, str]:
+    """The environment of a Python that imports ``edition`` as td_lib (it comes first on the
+    path, before the editable install of the full library)."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(Path(edition).parent)
+    return env
+
+
 def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None) -> list[str]:
     """What is wrong with a built edition (empty: nothing)."""
     edition = Path(edition)
     names = _names(counterparts(source), exercises)
-    out = subprocess.run([python, "-I", "-c", _CHECK, str(edition.parent), json.dumps(names)],
-                         capture_output=True, text=True, cwd=tempfile.gettempdir())
+    out = subprocess.run([python, "-s", "-c", _CHECK, str(edition.parent), json.dumps(names)],
+                         capture_output=True, text=True, cwd=tempfile.gettempdir(), env=edition_env(edition))
     if out.returncode != 0:
         return [f"the student edition does not import: {out.stderr[-1500:]}"]
     problems = json.loads(out.stdout)

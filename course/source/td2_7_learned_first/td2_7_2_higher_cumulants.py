@@ -369,20 +369,14 @@ def bayes_accuracy_v_only(beta_v: float) -> float:
 print(f"kappa_4(v.x) at beta_v = 10: {kappa4_vx(10.0):.6f}  (-200/121 = {-200 / 121:.6f})")
 print(f"Bayes accuracy from v.x alone: {bayes_accuracy_v_only(10.0):.4f}")
 
-# %% nbgrader={"grade": true, "grade_id": "test_ex72A_kappa4", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ex72A_kappa4", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 from td_lib.own_work import own_work
 
 _k4 = own_work(kappa4_vx, "ex72A_kappa4")
-_bayes = own_work(bayes_accuracy_v_only, "ex72A_kappa4")
 _got = _k4(10.0)
 assert abs(_got - (-200 / 121)) < 1e-12, (
     f"kappa4_vx(10) returned {_got!r}; expected -1.652893 (to 1e-12). Check the power with which "
     "the scale factor of nu enters a fourth cumulant, and the value of kappa_4(nu) in the hint.")
-_got = _bayes(10.0)
-assert abs(_got - 0.714816) < 2e-6, (
-    f"bayes_accuracy_v_only(10) returned {_got!r}; expected 0.714816 (to 2e-6). Check the positions "
-    "and the width of the two bumps of class +1 along v, and that the rule predicts +1 exactly "
-    "where p+(t) > p-(t).")
 ### BEGIN HIDDEN TESTS
 for _b in (0.5, 1.0, 3.0, 25.0):
     _got, _exp = _k4(_b), -2 * _b**2 / (1 + _b) ** 2
@@ -396,6 +390,18 @@ _mc, _got = np.mean(_t**4) - 3 * np.mean(_t**2) ** 2, _k4(2.0)
 assert abs(_mc - _got) < 0.03, (
     f"kappa4_vx(2) returned {_got!r}; a Monte Carlo estimate from 1e6 samples of v·x gives "
     f"{_mc:.4f} (tolerance 0.03, about 6 standard errors).")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex72A_bayes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work
+
+_bayes = own_work(bayes_accuracy_v_only, "ex72A_kappa4")
+_got = _bayes(10.0)
+assert abs(_got - 0.714816) < 2e-6, (
+    f"bayes_accuracy_v_only(10) returned {_got!r}; expected 0.714816 (to 2e-6). Check the positions "
+    "and the width of the two bumps of class +1 along v, and that the rule predicts +1 exactly "
+    "where p+(t) > p-(t).")
+### BEGIN HIDDEN TESTS
 # beta_v -> 0: no signal; beta_v -> large: bumps separate, accuracy grows
 for _b in (1e-9, 0.0):
     _got = _bayes(_b)
