@@ -49,20 +49,29 @@ def counterparts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
     raise ValueError("td_lib/own_work.py defines no COUNTERPARTS literal")
 
 
-_LOCATE = r'''
-import importlib, inspect, json, sys
-out = {}
-for dotted in json.loads(sys.argv[1]):
-    parts, obj = dotted.split("."), None
+# Run in a fresh interpreter (tools import no td_lib): ``package.module.attr[.attr]`` to its
+# object, None when it does not import -- as td_lib.own_work resolves the registry's names.
+_RESOLVE = r'''
+import importlib, inspect, json, pkgutil, sys
+def resolve(dotted):
+    parts = dotted.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:cut]))
         except ImportError:
             continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        break
-    obj = inspect.unwrap(obj)
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+'''
+_LOCATE = _RESOLVE + r'''
+out = {}
+for dotted in json.loads(sys.argv[1]):
+    obj = inspect.unwrap(resolve(dotted))
     out[dotted] = [inspect.getsourcefile(obj), obj.__qualname__]
 print(json.dumps(out))
 '''
@@ -221,8 +230,7 @@ def _empty_registry(text: str) -> str:
     raise ValueError("own_work.py: COUNTERPARTS not found")
 
 
-_CHECK = r'''
-import importlib, json, pkgutil, sys
+_CHECK = _RESOLVE + r'''
 import td_lib
 assert td_lib.__file__.startswith(sys.argv[1]), td_lib.__file__
 problems = []
@@ -233,19 +241,7 @@ for m in mods:
     except Exception as e:
         problems.append(f"{m} does not import: {type(e).__name__}: {e}")
 for dotted in json.loads(sys.argv[2]):
-    parts, obj = dotted.split("."), None
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            obj = None
-        break
-    if obj is not None:
+    if resolve(dotted) is not None:
         problems.append(f"{dotted} is importable from the student edition")
 from td_lib import own_work
 if own_work.COUNTERPARTS:
@@ -281,11 +277,13 @@ def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, ex
 
 
 def cached(exercises=None, source: Path = SOURCE, python: str = sys.executable) -> Path:
-    """A checked edition for ``exercises``, built once per content of td_lib and exercise set
-    (in the temporary folder, ``td-editions/<hash>``); raises ``RuntimeError`` if unsound."""
+    """A checked edition for ``exercises``, built once per content of td_lib, of this generator
+    and exercise set (in the temporary folder, ``td-editions/<hash>``); raises ``RuntimeError``
+    if unsound."""
     import hashlib
 
     h = hashlib.sha256(repr(sorted(exercises) if exercises is not None else None).encode())
+    h.update(Path(__file__).read_bytes())  # a changed generator builds anew
     for p in sorted(Path(source).rglob("*.py")):
         h.update(str(p.relative_to(source)).encode() + b"\0" + p.read_bytes())
     root = Path(tempfile.gettempdir()) / "td-editions" / h.hexdigest()[:20]
