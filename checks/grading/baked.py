@@ -140,3 +140,82 @@ def ntk_autograd_hidden() -> dict[str, Any]:
     X, W, v = rg.standard_normal((7, 6)), rg.standard_normal((5, 6)), rg.standard_normal(5)
     refs.append(_autograd_ntk(X, torch.as_tensor(W), torch.as_tensor(v), "tanh"))
     return {"_refs": refs}
+
+
+# ------------------------------------------------------------------- §7.1 two moments
+def _two_layer_ntk(X1, X2, W, a, act):
+    """K = J(X1) J(X2)^T of f(x) = a . sigma(W x), Jacobian rows by autograd (nets' activations)."""
+    import torch
+
+    from td_lib import nets
+
+    sig = nets.activation(act)[0]
+
+    def jac(X):
+        rows = []
+        for x in X:
+            Wr, ar = W.clone().requires_grad_(), a.clone().requires_grad_()
+            gw, ga = torch.autograd.grad(sig(Wr @ x) @ ar, (Wr, ar))
+            rows.append(torch.cat([gw.ravel(), ga]))
+        return torch.stack(rows)
+
+    return (jac(X1) @ jac(X2).T).detach().numpy()
+
+
+def _ntk_points():
+    import torch
+
+    gn = torch.Generator().manual_seed(0)
+    W = torch.randn(5, 3, generator=gn, dtype=torch.float64)
+    a = torch.randn(5, generator=gn, dtype=torch.float64)
+    X1 = torch.randn(4, 3, generator=gn, dtype=torch.float64)
+    X2 = torch.randn(6, 3, generator=gn, dtype=torch.float64)
+    return X1, X2, W, a
+
+
+@baked
+def two_layer_ntk_visible() -> dict[str, Any]:
+    """test_ex71C_ntk, visible part: the autograd NTK (tanh) at the cell's seeded point."""
+    return {"_Kref": _two_layer_ntk(*_ntk_points(), "tanh")}
+
+
+@baked
+def two_layer_ntk_hidden() -> dict[str, Any]:
+    """test_ex71C_ntk, hidden part: other activations, and a square W with positive readouts."""
+    import torch
+
+    X1, X2, W, a = _ntk_points()
+    gm = torch.Generator().manual_seed(5)
+    W4 = 0.7 * torch.randn(4, 4, generator=gm, dtype=torch.float64)
+    a4 = torch.rand(4, generator=gm, dtype=torch.float64) + 0.5
+    X4 = torch.randn(3, 4, generator=gm, dtype=torch.float64)
+    return {"_Krefs": {act: _two_layer_ntk(X1, X2, W, a, act) for act in ("gelu", "erf", "linear")},
+            "_Kr4": _two_layer_ntk(X4, X4, W4, a4, "gelu")}
+
+
+# ------------------------------------------------------------- CNN vs LCN, lesson 1
+@baked(rtol=1e-9)
+def lcn_loss_slopes_visible() -> dict[str, Any]:
+    """test_exB_lcn_sgd_step, visible part: central differences of the LCN loss
+    l = (y - y_hat(x))^2 / 2 (eqs 10-11) along the cell's random directions, for its three
+    seeded cases (the same draws from default_rng(3), in the same order as the cell). A central
+    difference with h = 1e-5 loses ~5 digits to cancellation (~1e-11 absolute here), which
+    moves between BLAS kernels; the cell checks to 1e-7."""
+    from scipy.special import erf
+
+    def loss(w_hat, x, y):
+        P, k_s, D = w_hat.shape
+        lam = [sum(w_hat[p, l] @ x[(p + l) % P] for l in range(k_s)) / np.sqrt(k_s * D) for p in range(P)]
+        return 0.5 * (y - sum(erf(v / np.sqrt(2)) for v in lam)) ** 2
+
+    rng = np.random.default_rng(3)
+    slopes = []
+    for (P, ks, D, _eta) in [(4, 3, 20, 0.5), (5, 2, 12, 0.8), (3, 3, 10, 1.3)]:
+        w = rng.standard_normal((P, ks, D))
+        x = rng.standard_normal((P, D))
+        row = []
+        for _ in range(3):
+            v, h = rng.standard_normal(w.shape), 1e-5
+            row.append(float((loss(w + h * v, x, 0.7) - loss(w - h * v, x, 0.7)) / (2 * h)))
+        slopes.append(row)
+    return {"_slopes": slopes}

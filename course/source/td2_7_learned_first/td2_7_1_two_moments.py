@@ -866,36 +866,62 @@ def empirical_ntk(X1: torch.Tensor, X2: torch.Tensor, W: torch.Tensor, a: torch.
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 from td_lib.own_work import own_work
 
-
-def _ntk_autograd(X1, X2, W, a, act):
-    sig = nets.activation(act)[0]
-
-    def jac(X):
-        rows = []
-        for x in X:
-            Wr, ar = W.clone().requires_grad_(), a.clone().requires_grad_()
-            gw, ga = torch.autograd.grad(sig(Wr @ x) @ ar, (Wr, ar))
-            rows.append(torch.cat([gw.ravel(), ga]))
-        return torch.stack(rows)
-    return jac(X1) @ jac(X2).T
-
-
 _ntk = own_work(empirical_ntk, "ex71C_ntk")
 _gn = torch.Generator().manual_seed(0)
 _W = torch.randn(5, 3, generator=_gn, dtype=torch.float64)
 _a = torch.randn(5, generator=_gn, dtype=torch.float64)
 _X1 = torch.randn(4, 3, generator=_gn, dtype=torch.float64)
 _X2 = torch.randn(6, 3, generator=_gn, dtype=torch.float64)
-_Kref = _ntk_autograd(_X1, _X2, _W, _a, "tanh")
+# K = J(X1) J(X2)^T of this network (tanh), with the Jacobian rows from autograd
+# BEGIN BAKED two_layer_ntk_visible (python -m checks.grading.bake; do not edit by hand)
+_Kref = [[4.146717269443592, 0.7681224726827593, 0.14642518365498713, -0.9739205319736635, 7.68136710219264,
+          0.5263233709244441],
+         [4.851978956232527, 3.805797108578018, -2.8174981886119657, -1.1933773413146538, 4.295161554226296,
+          3.622098981451697],
+         [0.7400106941566651, 2.1355938224617264, -3.3998758478252165, -4.679978115704433, 0.08064828525971114,
+          2.0383927387140006],
+         [-4.4285939612336325, -4.503227858493604, 3.695945174685755, 1.5772854462256038, -3.321066184557303,
+          -4.475448786938382]]
+# END BAKED two_layer_ntk_visible
+_Kref = torch.tensor(_Kref, dtype=torch.float64)
 ### BEGIN HIDDEN TESTS
-_Krefs = {_act: _ntk_autograd(_X1, _X2, _W, _a, _act) for _act in ("gelu", "erf", "linear")}
 _gm = torch.Generator().manual_seed(5)
 _W4 = 0.7 * torch.randn(4, 4, generator=_gm, dtype=torch.float64)
 _a4 = torch.rand(4, generator=_gm, dtype=torch.float64) + 0.5
 _X4 = torch.randn(3, 4, generator=_gm, dtype=torch.float64)
-_Kr4 = _ntk_autograd(_X4, _X4, _W4, _a4, "gelu")
+# the autograd NTK for other activations at the same point, and at (X4, W4, a4) for GELU
+# BEGIN BAKED two_layer_ntk_hidden (python -m checks.grading.bake; do not edit by hand)
+_Krefs = {'gelu': [[-0.5752933505620019, -0.24919671533340895, 2.4840892624984283, 0.18568195749050134,
+                    0.8336342999860492, -0.1564225335499939],
+                   [0.3960998038238112, 0.8226231627694929, -0.5630232142164191, -0.3495202051369529,
+                    0.1431396227579799, 0.4166655808967316],
+                   [-0.0876434809512522, 2.0077702379873, -3.978637747313112, -1.1781897856525783,
+                    -0.3041649106964758, 0.8635193005205583],
+                   [-0.28017813403338077, -0.9626096659584895, 14.526039532914464, 4.103675785533286,
+                    -1.2647578102920884, -0.42545094932411975]],
+          'erf': [[4.310996943633486, 0.5400233387562953, 0.22817985153948256, -0.9284653730089578,
+                   9.16982474560291, 0.4045679590728612],
+                  [5.526428398015631, 3.9984105326511155, -3.1115481831614824, -1.3539638201680309,
+                   4.750732550987459, 4.044335168335931],
+                  [0.8197886689555214, 2.310207100944756, -3.4869005810094946, -5.6359738214582125,
+                   -0.0664124144247312, 2.2318030676628684],
+                  [-5.123019673193008, -4.813235815373467, 4.111558793337709, 1.85015016488973,
+                   -3.7829327374644732, -5.076654966460574]],
+          'linear': [[23.278159662835684, 25.073599350669006, -3.704949333439493, -6.178122088783296,
+                      24.93307617489396, 5.987438244110046],
+                     [21.22005735506934, 34.11601778704649, -11.570896295047625, -3.923711120573069,
+                      18.657253303630508, 15.929044823062103],
+                     [5.759974332122001, 19.52189948374093, -15.349572999719411, -9.793120028204978,
+                      5.144807594376246, 8.477208123490744],
+                     [-19.445495499437953, -38.416832616748586, 16.48164117315961, 3.9689094622447807,
+                      -15.047823506819359, -20.48553881257461]]}
+_Kr4 = [[4.972244371120151, 0.5758476964331326, 3.339124588474115],
+        [0.5758476964331326, 0.7978870005535328, -1.587750691575817],
+        [3.339124588474115, -1.587750691575817, 21.233881153991113]]
+# END BAKED two_layer_ntk_hidden
+_Krefs = {_act: torch.tensor(_Kr, dtype=torch.float64) for _act, _Kr in _Krefs.items()}
+_Kr4 = torch.tensor(_Kr4, dtype=torch.float64)
 ### END HIDDEN TESTS
-del _ntk_autograd  # the references are computed: your function runs without them
 _K = torch.as_tensor(_ntk(_X1, _X2, _W, _a, "tanh"))
 assert tuple(_K.shape) == (4, 6), f"K must have shape (n1, n2) = (4, 6), got {tuple(_K.shape)}"
 _err = (_K - _Kref).abs().max().item()
