@@ -24,9 +24,10 @@ def f(x):
     ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_ans", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 _f = own_work(f, "ans")
 assert _f(1) == 2, "f(1) should be 2: f doubles x"
+passed("f")
 ### BEGIN HIDDEN TESTS
 assert _f(5) == 10, "f(5) should be 10: f doubles x"
 ### END HIDDEN TESTS
@@ -173,6 +174,14 @@ def test_lint_keeps_graded_runs_independent_of_demo_cells():
     assert any("nbgrader metadata" in p for p in nbtool.lint_demos(graded))
 
 
+def test_lint_asks_every_test_cell_to_confirm_its_visible_tests(tmp_path):
+    p = tmp_path / "quiet.py"
+    p.write_text(SRC.replace('passed("f")\n', ""))
+    assert nbtool.lint(p) == [
+        "quiet.py (test_ans): the visible tests do not end with passed(<the functions tested>) "
+        "(td_lib.own_work.passed: the student's one-line confirmation)"]
+
+
 def test_lint_refuses_every_checks_import_even_in_hidden_tests(tmp_path):
     p = tmp_path / "good.py"
     p.write_text(SRC)
@@ -188,7 +197,7 @@ def test_lint_refuses_every_checks_import_even_in_hidden_tests(tmp_path):
     text = "\n".join(problems)
     assert "cell 1 line 1: `import checks.lf_7_1 as ref` imports checks.lf_7_1 but the grading kernel" in text, text
     assert "(test_ans) line 3: `from checks.grading import lf_7_2` imports checks.grading but" in text, text
-    assert ("(test_ans) line 6: `from checks.grading.lf_7_2 import bayes_accuracy_v as _ref` imports "
+    assert ("(test_ans) line 7: `from checks.grading.lf_7_2 import bayes_accuracy_v as _ref` imports "
             "checks.grading.lf_7_2 in a hidden-test region but") in text, text
     assert all("python -m checks.grading.bake" in m for m in problems), text
     assert len(problems) == 3, text

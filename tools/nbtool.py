@@ -265,8 +265,9 @@ MIN_MESSAGE = 20  # characters of a constant assert message
 
 
 def lint_tests(nb, name: str = "notebook") -> list[str]:
-    """Test cells: every assert explains itself, and every function a student writes is
-    called through ``td_lib.own_work.own_work`` (library counterparts off, stubs named)."""
+    """Test cells: every assert explains itself, every function a student writes is called
+    through ``td_lib.own_work.own_work`` (library counterparts off, stubs named), and the
+    visible tests end with ``passed(...)`` (the student's confirmation)."""
     answer_names: set[str] = set()
     for c in nb.cells:
         if nbcore.is_answer(c) and c.cell_type == "code":
@@ -285,6 +286,10 @@ def lint_tests(nb, name: str = "notebook") -> list[str]:
         except SyntaxError as e:
             problems.append(f"{name} ({gid}): test cell does not parse: {e}")
             continue
+        visible = c.source.split(nbcore.BEGIN_HIDDEN)[0].rstrip().split("\n")
+        if not re.match(r"passed\(.*\)$", visible[-1].strip()):
+            problems.append(f"{name} ({gid}): the visible tests do not end with passed(<the functions tested>) "
+                            "(td_lib.own_work.passed: the student's one-line confirmation)")
         wrapped = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call)
                    and getattr(call.func, "id", getattr(call.func, "attr", None)) == "own_work" and call.args}
         for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):

@@ -222,7 +222,7 @@ def j2_erf(C):
 # Visible tests: closed form at simple points, batching, and Price's theorem dI2/dc12 = J2.
 import numpy as np
 from td_lib import cnn_lcn as cl
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _j2 = own_work(j2_erf, "exA_j2_erf")
 _v = np.asarray(_j2(np.eye(2)), dtype=float)
@@ -254,6 +254,7 @@ for _k, _C in enumerate(_Cs.reshape(-1, 2, 2)[:6]):
     assert abs(_mine - float(_out.reshape(-1)[_k])) < 1e-12, (
         f"j2_erf of the batch and of its element {_k} disagree ({float(_out.reshape(-1)[_k]):.10f} vs {_mine:.10f}): "
         "each batch entry must be computed from its own matrix.")
+passed("j2_erf")
 ### BEGIN HIDDEN TESTS
 # Against the engine's J2 on many random covariances (an exact identity, computed outside the graded call).
 _A = np.random.default_rng(7).standard_normal((200, 2, 2)) * 2
@@ -340,7 +341,7 @@ def lcn_sgd_step(w_hat, x, y, eta):
 # derivatives of the loss l = (y - y_hat)^2 / 2 of the LCN (eqs 10-11, 13).
 import numpy as np
 from scipy.special import erf
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _step = own_work(lcn_sgd_step, "exB_lcn_sgd_step")
 # For each case below, the rate of change of the loss l = (y - y_hat(x))^2 / 2 (eqs 10-11) along
@@ -373,6 +374,7 @@ for _case, (_P, _ks, _D, _eta) in enumerate([(4, 3, 20, 0.5), (5, 2, 12, 0.8), (
             f"(P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}: along a random direction v the loss changes at rate "
             f"{_fd:.8f} (central difference), but your update gives -(w_new - w_hat).v / eta = {_mine:.8f}. "
             "The step must be minus eta times the gradient of (y - y_hat)^2 / 2 with y_hat of eqs 10-11.")
+passed("lcn_sgd_step")
 ### BEGIN HIDDEN TESTS
 def _complex_step(w_hat, x, y, eta, h=1e-30):
     """w_hat - eta grad l, with every component of grad l = d l / d w_hat[p, l, d] from complex-step
@@ -607,7 +609,7 @@ def matched_lcn_init(R0, Q0, P):
 # Visible tests: the entries of eq. 21, then eq. 22 along an ODE trajectory.
 import numpy as np
 from td_lib import cnn_lcn as cl
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _init = own_work(matched_lcn_init, "exC_matched_init")
 _P, _ks, _kt = 4, 3, 2
@@ -635,6 +637,7 @@ _cnn = cl.integrate("cnn", _R0, _Q0, _al, np.eye(_P), T=1.0, eta=0.8, dt=0.05)
 _lcn = cl.integrate("lcn", _R, _Q, _P * _al, np.eye(_P), T=1.0, eta=0.8, dt=_P * 0.05)
 _gap = np.abs(_cnn.eg - _lcn.eg).max()
 assert _gap < 1e-9, f"eq. 22 fails from your state: max |eps_CNN(alpha) - eps_LCN(P alpha)| = {_gap:.2e} (should be ~1e-12)"
+passed("matched_lcn_init")
 ### BEGIN HIDDEN TESTS
 for (_P, _ks, _kt, _eta, _seed) in [(5, 2, 1, 0.5, 1), (3, 3, 3, 1.5, 2), (6, 4, 2, 0.3, 3), (2, 1, 1, 1.0, 4)]:
     _R0, _Q0 = cl.random_init("cnn", D=40, P=_P, k_s=_ks, k_t=_kt, rng=_seed)

@@ -119,7 +119,7 @@ def fit_log_d(Ds, a_spec):
 # %% nbgrader={"grade": true, "grade_id": "test_exD_alpha_spec", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests for alpha_spec_from_trajectory.
 import numpy as np
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _spec = own_work(alpha_spec_from_trajectory, "exD_alpha_spec")
 _al = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
@@ -143,6 +143,7 @@ _v5 = _spec(_al, _g3)
 assert abs(_v5 - 0.99 / 0.995) < 1e-12, (
     f"gamma reaches 0.99 first between alpha = 0 and 1 (interpolated {0.99 / 0.995:.6f}) and again after alpha = 2; "
     f"eq. 25 is the first time, got {_v5}.")
+passed("alpha_spec_from_trajectory")
 ### BEGIN HIDDEN TESTS
 from td_lib import cnn_lcn as cl
 _rng = np.random.default_rng(9)
@@ -172,7 +173,7 @@ assert abs(_mine - _want) < 1e-12, (
 # %% nbgrader={"grade": true, "grade_id": "test_exD_fit_log_d", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Visible tests for fit_log_d.
 import numpy as np
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _fit = own_work(fit_log_d, "exD_alpha_spec")
 _D = np.array([1e2, 1e4, 1e6, 1e8])
@@ -181,6 +182,7 @@ assert abs(_a - 3.0) < 1e-9 and abs(_b - 2.5) < 1e-10, (
     f"exact data a + b ln D with a = 3, b = 2.5 should be fitted exactly; got a = {_a}, b = {_b}."
     + (" Your slope is ln(10) times too large: the fit is in the natural log of D." if abs(_b - 2.5 * np.log(10)) < 1e-6
        else "") + (" Your (a, b) look swapped." if abs(_a - 2.5) < 1e-6 and abs(_b - 3.0) < 1e-6 else ""))
+passed("fit_log_d")
 ### BEGIN HIDDEN TESTS
 _rng = np.random.default_rng(2)
 for _n, _a0, _b0 in ((15, -4.0, 7.0), (2, 1.5, 0.0), (6, 0.3, -2.0)):

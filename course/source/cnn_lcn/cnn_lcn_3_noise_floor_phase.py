@@ -71,6 +71,9 @@ _t_start = time.time()
 # the teacher covariance is $T S_{pq}$, the cross-covariance vanishes, and the student
 # covariance is $S_{pq}$ (CNN) or $\delta_{pq}$ (LCN), all with unit student variances. The tests
 # compare with $\varepsilon_g$ of the ODE engine at the initial state for many $(P,T,c)$ and kernel sizes.
+# Eq. 28 itself is printed above, so the tests cannot tell your derivation from a copy of it:
+# they check values and broadcasting. The derivation from eq. 81 is the exercise (Exercise F
+# takes the same steps).
 
 # %% nbgrader={"grade": false, "grade_id": "exE_initial_errors", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def initial_errors(P, T, c):
@@ -92,7 +95,7 @@ def initial_errors(P, T, c):
 # independent of the teacher), within 5 standard errors; and broadcasting.
 import numpy as np
 from scipy.special import erf
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _eps0 = own_work(initial_errors, "exE_initial_errors")
 _rng = np.random.default_rng(8)
@@ -117,6 +120,7 @@ for (_P, _T, _c) in [(4, 1.0, 0.0), (4, 1.0, 0.5), (6, 2.5, 0.8), (3, 0.25, 0.3)
 _cnn, _lcn = _eps0(np.array([2, 4, 8]), 1.0, np.array([[0.0], [0.5]]))
 assert np.shape(_cnn) == (2, 3) and np.shape(_lcn) == (2, 3), (
     f"P of shape (3,) and c of shape (2, 1) should broadcast to (2, 3); got shapes {np.shape(_cnn)} and {np.shape(_lcn)}")
+passed("initial_errors")
 ### BEGIN HIDDEN TESTS
 from td_lib import cnn_lcn as cl
 # Exact: eps_g of the ODE engine at the leading-order initial state (eq. 81), computed before your call.
@@ -260,7 +264,7 @@ def optimal_eta_log_parabola(etas, errors):
 # %% nbgrader={"grade": true, "grade_id": "test_exF_noise_floor", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests: eqs 31-32 at a few parameter values.
 import numpy as np
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _nf = own_work(noise_floor_eq34, "exF_noise_floor")
 # (eta, sigma, P, T, c) and the expected (CNN: eq. 31, LCN: eq. 32) floors at each
@@ -280,6 +284,7 @@ for (_eta, _s, _P, _T, _c), (_r31, _r32) in zip(_cases, _refs):
         f"CNN at {_case}: eq. 31 gives {_r31:.6g}, your noise_floor_eq34 gives {_mc:.6g} (ratio {_mc / _r31:.6g})."
         + (" Your CNN value equals your LCN value although c > 0: the two students' E[e_p e_q] differ (eq. 34)."
            if _c > 0 and abs(_mc / _ml - 1) < 1e-12 else ""))
+passed("noise_floor_eq34")
 ### BEGIN HIDDEN TESTS
 # three edge cases and 20 random parameter sets, with the expected (CNN, LCN) floors
 # BEGIN BAKED noise_floor_hidden (python -m checks.grading.bake; do not edit by hand)
@@ -328,7 +333,7 @@ for (_eta, _s, _P, _T, _c), (_r31, _r32) in zip(_cases, _refs):
 # %% nbgrader={"grade": true, "grade_id": "test_exF_optimal_eta", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests: exact recovery when ln(error) is a parabola in ln(eta); NaN handling; edges.
 import numpy as np
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _opt = own_work(optimal_eta_log_parabola, "exF_noise_floor")
 _etas = np.geomspace(1e-3, 1.0, 13)
@@ -344,6 +349,7 @@ assert abs(_v2 / 0.037 - 1) < 1e-10, (
     f"the same errors with the last three replaced by NaN (diverged runs) should still give 0.037; got {_v2:.6g}")
 _v3 = _opt(_etas, 1 / _etas)
 assert abs(_v3 / _etas[-1] - 1) < 1e-12, f"errors decreasing over the whole grid: expected the right edge {_etas[-1]:.6g}, got {_v3:.6g}"
+passed("optimal_eta_log_parabola")
 ### BEGIN HIDDEN TESTS
 from td_lib.cnn_lcn import refine_min
 _rng = np.random.default_rng(4)

@@ -286,7 +286,7 @@ def grad_from_moments(Wt: np.ndarray, Exy: np.ndarray, Exx: np.ndarray) -> np.nd
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_moments", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _loss = own_work(loss_from_moments, "ex71A_moments")
 _grad = own_work(grad_from_moments, "ex71A_moments")
@@ -310,6 +310,7 @@ assert np.abs(_G - _G_direct).max() < 1e-10, (
     "grad_from_moments on the same data: expected the average of the per-example gradients, "
     f"max |got - expected| = {np.abs(_G - _G_direct).max():.3e} (expected [0, 0] = "
     f"{_G_direct[0, 0]:.8f}, got {_G[0, 0]:.8f}).{_hint}")
+passed("loss_from_moments", "grad_from_moments")
 ### BEGIN HIDDEN TESTS
 import torch as _torch
 
@@ -370,7 +371,7 @@ def linear_flow(W0: np.ndarray, Syx: np.ndarray, Sxx: np.ndarray, t: float) -> n
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_flow", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 from scipy.integrate import solve_ivp
 
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _flow = own_work(linear_flow, "ex71A_flow")
 _r = np.random.default_rng(1)
@@ -390,6 +391,7 @@ assert np.abs(_Wex - _Wnum).max() < 1e-8, (
 _W00 = np.asarray(_flow(_W0, _Syx, _Sxx, 0.0))
 assert np.abs(_W00 - _W0).max() < 1e-12, (
     f"linear_flow at t = 0 must return W0; max |W(0) - W0| = {np.abs(_W00 - _W0).max():.2e}.")
+passed("linear_flow")
 ### BEGIN HIDDEN TESTS
 _Wst = _Syx @ np.linalg.inv(_Sxx)
 _Winf = np.asarray(_flow(_W0, _Syx, _Sxx, 200.0))
@@ -570,7 +572,7 @@ def gradient_orders(c: dict, max_order: int) -> dict:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71B_orders", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _orders = own_work(gradient_orders, "ex71B_orders")
 _all = {k: 1.0 for k in range(1, 8)}
@@ -590,6 +592,7 @@ _g = _orders(_gelu_c, 5)
 assert (_g[("label", 3)], _g[("label", 4)]) == (None, 4), (
     "GELU coefficients (c_3 = 0.0 is given as a key with value zero), max_order = 5: expected "
     f"('label', 3) -> None and ('label', 4) -> 4, got {_g[('label', 3)]} and {_g[('label', 4)]}.")
+passed("gradient_orders")
 ### BEGIN HIDDEN TESTS
 _tanh_c = {1: 1.0, 3: -1 / 3, 5: 2 / 15, 7: -17 / 315}
 _h = _orders(_tanh_c, 8)
@@ -678,12 +681,13 @@ def first_clone_difference_order(c: dict, max_order: int = 12):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71B_clone_order", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _first = own_work(first_clone_difference_order, "ex71B_clone_order")
 for _c, _want in (({1: 1.0, 3: 0.2, 4: 0.1}, 4), ({1: 1.0, 2: 0.4, 6: 0.1}, 5), ({3: 1.0, 4: 0.0, 6: 0.2}, 6)):
     _got = _first(_c)
     assert _got == _want, f"first_clone_difference_order({_c}): expected {_want}, got {_got!r}."
+passed("first_clone_difference_order")
 ### BEGIN HIDDEN TESTS
 _gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi))}
 for _name, _c, _kw, _want in (
@@ -864,7 +868,7 @@ def empirical_ntk(X1: torch.Tensor, X2: torch.Tensor, W: torch.Tensor, a: torch.
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _ntk = own_work(empirical_ntk, "ex71C_ntk")
 _gn = torch.Generator().manual_seed(0)
@@ -884,6 +888,7 @@ _Kref = [[4.146717269443592, 0.7681224726827593, 0.14642518365498713, -0.9739205
           -4.475448786938382]]
 # END BAKED two_layer_ntk_visible
 _Kref = torch.tensor(_Kref, dtype=torch.float64)
+passed("empirical_ntk")
 ### BEGIN HIDDEN TESTS
 _gm = torch.Generator().manual_seed(5)
 _W4 = 0.7 * torch.randn(4, 4, generator=_gm, dtype=torch.float64)
@@ -974,7 +979,7 @@ def tanh_sq_moment(w: float, kind: str) -> float:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_tanh", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _tsq = own_work(tanh_sq_moment, "ex71C_tanh")
 _v = _tsq(0.5, "rademacher")
@@ -989,6 +994,7 @@ _d15 = _tsq(0.15, "gaussian") - _tsq(0.15, "rademacher")
 assert abs(_d15 + 6.1952722313e-4) < 1e-10, (
     f"at w = 0.15, Gaussian minus Rademacher: expected -6.1952722313e-04, got {_d15:.10e}; the two "
     "values must each be accurate to ~1e-12 for their difference to be right.")
+passed("tanh_sq_moment")
 ### BEGIN HIDDEN TESTS
 from scipy.integrate import quad as _quad
 

@@ -315,7 +315,7 @@ def my_ntk(X, W, v, phi, dphi):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71bB_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 
 def _np_act(act):
@@ -410,6 +410,7 @@ _ref2 = [[1.3193805600403261, 1.1069617376017187, -0.10252318296619506, 0.018614
           0.03114607734139288, 0.006679899122248249, -0.016095833651276426, 0.04764198667367634]]
 # END BAKED ntk_autograd_visible
 _ref1, _ref2 = np.array(_ref1), np.array(_ref2)
+passed("my_ntk")
 ### BEGIN HIDDEN TESTS
 _cases = []
 for _act, _seed in (("relu", 7), ("tanh", 8), ("softplus", 9)):
@@ -658,7 +659,7 @@ def my_linear_kernels(X, activation, tr_sigma2_over_d=1.0):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71bC_linear_kernels", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _lk = own_work(my_linear_kernels, "ex71bC_linear_kernels")
 _X = np.array([[1.0, 2.0, -1.0, 0.5], [0.3, -1.2, 2.0, 1.0], [-0.7, 0.4, 0.1, -2.2]])
@@ -679,6 +680,7 @@ for _name, _got, _want in (("K1", _K1, _want1), ("K2", _K2, _want2)):
         f"{_name} for ReLU, d = 4, tr(Sigma^2)/d = 1.3 on the 3 points above: largest error at entry "
         f"[{_i}, {_j}], expected {_want[_i, _j]:.12f}, got {_got[_i, _j]:.12f}.")
 print("ReLU kernels match the expected values.")
+passed("my_linear_kernels")
 ### BEGIN HIDDEN TESTS
 for _act, _t2 in (("gelu", 1.0), ("softplus", 1.4), ("tanh", 1.1), ("leaky_relu", 0.8)):
     _X, _S = el.make_data(15, 6, rng=2)

@@ -370,13 +370,14 @@ print(f"kappa_4(v.x) at beta_v = 10: {kappa4_vx(10.0):.6f}  (-200/121 = {-200 / 
 print(f"Bayes accuracy from v.x alone: {bayes_accuracy_v_only(10.0):.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72A_kappa4", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _k4 = own_work(kappa4_vx, "ex72A_kappa4")
 _got = _k4(10.0)
 assert abs(_got - (-200 / 121)) < 1e-12, (
     f"kappa4_vx(10) returned {_got!r}; expected -1.652893 (to 1e-12). Check the power with which "
     "the scale factor of nu enters a fourth cumulant, and the value of kappa_4(nu) in the hint.")
+passed("kappa4_vx")
 ### BEGIN HIDDEN TESTS
 for _b in (0.5, 1.0, 3.0, 25.0):
     _got, _exp = _k4(_b), -2 * _b**2 / (1 + _b) ** 2
@@ -393,7 +394,7 @@ assert abs(_mc - _got) < 0.03, (
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72A_bayes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _bayes = own_work(bayes_accuracy_v_only, "ex72A_kappa4")
 _got = _bayes(10.0)
@@ -401,6 +402,7 @@ assert abs(_got - 0.714816) < 2e-6, (
     f"bayes_accuracy_v_only(10) returned {_got!r}; expected 0.714816 (to 2e-6). Check the positions "
     "and the width of the two bumps of class +1 along v, and that the rule predicts +1 exactly "
     "where p+(t) > p-(t).")
+passed("bayes_accuracy_v_only")
 ### BEGIN HIDDEN TESTS
 # beta_v -> 0: no signal; beta_v -> large: bumps separate, accuracy grows
 for _b in (1e-9, 0.0):
@@ -452,13 +454,14 @@ def cross_term_c(beta_u: float, beta_v: float) -> float:
 print(f"c(beta_u=5, beta_v=10) = {cross_term_c(5.0, 10.0):.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72A_cross_term", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _cx = own_work(cross_term_c, "ex72A_cross_term")
 _got = _cx(5.0, 10.0)
 assert abs(_got - 1.7010956) < 1e-6, (
     f"cross_term_c(5, 10) returned {_got!r}; expected 1.7010956 (to 1e-6). Check the factor "
     "E[lambda nu] for nu = sign(lambda) (see the hint) and what Q does to v (part 1).")
+passed("cross_term_c")
 ### BEGIN HIDDEN TESTS
 for _bu, _bv in [(1.0, 1.0), (2.0, 0.5), (5.0, 10.0), (0.0, 3.0), (3.0, 0.0), (0.5, 40.0)]:
     _got, _ref = _cx(_bu, _bv), mcm.cross_term(_bu, _bv, True)
@@ -609,7 +612,7 @@ def escape_times(k: int, d: int, delta: float, runs: int = 48, t_max: int = 10**
 print(escape_times(2, 16, 1 / np.log(16), runs=8, seed=0))
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72C_basic", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _esc = own_work(escape_times, "ex72C_escape_times")
 _T = _esc(1, 16, 1.0, runs=64, t_max=10**4, seed=0)
@@ -631,6 +634,7 @@ _T = _esc(3, 64, 64**-0.5 / np.log(64), runs=16, t_max=5, seed=1)
 assert _T.shape == (16,) and np.all(np.isinf(_T)), (
     f"k = 3, d = 64, tiny step, t_max = 5: got {_T!r}; expected 16 times np.inf (no run can reach "
     "alpha > 1/2 in 5 steps, and the loop must stop at t_max)")
+passed("escape_times")
 ### BEGIN HIDDEN TESTS
 _T = _esc(2, 32, 1 / np.log(32), runs=1, t_max=10**5, seed=3)
 assert _T.shape == (1,) and np.isfinite(_T[0]), (
@@ -681,7 +685,7 @@ assert np.all(_ts[np.isfinite(_ts)] <= 60), (
 # it uses.
 from scipy import stats as _stats
 
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 
 def _ks_check(k, d, delta, runs, t_max, seed, hint):
@@ -698,6 +702,7 @@ _ks_check(1, 16, 4.0, 400, 10**4, 21, "With this large step every detail of the 
           "matters: the step delta/d, the projection and the renormalisation after every step.")
 _ks_check(2, 16, 1 / np.log(16), 400, 10**5, 22, "Check the projection g - (g·w) w, the "
           "step delta/d, the labels y = h_2(x_0) and the start (uniform on the sphere).")
+passed("escape_times")
 ### BEGIN HIDDEN TESTS
 _ks_check(2, 32, 1 / np.log(32), 300, 10**5, 23, "Check the step delta/d, the "
           "projection, the labels y = h_2(x_0) and the start (uniform on the sphere).")
@@ -711,6 +716,9 @@ _ks_check(1, 32, 1.0, 300, 10**5, 24, "Check the step delta/d, the "
 _ks_check(3, 16, 2.0, 400, 2 * 10**4, 31, "For odd k escape is alpha > 1/2, not |alpha| > 1/2 "
           "(at alpha = -1/2 the loss 1 - alpha^3 is worse than at the start); and start from "
           "alpha_0 >= 0.")
+from td_lib.own_work import passed
+
+passed("escape_times")
 ### BEGIN HIDDEN TESTS
 _ks_check(3, 12, 1.0, 400, 2 * 10**4, 32, "For odd k escape is alpha > 1/2; "
           "check also the start (alpha_0 >= 0), the labels y = h_3(x_0) and the step delta/d.")
@@ -901,7 +909,7 @@ def var_X(alpha_u: float, alpha_v: float, beta_u: float, beta_v: float,
 print(f"Var X at (alpha_u, alpha_v) = (0.3, 0.4), correlated: {var_X(0.3, 0.4, 5.0, 10.0, True):.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_var", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _vx = own_work(var_X, "ex72D_var")
 _got = _vx(0.3, 0.4, 5.0, 10.0, False)
@@ -912,6 +920,7 @@ _got = _vx(0.3, 0.4, 5.0, 10.0, True)
 assert abs(_got - 1.8582629438374059) < 1e-12, (
     f"var_X(0.3, 0.4, 5, 10, correlated=True) returned {_got!r}; expected 1.858262944 (to 1e-12). "
     "Check the u-v cross term of the class +1 covariance (7.2.A.3) and how it enters w^T Cov w.")
+passed("var_X")
 ### BEGIN HIDDEN TESTS
 for _args in [(-0.2, 0.7, 3.0, 1.5, True), (0.6, 0.5, 2.0, 4.0, False), (0.1, -0.9, 0.5, 20.0, True),
               (0.0, 1.0, 2.0, 3.0, True), (0.8, 0.0, 7.0, 0.5, True)]:
@@ -973,7 +982,7 @@ print("ReLU, independent latents: c20, c11, c04 =", np.round(loss_coefficients(5
 print("ReLU, correlated latents:  c20, c11, c04 =", np.round(loss_coefficients(5.0, 10.0, True, s2, s4), 5))
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_coefficients", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _lc = own_work(loss_coefficients, "ex72D_coefficients")
 _s = 1 / math.sqrt(2 * math.pi)
@@ -994,6 +1003,7 @@ assert abs(_ci[2] - 0.01373768) < 1e-7, (
     f"c04 for ReLU at beta_u = 5, beta_v = 10 (independent latents) is {_ci[2]!r}; expected "
     "0.01373768 (to 1e-7). Check the factor 1/k! of the k = 4 term, the sign and value of "
     "kappa_4(v·x), and the overall factor of part 1.")
+passed("loss_coefficients")
 ### BEGIN HIDDEN TESTS
 # against an exact quadrature of the ReLU loss (finite differences around 0)
 # (correlated, beta_u, beta_v) -> coefficients fitted to the exact ReLU loss; the general case
@@ -1097,7 +1107,7 @@ sol = solve_ivp(lambda t, a: M @ a, (0, 12), [0.01, 0.004], rtol=1e-10, atol=1e-
 print(f"linear flow at t = 12: alpha_v / alpha_u = {sol.y[1, -1] / sol.y[0, -1]:.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_ratio", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _gr = own_work(growing_ratio, "ex72D_ratio")
 _got = _gr(0.49867785, 0.33931948)
@@ -1107,6 +1117,7 @@ assert abs(_got - 0.30795) < 1e-4, (
     "inverse), and that no small-correlation approximation is made.")
 _got = _gr(1.0, 0.0)
 assert abs(_got) < 1e-15, f"growing_ratio(1, 0) returned {_got!r}; expected 0 (to 1e-15)."
+passed("growing_ratio")
 ### BEGIN HIDDEN TESTS
 for _a, _b in [(0.3, 0.1), (1.0, 2.0), (0.05, 0.7), (0.0, 0.5), (2.0, 1e-3)]:
     _M = np.array([[2 * _a, _b], [_b, 0.0]])

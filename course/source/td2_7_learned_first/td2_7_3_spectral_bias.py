@@ -232,7 +232,7 @@ def gd_efold_steps(eta, lam):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73A_gd_steps", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _bound = own_work(gd_step_bound, "ex73A_gd_steps")
 _efold = own_work(gd_efold_steps, "ex73A_gd_steps")
@@ -266,6 +266,7 @@ assert abs(_e - 1.4426950408889634) < 1e-12, (
        "unrounded number of steps is asked" if abs(_e - 2.0) < 1e-9 else "")
     + (" — the result must not be rounded to whole steps" if _e == round(_e) and abs(_e - 2.0) >= 1e-9 else "")
     + ". Check it on the one-mode problem: s steps of r <- r - eta * lam * r must shrink r by a factor e.")
+passed("gd_step_bound", "gd_efold_steps")
 ### BEGIN HIDDEN TESTS
 for _l, _want in (([0.0, 1e-4, 0.02, 0.5], 4.0), ([3.0, 0.1, 1.0], 2 / 3), ([0.7], 2 / 0.7)):
     _got = float(_bound(np.array(_l)))
@@ -403,7 +404,7 @@ def t_ratio_power_law(l_slow, l_fast, power=2.0):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_eigenvalues", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _vm = own_work(vm_eigenvalue, "ex73B_eigenvalues")
 _vm_large = own_work(vm_eigenvalue_large_l, "ex73B_eigenvalues")
@@ -423,6 +424,7 @@ assert abs(_got / _want - 1) < 1e-10, (
     + (" — that is 30 times too large: check the factorial" if abs(_got / _want / 30 - 1) < 1e-6 else "")
     + (" — that is e^kappa times too large: the factor exp(-kappa) is missing"
        if abs(_got / _want / np.exp(4.0) - 1) < 1e-6 else ""))
+passed("vm_eigenvalue", "vm_eigenvalue_large_l")
 ### BEGIN HIDDEN TESTS
 _ls = np.arange(0, 13)
 _got = np.asarray(_vm(_ls, 2.5), dtype=float)
@@ -447,7 +449,7 @@ assert _got.shape == (2,) and np.allclose(_got, _want, rtol=1e-12, atol=0), (
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_ratios", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _t_vm = own_work(t_ratio_von_mises, "ex73B_eigenvalues")
 _t_pow = own_work(t_ratio_power_law, "ex73B_eigenvalues")
@@ -461,6 +463,7 @@ _t = float(_t_pow(6, 2))
 assert abs(_t - 9.0) < 1e-9, (
     f"t_ratio_power_law(6, 2) = {_t}, expected 9 for the default spectrum l^-2"
     + (" — that is the inverse (t_slow / t_fast is asked)" if abs(_t * 9 - 1) < 1e-6 else ""))
+passed("t_ratio_von_mises", "t_ratio_power_law")
 ### BEGIN HIDDEN TESTS
 for _args, _want in (((4.0, 8, 1), float(ive(1, 4.0) / ive(8, 4.0))), ((2.0, 4, 2), float(ive(2, 2.0) / ive(4, 2.0))),
                      ((4.0, 1, 8), float(ive(8, 4.0) / ive(1, 4.0)))):
@@ -574,7 +577,8 @@ plt.show()
 #    $a_\ell=\frac1{z_\ell}\int_{-\pi}^{\pi}K^\infty(\vartheta)\cos\ell\vartheta\,d\vartheta$
 #    ($z_0=2\pi$, $z_\ell=\pi$) numerically for $\ell\le20$ (function `cos_coef`; quadrature or an
 #    FFT are both fine, but it must be accurate to $10^{-6}$), and compare with the closed form of
-#    the walkthrough above (function `basri`).
+#    the walkthrough above (function `basri`). That closed form is printed above: `basri`'s tests
+#    check the values (against your quadrature's and an exact one), not where they came from.
 # 2. Do the same for the bias kernel. Which coefficients become nonzero? Fit the decay exponent
 #    of $a_\ell$ for $\ell\ge4$.
 # 3. Check the first formula by Monte Carlo. Write `finite_width_ntk(theta1, theta2, W)` below:
@@ -611,7 +615,7 @@ def cos_coef(F, l):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_cos_coef", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _cc = own_work(cos_coef, "ex73C_cos_coef")
 
@@ -632,6 +636,7 @@ assert np.abs(_got - _abs_ref).max() < 1e-6, (
     f"{np.round(_abs_ref, 8).tolist()} (largest error {np.abs(_got - _abs_ref).max():.1e}, needed < 1e-6). "
     "A kink needs an accurate rule: an adaptive quadrature with a break point at 0, or an FFT with "
     ">= 1024 points on [-pi, pi)")
+passed("cos_coef")
 ### BEGIN HIDDEN TESTS
 # cosine coefficients l = 0..20 of the two kernels (adaptive quadrature, instructor's side)
 # BEGIN BAKED cos_coef_hidden (python -m checks.grading.bake; do not edit by hand)
@@ -686,7 +691,7 @@ def basri(l):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_basri", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _basri = own_work(basri, "ex73C_basri")
 
@@ -703,6 +708,7 @@ assert not _bad, (
         f"{l} (got {g!r}, expected {w!r})" for l, (g, w) in _bad.items())
     + (" — a_0 and a_1 are the two special cases; check the branch for l = 1"
        if 1 in _bad and 2 not in _bad else ""))
+passed("basri")
 ### BEGIN HIDDEN TESTS
 _ls = np.arange(11, 41)
 _ref = kernels.cosine_coefficients_quad(kernels.relu_ntk_nobias, _ls)
@@ -806,7 +812,7 @@ def finite_width_ntk(theta1, theta2, W):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _fw = own_work(finite_width_ntk, "ex73C_finite_width")
 
@@ -865,6 +871,7 @@ for _d in (2, 3):
     assert _ev > -1e-10, (
         f"finite_width_ntk(theta, theta, W) with W of shape (40, {_d}) has the eigenvalue {_ev:.2e} < 0: "
         "a kernel that is a mean over units of (feature of x) . (feature of x') is positive semi-definite")
+passed("finite_width_ntk")
 ### BEGIN HIDDEN TESTS
 for _seed, _N, _d, _n1, _n2 in ((1, 1, 2, 7, 3), (2, 17, 3, 5, 9), (3, 500, 2, 12, 4), (4, 500, 3, 4, 12),
                                 (5, 2, 2, 1, 1)):
@@ -882,7 +889,7 @@ for _seed, _N, _d, _n1, _n2 in ((1, 1, 2, 7, 3), (2, 17, 3, 5, 9), (3, 500, 2, 1
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width_mc", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _fw = own_work(finite_width_ntk, "ex73C_finite_width")
 
@@ -914,6 +921,7 @@ def _mc_against_closed_form(N, bias, seed, n_angles=32, allowed=4.5):
 
 
 _mc_against_closed_form(20000, bias=False, seed=7321)
+passed("finite_width_ntk")
 ### BEGIN HIDDEN TESTS
 _mc_against_closed_form(30000, bias=True, seed=7322)
 _mc_against_closed_form(5000, bias=False, seed=7323, n_angles=48)

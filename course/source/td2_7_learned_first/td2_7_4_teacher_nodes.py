@@ -457,7 +457,9 @@ plt.show()
 # (no biases), $z_k=\mathbb 1[w_k^\top x>0]$ and $f^*=\mathrm{relu}(w^{*\top}x)$.
 #
 # 1. Write `theorem6_closed_form(w_star, w_k)` returning the vector $\mathbb E[x\,z_k\,f^*]$
-#    from Theorem 6, with the corrected constant of the box above.
+#    from Theorem 6, with the corrected constant of the box above. The formula is printed there,
+#    so part 1 is a careful transcription (norms, angles, the degenerate cases), and its tests
+#    check exactly that; the Monte Carlo of part 2 is where the theorem is tested.
 # 2. Write `theorem6_monte_carlo(w_star, w_k, n_samples, rng)` returning the sample mean of
 #    $x\,z_k\,f^*$ over `n_samples` draws and its standard error per coordinate (the sample
 #    standard deviation divided by $\sqrt{n}$).
@@ -498,7 +500,7 @@ def theorem6_monte_carlo(w_star: np.ndarray, w_k: np.ndarray, n_samples: int,
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_closed_form", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _cf = own_work(theorem6_closed_form, "ex74A_closed_form")
 _e0, _e1, _e2 = np.eye(3)
@@ -532,6 +534,7 @@ _check_cf(_e0, 3 * _e1, _expect, "θ = π/2 with ‖w_k‖ = 3: z_k is a gate, s
 _check_cf(2.5 * _e0, _e1, 2.5 * _expect, "θ = π/2 with ‖w*‖ = 2.5: relu is positively homogeneous")
 _w = np.array([0.1, 0.7])
 _check_cf(_w, 3 * _w, _w / 2, "parallel vectors, θ = 0")
+passed("theorem6_closed_form")
 ### BEGIN HIDDEN TESTS
 _check_cf(_w, -3 * _w, np.zeros(2), "antiparallel vectors, θ = π")
 _rng = np.random.default_rng(2024)
@@ -544,7 +547,7 @@ for _ in range(20):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_monte_carlo", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _mc = own_work(theorem6_monte_carlo, "ex74A_monte_carlo")
 
@@ -599,6 +602,7 @@ assert _chi2 > 1.2, (
     f"your means sit closer to the exact expectation than sampling noise allows: the sum of the 15 "
     f"squared z-scores is {_chi2:.3g}, while a sample mean gives about 15 (below 1.2 with probability "
     "1e-6). Return the sample mean of the draws, not the closed form")
+passed("theorem6_monte_carlo")
 ### BEGIN HIDDEN TESTS
 for _theta, _d, _ns, _nk in ((0.4, 5, 1.5, 0.7), (1.6, 5, 1.5, 0.7), (2.8, 5, 1.5, 0.7), (0.05, 2, 0.3, 4.0),
                              (3.0, 8, 0.3, 4.0)):
@@ -740,7 +744,9 @@ print(f"Demo 7.4.1 (p = 1, x5): median |w_k| {S['wnorm_init']:.3f} and |v_k| {S[
 # $\psi(\theta)=(\pi-\theta)/(2\pi)$.
 #
 # 1. Write `angle_rhs(theta, alpha)`, the right-hand side of eq. 12 (vectorised over
-#    `theta`). Near $\pi$ it behaves as $-\alpha(\pi-\theta)^2/(2\pi)$.
+#    `theta`: an array of any shape in, the same shape out). Near $\pi$ it behaves as
+#    $-\alpha(\pi-\theta)^2/(2\pi)$. Everything it needs is printed here: its tests check the
+#    transcription and the vectorisation; parts 2 and 3 are the exercise.
 # 2. Write `escape_time_numeric(eps, theta_end, alpha)`: integrate eq. 12 from
 #    $\theta(0)=\pi-\epsilon$ and return the time at which $\theta$ reaches `theta_end`
 #    (any accurate method: an ODE solver with an event, or a quadrature of $dt=d\theta/
@@ -748,7 +754,8 @@ print(f"Demo 7.4.1 (p = 1, x5): median |w_k| {S['wnorm_init']:.3f} and |v_k| {S[
 # 3. Write `escape_time_asymptotic(eps, theta_end, alpha)`: the time for the quadratic
 #    approximation $\dot\theta=-\alpha(\pi-\theta)^2/(2\pi)$, which is the paper's
 #    $t_0\sim\frac1\epsilon-\frac1{\pi-\theta_0}$ with the constant its "$\sim$" leaves
-#    unstated.
+#    unstated. The box above gives that constant; the tests check your time against the exact
+#    solution of the quadratic approximation and against part 2 as $\epsilon\to0$.
 #
 # *Hint.* In $u=\pi-\theta$ the quadratic approximation reads $\dot u=\alpha u^2/(2\pi)$, so
 # $1/u$ decreases linearly in time. For the numeric part, the integrand $1/|\dot\theta|$ is
@@ -788,7 +795,7 @@ def escape_time_asymptotic(eps: float, theta_end: float, alpha: float) -> float:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_rhs", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _rhs = own_work(angle_rhs, "ex74B_rhs")
 
@@ -803,7 +810,14 @@ assert np.allclose(_v / _q, 1.0, atol=1e-4), (
     "times that (expected 1)")
 _v = float(_rhs(1e-6, 3.0))
 assert abs(_v + 1.5e-6) < 1e-10, f"angle_rhs(1e-6, 3) returned {_v}, expected about -1.5e-6 (ψ(0) = 1/2)"
+passed("angle_rhs")
 ### BEGIN HIDDEN TESTS
+_g2 = np.linspace(0.2, 3.0, 12).reshape(3, 4)  # an array of another shape: the same shape back
+_v2 = np.asarray(_rhs(_g2, 1.3), float)
+assert _v2.shape == (3, 4) and np.allclose(_v2, np.asarray(_rhs(_g2.ravel(), 1.3), float).reshape(3, 4),
+                                           rtol=1e-14, atol=0), (
+    f"angle_rhs on a 3 x 4 array of angles returned shape {_v2.shape}; expected (3, 4), entry by entry "
+    "the values of the same angles passed as a flat array")
 _g = np.linspace(0.01, np.pi - 0.01, 50)
 _ref = ts.angle_velocity(_g, 0.7)
 _v = np.asarray(_rhs(_g, 0.7), float)
@@ -814,7 +828,7 @@ assert _v.shape == _g.shape and np.allclose(_v, _ref, rtol=1e-12, atol=1e-15), (
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-from td_lib.own_work import own_work
+from td_lib.own_work import own_work, passed
 
 _num = own_work(escape_time_numeric, "ex74B_escape")
 _asy = own_work(escape_time_asymptotic, "ex74B_escape")
@@ -835,6 +849,7 @@ assert abs(_ta - 6279.185307179587) < 1e-8, (
 _r = [float(_num(e, np.pi / 2, 1.0)) / float(_asy(e, np.pi / 2, 1.0)) for e in (1e-2, 1e-3)]
 assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
     f"numeric / asymptotic escape time at ε = 1e-2 and 1e-3: {_r}; expected ratios tending to 1 as ε → 0")
+passed("escape_time_numeric", "escape_time_asymptotic")
 ### BEGIN HIDDEN TESTS
 for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
     _tr = float(ts.escape_time(theta_start=np.pi - _eps, theta_end=_te, alpha=_a))
