@@ -54,7 +54,7 @@ import nbformat
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from tools import env
+from tools import env, nbcore
 
 RESULTS_DIR = ".grade"
 log = logging.getLogger("tools.grade")
@@ -118,13 +118,6 @@ _EXEC_REPORT: dict[str, dict] = {}
 _EDITIONS: dict[str, str] = {}
 
 
-def is_test_cell(cell) -> bool:
-    """An autograded test cell: a graded, non-solution code cell (it runs in the test runner)."""
-    md = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.get("cell_type") == "code" and bool(md.get("grade")) and not md.get("solution") \
-        and bool(cell.get("source", "").strip())
-
-
 def _probe_diff(before: dict, after: dict) -> list[str]:
     return sorted(k for k in set(before) | set(after)
                   if k in before and (k not in after or before[k] != after[k]))
@@ -167,7 +160,7 @@ def _sandbox_execute_class(base: type | None = None):
                 self._td_baseline = await self._probe() or {}
                 await self._td_install()  # before any student code
             t0 = time.perf_counter()
-            if is_test_cell(cell):  # out of the student's reach (tools/remote_tests.py)
+            if nbcore.is_test(cell) and cell.source.strip():  # out of the student's reach (tools/remote_tests.py)
                 cell = await self._td_run_test(cell, cell_index)
                 ensure = getattr(self, "async_ensure_kernel", None)
                 if ensure is not None:  # the student's function killed the kernel: a fresh one, replayed
@@ -505,14 +498,12 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
         echo(f"{len(chosen) - len(todo)} submission(s) already graded (--force regrades them)")
     if not todo:
         return records
-    from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
+    answers = answer_ids(course, assignment)  # notebook -> its answer cells, in the gradebook's order
+    notebooks = list(answers)
     student_lib = {}
     if sandbox:  # the submission's code runs against td_lib without the answers of its exercises
         from tools import student_edition
 
-        answers = answer_ids(course, assignment)
         for nb in notebooks:
             student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, [])))
     shared = {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,

@@ -51,7 +51,6 @@ WIRE_SOURCE = Path(wire.__file__).read_text()
 SERVER = "__td_rpc__"
 INSTALL = (f"import types as _td_t\n_td_m = _td_t.ModuleType('td_wire')\nexec({WIRE_SOURCE!r}, _td_m.__dict__)\n"
            f"{SERVER} = _td_m.Server(get_ipython().user_ns)\ndel _td_t, _td_m\n")
-RED, RESET = "\x1b[0;31m", "\x1b[0m"
 
 
 def free_names(source: str) -> list[str]:
@@ -160,7 +159,7 @@ class Runner:
             if "err" in msg:
                 raise wire.exception(msg["err"])
             for i, value in msg.get("after", {}).items():
-                _copy_into(args[int(i)], wire.decode(value))
+                wire.copy_into(args[int(i)], wire.decode(value))
             return wire.decode(msg["ok"], self.decode_callable, ALLOWED)
 
     def _callback(self, msg: dict) -> dict:
@@ -228,26 +227,6 @@ class Remote:
         return f"<your function {self.name}>"
 
 
-def _copy_into(target, new) -> None:
-    """Make ``target`` (an argument) hold ``new`` (its state after the student's call)."""
-    kind = type(target).__module__ + "." + type(target).__name__
-    if kind == "numpy.ndarray":
-        import numpy as np
-
-        if target.shape == np.shape(new) and target.flags.writeable:
-            np.copyto(target, new, casting="unsafe")
-    elif kind == "torch.Tensor":
-        import torch
-
-        if tuple(target.shape) == tuple(new.shape):
-            with torch.no_grad():
-                target.copy_(new)
-    elif kind == "numpy.random._generator.Generator":
-        target.bit_generator.state = new.bit_generator.state
-    elif kind == "torch.Generator":
-        target.set_state(new.get_state())
-
-
 def serve(fd_out: int) -> None:
     """The runner's loop: one ``run`` request per test cell."""
     ch = _Channel(fd_out)
@@ -304,13 +283,6 @@ class RunnerProcess:
             os.close(self.fd)
 
 
-def _error_output(ename: str, evalue: str):
-    from nbformat.notebooknode import NotebookNode
-
-    return NotebookNode(output_type="error", ename=ename, evalue=evalue,
-                        traceback=[f"{RED}{ename}{RESET}: {evalue}"])
-
-
 def _stream_output(name: str, text: str):
     from nbformat.notebooknode import NotebookNode
 
@@ -363,9 +335,6 @@ class RemoteTestsMixin:
         """Put the server (:class:`tools.wire.Server`) in the student's kernel."""
         await self._td_kernel(INSTALL, timeout=60)
 
-    async def _td_start(self) -> None:
-        self._td_runner = RunnerProcess()
-
     async def _td_call(self, msg: dict, deadline: float, add_stream) -> dict:
         """Run one call of the runner in the student's kernel (call-backs answered by the runner)."""
         from nbclient.util import ensure_async
@@ -407,17 +376,20 @@ class RemoteTestsMixin:
                             "evalue": f"your function {msg['name']} did not return before the cell's time limit"}}
         except Exception as exc:  # noqa: BLE001 - a dead kernel, a reply the grader cannot read
             if type(exc).__name__ == "DeadKernelError":
+                from tools.nbgrader_ext import KERNEL_DIED
+
                 why = (f"the kernel died while running your function {msg['name']} "
                        "(it exited, crashed or ran out of memory)")
-                return {"err": {"ename": "KernelDied", "evalue": why}}
+                return {"err": {"ename": KERNEL_DIED, "evalue": why}}
             return {"err": {"ename": type(exc).__name__, "evalue": f"calling your function {msg['name']}: {exc}"}}
 
     async def _td_run_test(self, cell, index: int):
+        from tools.nbgrader_ext import OutputCap, cap_error, error_output
+
         if getattr(self, "_td_runner", None) is None:
-            await self._td_start()
+            self._td_runner = RunnerProcess()
         runner = self._td_runner
         outputs: list = []
-        from tools.nbgrader_ext import OutputCap
 
         cap = OutputCap(int(getattr(self, "max_output_bytes", 0) or 0), 0)  # the test's and the student's prints
 
@@ -459,7 +431,8 @@ class RemoteTestsMixin:
                 break
         outputs += cap.finish()
         if error:
-            outputs.append(_error_output(error["ename"], error["evalue"][:20000]))
+            error = cap_error(dict(error), int(getattr(self, "max_output_bytes", 0) or 0))
+            outputs.append(error_output(error["ename"], error["evalue"]))
         cell.outputs = outputs
         self.code_cells_executed = getattr(self, "code_cells_executed", 0) + 1
         cell.execution_count = self.code_cells_executed

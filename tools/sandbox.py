@@ -52,23 +52,21 @@ REPO = SANDBOX_PY.parent.parent
 # The part of the repository a kernel may import: td_lib. Not checks (the references; test
 # cells carry baked values), not tools, not the course.
 EXPOSE = [REPO / "td_lib"]
-HIDE: list[Path] = []
 ENV_PASS = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "TD_QUICK", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
             "OPENBLAS_NUM_THREADS", "TZ", "LANG", "LC_ALL")
 GiB = 1 << 30
 
 
 @functools.lru_cache(maxsize=1)
-def imported_parts() -> tuple[list[str], list[str]]:
+def imported_parts() -> list[str]:
     """Where the kernel's Python imports ``td_lib`` from (isolated mode, outside any checkout:
     an editable install points at the checkout it was installed from, which need not be this
-    file's), and what to hide inside it (nothing)."""
+    file's)."""
     import subprocess
 
     out = subprocess.run([sys.executable, "-I", "-c", "import os, td_lib; print(os.path.dirname(td_lib.__file__))"],
                          cwd="/", capture_output=True, text=True)
-    dirs = out.stdout.split() if out.returncode == 0 else []
-    return dirs, []
+    return out.stdout.split() if out.returncode == 0 else []
 
 
 def available() -> tuple[bool, str]:
@@ -179,12 +177,11 @@ def _make_manager():
             spec = {
                 "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
                 "root": scratch_dir("root"),
-                "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *imported_parts()[0], *self.expose],
-                "hide": [str(p) for p in HIDE] + imported_parts()[1],
+                "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *imported_parts(), *self.expose],
                 "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
                            "FSIZE": self.fsize_limit, "CORE": 0},
                 "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
-                "overlay": {d: self.td_lib for d in imported_parts()[0]} if self.td_lib else {},
+                "overlay": {d: self.td_lib for d in imported_parts()} if self.td_lib else {},
                 "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
             }
             Path(spec_file).write_text(json.dumps(spec))
@@ -282,9 +279,6 @@ def _init(spec: dict) -> None:
             _bind(p, r(p))
     for dst, src in spec.get("overlay", {}).items():  # the student edition in place of td_lib
         _bind(src, r(dst))
-    for p in spec["hide"]:
-        if os.path.isdir(r(p)):
-            _mount("tmpfs", r(p), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,mode=555")
     os.makedirs(r("/dev"))
     _mount("tmpfs", r("/dev"), "tmpfs", MS_NOSUID, "size=64k,mode=755")
     for dev in ("null", "zero", "full", "random", "urandom"):

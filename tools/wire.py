@@ -301,7 +301,33 @@ class Server:
             self.out = dumps({"err": error_of(exc)})
 
 
+def _kind(value) -> str:
+    return type(value).__module__ + "." + type(value).__name__
+
+
+#: argument types a call may change in place: sent back after the call, copied into the caller's
+MUTABLE = ("numpy.ndarray", "torch.Tensor", "numpy.random._generator.Generator", "torch.Generator")
+
+
 def _mutable(value) -> bool:
-    """Arguments whose state a call may change in place (sent back and copied into the caller's)."""
-    name = type(value).__module__ + "." + type(value).__name__
-    return name in ("numpy.ndarray", "torch.Tensor", "numpy.random._generator.Generator", "torch.Generator")
+    return _kind(value) in MUTABLE
+
+
+def copy_into(target, new) -> None:
+    """Make ``target`` (an argument of a :data:`MUTABLE` type) hold ``new``, its state after the call."""
+    kind = _kind(target)
+    if kind == "numpy.ndarray":
+        import numpy as np
+
+        if target.shape == np.shape(new) and target.flags.writeable:
+            np.copyto(target, new, casting="unsafe")
+    elif kind == "torch.Tensor":
+        import torch
+
+        if tuple(target.shape) == tuple(new.shape):
+            with torch.no_grad():
+                target.copy_(new)
+    elif kind == "numpy.random._generator.Generator":
+        target.bit_generator.state = new.bit_generator.state
+    elif kind == "torch.Generator":
+        target.set_state(new.get_state())
