@@ -53,9 +53,10 @@ import numpy as np
 from td_lib.core import activations
 from td_lib.core import validate as v
 from td_lib.core.runtime import bar, numpy_rng, torch_threads
+from td_lib.own_work import counterpart
 
 __all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "circle_network_output",
-           "train_basri", "steps_to_level", "predicted_steps"]
+           "train_basri", "run_summary", "steps_to_level", "predicted_steps"]
 
 
 _RELU = activations.get("relu")
@@ -130,9 +131,28 @@ class BasriRun:
     W_final: np.ndarray         # (S, N, 3)
 
 
+def _entk(ntk, th: np.ndarray, Xb: np.ndarray):
+    """``K(W, scales)``: the eNTK / n of a batch of weights (S, N, 3), one scale each."""
+    if ntk is None:
+        lib = counterpart("empirical_ntk", globals(), "ntk")
+        return lambda W, sc: lib(W, Xb, sc)
+    if not callable(ntk):
+        raise TypeError(f"ntk must be a function (theta1, theta2, W) -> (n1, n2), got {ntk!r}")
+    n = th.size
+
+    def K(W, sc):
+        out = [s**2 * 2.0 * np.asarray(ntk(th.copy(), th.copy(), np.array(Wi)), dtype=float) / n
+               for Wi, s in zip(W, sc)]
+        if any(k.shape != (n, n) for k in out):
+            raise ValueError(f"ntk(theta, theta, W) must have shape ({n}, {n}), got {out[0].shape}")
+        return np.stack(out)
+
+    return K
+
+
 def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (1.0, 10.0),
                 n_train: int = 128, pairs: int = 1000, steps: int = 2000, rng=7,
-                progress: bool | str = False) -> BasriRun:
+                progress: bool | str = False, ntk=None) -> BasriRun:
     """Full-batch GD of the first layer on the target ``sum_{l in freqs} sin(l theta)`` (7.3.D).
 
     One run per output scale, all from the same twin initialisation (:func:`twin_init` with
@@ -158,6 +178,11 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
         Draws the initial weights (an int gives ``numpy.random.default_rng(rng)``).
     progress : bool or str
         ``True``: a progress bar labelled "GD steps"; a string: a bar with that label.
+    ntk : callable, optional
+        The finite-width first-layer NTK as a function ``ntk(theta1, theta2, W)`` of two sets
+        of angles and weights ``W`` (N, 3), on the inputs ``(cos, sin, 1) / sqrt 2`` (a kernel
+        the caller wrote); the eNTK here is then ``2 ntk(theta, theta, W) / n``. Default: the
+        library's :func:`empirical_ntk`.
 
     Returns
     -------
@@ -186,7 +211,8 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
     y = np.sum(np.sin(np.outer(th, fq)), axis=1)
     W0, a = twin_init(pairs, rng)
     N, S = W0.shape[0], sc.size
-    K0 = empirical_ntk(np.broadcast_to(W0, (S, *W0.shape)), Xb, sc)
+    entk = _entk(ntk, th, Xb)
+    K0 = entk(np.broadcast_to(W0, (S, *W0.shape)), sc)
     eta = 1.0 / np.linalg.eigvalsh(K0)[:, -1]
 
     import torch
@@ -211,7 +237,7 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
         resid = resid.numpy().astype(float)
 
     amps = np.abs(np.fft.rfft(resid, axis=-1))[..., fq] * 2 / n_train
-    K1 = empirical_ntk(W_end, Xb, sc)
+    K1 = entk(W_end, sc)
     dK = np.linalg.norm(K1 - K0, axis=(1, 2)) / np.linalg.norm(K0, axis=(1, 2))
     slow = np.sin(fq.max() * th)
     rq = np.stack([eta * np.einsum("i,sij,j->s", slow, K, slow) / (slow @ slow)
@@ -261,3 +287,19 @@ def predicted_steps(rate_unit: float, a_l, *, level: float = float(np.exp(-1))) 
     if np.any(q <= 0) or np.any(q >= 1):
         raise ValueError("rate_unit * a_l must lie in (0, 1) for a monotone decay")
     return np.floor(np.log(level) / np.log1p(-q)) + 1
+
+
+def run_summary(run: BasriRun, points: int = 40) -> dict:
+    """What demo 7.3.D shows of a run, small enough to ship as a reference result.
+
+    The amplitude curves at about ``points`` log-spaced steps (``steps``, and ``amps`` of shape
+    (S, F, len(steps)): one curve per scale and frequency); from the full curves, the steps to the level ``1/e``
+    (:func:`steps_to_level`, ``t_fit``) and the last amplitudes (``final``); and ``scales``,
+    ``rate_unit``, ``ntk_change``, ``rayleigh`` as in :class:`BasriRun`.
+    """
+    points = v.positive_int("points", points, minimum=2)
+    T = run.amps.shape[1]
+    idx = np.unique(np.r_[0, np.geomspace(1, T, points).astype(int) - 1])
+    return dict(steps=idx.astype(float), amps=np.swapaxes(run.amps[:, idx], 1, 2), t_fit=steps_to_level(run.amps),
+                final=run.amps[:, -1], scales=run.scales, rate_unit=run.rate_unit, ntk_change=run.ntk_change,
+                rayleigh=run.rayleigh)

@@ -12,7 +12,9 @@ function through :func:`own_work`, which
 - turns an unfilled stub (the bare ``raise NotImplementedError()`` of the release) into a
   message naming the function to write.
 
-Demos that want the student's function but must run without it use :func:`student_or`.
+Demos that want the student's function but must run without it use :func:`student_or` (a
+fallback function) or :func:`demo_result` (a reference *result*, shipped as data with the
+notebook: the student edition of td_lib has no counterpart to fall back on).
 
 Examples
 --------
@@ -39,7 +41,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["COUNTERPARTS", "DelegationError", "library_off", "own_work", "passed", "student_or"]
+__all__ = ["COUNTERPARTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "demo_result", "library_off",
+           "own_work", "passed", "student_or"]
 
 #: exercise (answer cell ``grade_id``) -> dotted names of the functions a student could
 #: delegate the exercise to. Names that do not import (``checks`` is instructor-only and
@@ -75,8 +78,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                        "td_lib.kernels.circulant_eigenvalues", "checks.grading.lf_7_3.bias_coefficients"),
     "ex73C_basri": ("td_lib.kernels.basri_coefficients", "td_lib.kernels.cosine_coefficients_quad",
                     "td_lib.kernels.cosine_coefficients_fft", "td_lib.kernels.circulant_eigenvalues"),
-    "ex73C_finite_width": ("td_lib.kernels.finite_width_kernel", "td_lib.kernels.finite_width_coefficients",
-                           "td_lib.basri.empirical_ntk"),
+    "ex73C_finite_width": ("td_lib.kernels.finite_width_kernel", "td_lib.basri.empirical_ntk"),
     # §7.4 teacher nodes
     "ex74A_closed_form": ("td_lib.teacher_student.relu_cross_moment", "td_lib.teacher_student.psi_gaussian"),
     "ex74A_monte_carlo": ("td_lib.teacher_student.relu_cross_moment_mc",
@@ -99,6 +101,14 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                         "td_lib.cnn_lcn.noise.omega_matrix",
                         "td_lib.cnn_lcn.phase.refine_min"),
 }
+
+
+#: Names of :data:`COUNTERPARTS` that are general tools rather than an exercise's answer: they
+#: are switched off while that exercise is graded, but the student edition of td_lib keeps
+#: them, because engines across the course are built on them.
+GENERAL_TOOLS: tuple[str, ...] = (
+    "td_lib.core.gaussian.arccos_kernel",  # E[relu(u) relu(v)]-type integrals: kernels, teacher-student theory
+)
 
 
 class DelegationError(RuntimeError):
@@ -288,3 +298,92 @@ def passed(*names: str) -> None:
     what = " and ".join(names) if names else "Your code"
     verb = "pass" if len(names) > 1 else "passes"
     print(f"✓ {what} {verb} the visible tests. When your work is graded, hidden tests check more cases.")
+
+
+def _arrays(value: Any) -> Any:
+    """Baked data as a demo uses it: lists of numbers become arrays, containers are walked."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {k: _arrays(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_arrays(v) for v in value)
+    if isinstance(value, list):
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return [_arrays(v) for v in value]
+        return arr
+    return value
+
+
+def demo_result(compute: Callable[[], Any], reference: Any, what: str, *, rtol: float | None = None) -> Any:
+    """What a demo computes with the student's functions, or the reference result.
+
+    ``compute()`` runs the demo's computation, which calls the functions the student wrote
+    (passed to the library's engine, as a student builds the piece an engine then uses).
+    While one of them is unwritten or fails, the demo still runs: this returns
+    ``reference``, the result of the same computation with the course's own answers,
+    computed on the instructor's side and shipped with the notebook as plain numbers (a
+    baked region, ``python -m checks.grading.bake``). Prints one line saying which it is.
+
+    Parameters
+    ----------
+    compute
+        No-argument callable returning the demo's result (numbers, arrays, dicts of them).
+    reference
+        The baked result of the same computation: lists of numbers become arrays.
+    what
+        The student's functions the demo needs, as the message names them.
+    rtol
+        When given, the student's result is also compared with the reference (same structure,
+        numbers within ``rtol``, relative to each entry and to the largest of its array; above
+        the rounding of the baked digits) and a difference is pointed out; the demo still shows
+        the student's result.
+    """
+    try:
+        out = compute()
+    except NotImplementedError:
+        print(f"{what}: not written yet, so this demo shows the reference results shipped with the "
+              "notebook. Run it again once your function passes its test.")
+        return _arrays(reference)
+    except Exception as exc:  # noqa: BLE001 - any failure of the student's code means the reference
+        print(f"{what}: your code failed in this demo ({type(exc).__name__}: {str(exc)[:200]}), so it shows "
+              "the reference results shipped with the notebook.")
+        return _arrays(reference)
+    if rtol is not None and not _agrees(out, _arrays(reference), rtol):
+        print(f"{what}: this demo uses your functions, and its results differ from the course's reference "
+              f"(beyond a relative {rtol:g}): run the test cells above to see why.")
+        return out
+    print(f"{what}: this demo uses your functions.")
+    return out
+
+
+def _agrees(mine: Any, ref: Any, rtol: float) -> bool:
+    import numpy as np
+
+    if isinstance(ref, dict):
+        return isinstance(mine, dict) and set(mine) >= set(ref) and all(_agrees(mine[k], ref[k], rtol) for k in ref)
+    if isinstance(ref, (tuple, list)):
+        return isinstance(mine, (tuple, list)) and len(mine) == len(ref) and all(
+            _agrees(a, b, rtol) for a, b in zip(mine, ref))
+    try:
+        a, b = np.asarray(mine, dtype=float), np.asarray(ref, dtype=float)
+    except (TypeError, ValueError):
+        return mine == ref
+    scale = float(np.max(np.abs(b))) if b.size else 0.0   # entries that are 0 are compared at that scale
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=rtol * scale))
+
+
+def counterpart(name: str, namespace: dict[str, Any], argument: str) -> Callable:
+    """The library function ``name`` of an engine's module, for the engine's default.
+
+    An engine that can take the student's own function (``argument``) uses the library's
+    when given none. The student edition of td_lib holds no such function: there this raises
+    a ``TypeError`` asking for ``argument``, instead of a ``NameError`` deep in the engine.
+    """
+    fn = namespace.get(name)
+    if fn is None:
+        raise TypeError(f"{argument} is required: pass your own function (this edition of td_lib does not "
+                        f"have {name})")
+    return fn

@@ -130,3 +130,23 @@ def test_importing_the_module_does_not_import_torch():
     code = "import sys; import td_lib.basri; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stdout + out.stderr
+
+
+def test_train_basri_takes_a_finite_width_kernel_and_summarises():
+    """With ``ntk`` (a kernel of finite_width_kernel's signature) the run is the library's, and
+    run_summary keeps what demo 7.3.D shows."""
+    a = b.train_basri((1, 4), n_train=16, pairs=20, steps=30, rng=0)
+    c = b.train_basri((1, 4), n_train=16, pairs=20, steps=30, rng=0, ntk=k.finite_width_kernel)
+    np.testing.assert_allclose(c.rayleigh, a.rayleigh, rtol=1e-12)
+    np.testing.assert_allclose(c.ntk_change, a.ntk_change, rtol=1e-9)
+    np.testing.assert_array_equal(c.amps, a.amps)
+    s = b.run_summary(a, points=10)
+    assert s["steps"][0] == 0 and s["steps"][-1] == 30 and np.all(np.diff(s["steps"]) > 0)
+    assert s["amps"].shape == (2, 2, s["steps"].size)
+    np.testing.assert_array_equal(s["amps"][:, :, -1], a.amps[:, -1])
+    np.testing.assert_array_equal(s["final"], a.amps[:, -1])
+    np.testing.assert_array_equal(s["t_fit"], b.steps_to_level(a.amps))
+    with pytest.raises(ValueError, match=r"ntk\(theta, theta, W\) must have shape"):
+        b.train_basri((1, 4), n_train=16, pairs=20, steps=1, rng=0, ntk=lambda t1, t2, W: np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="ntk must be a function"):
+        b.train_basri((1, 4), n_train=16, pairs=20, steps=1, rng=0, ntk=3)

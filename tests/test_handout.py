@@ -31,7 +31,7 @@ except ImportError:  # tests/ on sys.path
     import browser_support as bs
     from handout_support import student_env
 
-from tools import env, handout, pipeline
+from tools import env, handout, pipeline, student_edition
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.timeout(2400)]
 
@@ -132,6 +132,25 @@ def test_handout_installs_alone(installed) -> None:
         p = s.run("-c", f"import {forbidden}")
         assert p.returncode != 0 and "ModuleNotFoundError" in p.stderr, (
             f"`import {forbidden}` works in the student environment: {p.stdout}{p.stderr}")
+    # the student edition: no counterpart of the handout's exercises imports, no text names an exercise
+    names = student_edition._names(student_edition.counterparts(), student_edition.handout_exercises(),
+                                   student_edition.general_tools())
+    assert names, "the handout's edition should cut something"
+    probe = student_edition._RESOLVE + (
+        "import json, pathlib, sys, td_lib\n"
+        "names = json.loads(sys.argv[1])\n"
+        "left = [n for n in names if resolve(n) is not None]\n"
+        "pat = __import__('re').compile(sys.argv[2])\n"
+        "named = [f'{p.name}:{i}' for p in pathlib.Path(td_lib.__file__).parent.rglob('*.py')\n"
+        "         for i, line in enumerate(p.read_text().split('\\n'), 1) if pat.search(line)]\n"
+        "from td_lib import own_work\n"
+        "print(json.dumps({'left': left, 'named': named, 'registry': len(own_work.COUNTERPARTS)}))\n")
+    p = s.run("-c", probe, json.dumps(names), student_edition.NAMES_EXERCISE.pattern)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got == {"left": [], "named": [], "registry": 0}, (
+        f"the handout's td_lib holds answers: importable counterparts {got['left']}, lines naming an exercise "
+        f"{got['named'][:5]}, registry entries {got['registry']}")
     p = s.run("-m", "pip", "check")
     assert p.returncode == 0, p.stdout + p.stderr
     p = s.run("-c", "import torch; print(torch.__version__)")

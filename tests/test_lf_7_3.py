@@ -5,7 +5,8 @@
 * the 7.3.C test cells accept any correct implementation (cos_coef: quadrature or FFT;
   basri: the closed form, however written) and reject plausible wrong ones (z_0 = pi, a
   missing 1/pi, a too coarse FFT, odd l not zeroed, a quadrature posing as the closed form);
-  the 7.3.A/B test cells reject the fixture's wrong answers;
+  the 7.3.A/B test cells (one per function) pass with only their own function written and
+  reject the fixture's wrong answers;
 * the finite-width kernel cells (7.3.C.3) accept a vectorised and a loop implementation, reject
   wrong normalisations, a missing factor x . x', the ReLU in place of its derivative, a
   transposed result and the infinite-width kernel posing as a finite-width one, and score a
@@ -169,28 +170,34 @@ GOOD_B = {"vm_eigenvalue": _vm, "vm_eigenvalue_large_l": _vm_large,
           "t_ratio_power_law": lambda s, f, p=2.0: (s / f) ** p}
 
 
+CELLS_B = {"test_ex73B_vm_eigenvalue": "vm_eigenvalue", "test_ex73B_vm_large_l": "vm_eigenvalue_large_l",
+           "test_ex73B_t_ratio_vm": "t_ratio_von_mises", "test_ex73B_t_ratio_power": "t_ratio_power_law"}
+
+
 def test_exercise_B_cells():
-    _run_test_cell("test_ex73B_eigenvalues", GOOD_B)
-    _run_test_cell("test_ex73B_ratios", GOOD_B)
-    for wrong in ({"vm_eigenvalue": iv},                                   # no exp(-kappa)
-                  {"vm_eigenvalue_large_l": lambda l, k: _vm_large(l, k) * np.exp(k)}):
+    # one test cell per function: each passes with only its own function defined
+    for cell, fn in CELLS_B.items():
+        _run_test_cell(cell, {fn: GOOD_B[fn]})
+    for cell, wrong in (("test_ex73B_vm_eigenvalue", iv),                                   # no exp(-kappa)
+                        ("test_ex73B_vm_large_l", lambda l, k: _vm_large(l, k) * np.exp(k)),
+                        ("test_ex73B_t_ratio_vm", lambda k, s, f: ive(s, k) / ive(f, k)),  # inverted ratio
+                        ("test_ex73B_t_ratio_power", lambda s, f, p=2.0: (f / s) ** p)):
         with pytest.raises(AssertionError):
-            _run_test_cell("test_ex73B_eigenvalues", {**GOOD_B, **wrong})
-    with pytest.raises(AssertionError):   # inverted ratio
-        _run_test_cell("test_ex73B_ratios", {**GOOD_B, "t_ratio_von_mises":
-                                             lambda k, s, f: ive(s, k) / ive(f, k)})
+            _run_test_cell(cell, {CELLS_B[cell]: wrong})
 
 
-def test_exercise_A_cell():
+def test_exercise_A_cells():
     good = {"gd_step_bound": lambda lam: 2 / np.max(lam),
             "gd_efold_steps": lambda eta, lam: -1 / np.log(np.abs(1 - eta * np.asarray(lam)))}
-    _run_test_cell("test_ex73A_gd_steps", good)
-    for wrong in ({"gd_step_bound": lambda lam: 1 / np.max(lam)},
-                  {"gd_efold_steps": lambda eta, lam: 1 / (eta * np.asarray(lam))},
-                  {"gd_efold_steps": lambda eta, lam: -1 / np.log(1 - eta * np.asarray(lam))}):
+    cells = {"test_ex73A_step_bound": "gd_step_bound", "test_ex73A_efold": "gd_efold_steps"}
+    for cell, fn in cells.items():  # one test cell per function
+        _run_test_cell(cell, {fn: good[fn]})
+    for cell, wrong in (("test_ex73A_step_bound", lambda lam: 1 / np.max(lam)),
+                        ("test_ex73A_efold", lambda eta, lam: 1 / (eta * np.asarray(lam))),
+                        ("test_ex73A_efold", lambda eta, lam: -1 / np.log(1 - eta * np.asarray(lam)))):
         with pytest.raises((AssertionError, ValueError, FloatingPointError)):
             with np.errstate(invalid="raise"):
-                _run_test_cell("test_ex73A_gd_steps", {**good, **wrong})
+                _run_test_cell(cell, {cells[cell]: wrong})
 
 
 # ------------------------------------------------------------ 7.3.C.3 finite-width kernel

@@ -40,6 +40,12 @@ def test_delegates_wherever_the_library_has_a_counterpart(src):
     assert missing == [], "\n".join(missing)
 
 
+def test_a_delegation_must_fail_every_test_unless_delegates_fails_says_which():
+    spec = {"tests": ["test_a", "test_b"], "delegates": "..."}
+    assert fake_students.delegates_fails(spec) == ["test_a", "test_b"]
+    assert fake_students.delegates_fails({**spec, "delegates_fails": ["test_a"]}) == ["test_a"]
+
+
 def test_defined_names():
     src = "import math\n\ndef f(x):\n    return x\n\nA, (B, C) = 1, (2, 3)\nclass K: pass\n"
     assert mutants.defined_names(src) == {"f", "A", "B", "C", "K"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
 from td_lib import mcm, own_work
@@ -126,3 +127,38 @@ def test_student_or_says_which_version_runs(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "demo: using your function."
     assert "not written yet" in out[1] and "ValueError: bad shape" in out[2] and "disagrees" in out[3]
+
+
+def test_demo_result_shows_the_students_result_or_the_reference(capsys):
+    reference = {"curve": [1.0, 2.0], "n": 3.0}
+
+    def mine():
+        return {"curve": np.array([1.0, 2.0]), "n": 3.0}
+
+    def stub():
+        raise NotImplementedError()
+
+    def broken():
+        raise ValueError("bad shape")
+
+    def off():
+        return {"curve": np.array([1.0, 2.5]), "n": 3.0}
+
+    got = own_work.demo_result(stub, reference, "f")
+    assert isinstance(got["curve"], np.ndarray) and got["curve"].tolist() == [1.0, 2.0] and got["n"] == 3.0
+    assert own_work.demo_result(broken, reference, "f")["curve"].tolist() == [1.0, 2.0]
+    assert own_work.demo_result(mine, reference, "f", rtol=1e-9)["curve"] is not None
+    assert own_work.demo_result(off, reference, "f", rtol=1e-9)["curve"].tolist() == [1.0, 2.5]
+    out = capsys.readouterr().out.splitlines()
+    assert "not written yet" in out[0] and "reference results" in out[0]
+    assert "ValueError: bad shape" in out[1] and "reference results" in out[1]
+    assert out[2] == "f: this demo uses your functions."
+    assert "differ from the course's reference" in out[3]
+    nan_ref = own_work.demo_result(stub, {"t": [[None, 2.0]]}, "f")["t"]  # a baked None is a NaN
+    assert np.isnan(nan_ref[0, 0]) and nan_ref[0, 1] == 2.0
+
+
+def test_counterpart_names_the_argument_when_the_library_has_none():
+    assert own_work.counterpart("kappa4_v", vars(mcm), "kappa4") is mcm.kappa4_v
+    with pytest.raises(TypeError, match="cross_moment is required: pass your own function"):
+        own_work.counterpart("relu_cross_moment", {}, "cross_moment")

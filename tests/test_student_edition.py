@@ -59,3 +59,28 @@ def test_cut_drop_and_scrub_on_a_small_module():
     assert "Kept line." in text and not se.NAMES_EXERCISE.search(text), text
     assert "return keep(1)\n" in text
     compile(text, "<edition>", "exec")
+
+
+def test_engines_ask_for_the_students_function_in_the_edition(edition):
+    """An engine whose default is a cut counterpart names the argument to pass; a general tool
+    (own_work.GENERAL_TOOLS) stays."""
+    code = ("import numpy as np\n"
+            "import td_lib.teacher_student as ts, td_lib.basri as b, td_lib.kernels as k\n"
+            "from td_lib.core.gaussian import arccos_kernel\n"
+            "for call, arg in ((lambda: ts.eq10_norm_scan(n=10), 'cross_moment'),\n"
+            "                  (lambda: b.train_basri((1,), n_train=8, pairs=2, steps=1), 'ntk'),\n"
+            "                  (lambda: k.finite_width_coefficients(np.ones((4, 2)), [0], batches=2), 'kernel')):\n"
+            "    try:\n        call()\n    except TypeError as e:\n"
+            "        assert f'{arg} is required: pass your own function' in str(e), e\n"
+            "    else:\n        raise SystemExit(arg + ': no error')\n")
+    out = subprocess.run([sys.executable, "-s", "-c", code], capture_output=True, text=True,
+                         cwd=str(edition.parent), env=se.edition_env(edition))
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_the_handout_cuts_every_exercise_it_does_not_keep_for_a_stated_reason():
+    reg = se.counterparts()
+    assert set(se.HANDOUT_KEEPS) <= set(reg), set(se.HANDOUT_KEEPS) - set(reg)
+    assert all(len(why) > 20 for why in se.HANDOUT_KEEPS.values())
+    assert set(se.handout_exercises()) == set(reg) - set(se.HANDOUT_KEEPS)
+    assert se.general_tools() <= {n for ns in reg.values() for n in ns}

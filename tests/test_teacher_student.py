@@ -406,3 +406,47 @@ def test_rng_progress_and_threads_conventions(capsys):
         ts.train(T, S, steps=2, eta=0.1, progress=3)
     with pytest.raises(TypeError):  # numeric parameters are keyword-only
         ts.make_teacher(4, 2, 2, 1.0)
+
+
+def _one_pair_closed_form(w_star, w_k):
+    """Theorem 6 for one pair at sigma = 1, as a student writes it (no broadcasting)."""
+    assert np.ndim(w_star) == 1 and np.ndim(w_k) == 1
+    return ts.relu_cross_moment(w_star, w_k)
+
+
+def _one_pair_mc(w_star, w_k, n, rng):
+    return ts.relu_cross_moment_mc(w_star, w_k, n=n, rng=rng)
+
+
+def test_population_gradient_takes_a_one_pair_cross_moment():
+    rng = np.random.default_rng(5)
+    W, Vo, Wt, Vt = rng.standard_normal((5, 3)), rng.standard_normal((3, 2)), rng.standard_normal((5, 2)), \
+        rng.standard_normal((2, 2))
+    for sigma in (1.0, 1.7):
+        dW, dV = ts.population_gradient(W, Vo, Wt, Vt, sigma=sigma)
+        dW2, dV2 = ts.population_gradient(W, Vo, Wt, Vt, sigma=sigma, cross_moment=_one_pair_closed_form)
+        np.testing.assert_allclose(dW2, dW, rtol=1e-12, atol=1e-15)   # M at sigma = sigma^2 M at 1
+        np.testing.assert_array_equal(dV2, dV)
+    with pytest.raises(TypeError, match="cross_moment must be a function"):
+        ts.population_gradient(W, Vo, Wt, Vt, cross_moment=1.0)
+
+
+def test_eq10_norm_scan_with_functions_a_student_wrote():
+    s = ts.eq10_norm_scan(which="w", n=50_000, cross_moment=_one_pair_closed_form, monte_carlo=_one_pair_mc)
+    lib = ts.eq10_norm_scan(which="w", n=50_000)
+    np.testing.assert_allclose(s["exact"], lib["exact"], rtol=1e-12)
+    # the pulls estimated pair by pair: an unbiased estimate of the same gradient, other samples
+    assert abs(s["slope_mc"]) < 4 * s["slope_se"] and s["z"] < 4.5
+    assert np.all(np.abs(s["mc"] - lib["exact"]) < 4 * s["mc_se"])
+
+
+def test_theorem6_scan_compares_the_closed_form_with_monte_carlo():
+    th = np.linspace(0.1, 3.0, 5)
+    r = ts.theorem6_scan(_one_pair_closed_form, _one_pair_mc, th, n=100_000)
+    assert r["est"].shape == r["err"].shape == r["exact"].shape == (5, 4)
+    want = np.stack([ts.relu_cross_moment(np.eye(4)[0], 2.0 * np.r_[np.cos(t), np.sin(t), 0.0, 0.0]) for t in th])
+    np.testing.assert_array_equal(r["exact"], want)
+    assert r["zmax"] == pytest.approx(float(np.max(np.abs(r["est"] - want) / r["err"])), rel=1e-15)
+    assert r["zmax"] < 5.0   # 20 coordinates (2 of them identically 0): 5 standard errors
+    wrong = ts.theorem6_scan(lambda a, w: 2 * _one_pair_closed_form(a, w), _one_pair_mc, th, n=100_000)
+    assert wrong["zmax"] > 20

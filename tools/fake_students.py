@@ -33,6 +33,12 @@ def fixture(source: Path) -> dict:
     return json.loads(f.read_text()) if f.exists() else {}
 
 
+def delegates_fails(spec: dict) -> list[str]:
+    """The test cells an exercise's delegation must fail: ``delegates_fails`` of its mutation
+    corpus where some function of the exercise has no library counterpart, else ``tests``."""
+    return list(spec.get("delegates_fails", spec["tests"]))
+
+
 def variant_answers(source: Path, variant: str) -> tuple[dict[str, str], list[str]]:
     """(answers to substitute, tests expected to fail) for a fixture variant.
 
@@ -42,10 +48,11 @@ def variant_answers(source: Path, variant: str) -> tuple[dict[str, str], list[st
     fx = fixture(source)
     if variant == "delegates":
         # Every exercise with a library counterpart answered by delegating to it: each of
-        # those exercises must score 0 (tools/mutants.py holds the per-exercise corpus).
+        # those exercises scores 0 on the test cells of its delegated functions
+        # (tools/mutants.py holds the per-exercise corpus).
         corpus = {ex: spec for ex, spec in fx.get("mutants", {}).items() if "delegates" in spec}
         return ({ex: spec["delegates"] for ex, spec in corpus.items()},
-                sorted({t for spec in corpus.values() for t in spec["tests"]}))
+                sorted({t for spec in corpus.values() for t in delegates_fails(spec)}))
     base = "raises" if variant == "loop" else variant
     if base not in fx:
         return {}, []
@@ -115,12 +122,33 @@ def check(source: Path, variants: list[str] | None = None) -> list[str]:
     return problems
 
 
+HELP = """\
+Check a notebook's fake students (checks/fixtures/<assignment>/<notebook>.json) before
+grading with them: run the notebook in-process as the solutions (no test may fail), the
+stubs (every test must fail) and each fixture variant (exactly the listed tests fail),
+and report every mismatch. For authors of a notebook; docs/AUTHORING.md."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.fake_students check course/source/td2_7_learned_first/td2_7_1_two_moments.py
+  python -m tools.fake_students check course/source/cnn_lcn/cnn_lcn_1_exact_odes.py --only partial"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.fake_students", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND", help="one of:")
+    c = sub.add_parser("check", description=HELP, epilog=EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       help="run one notebook's fake students and report mismatches")
+    c.add_argument("path", type=Path, metavar="SOURCE", help="the notebook's source, course/source/<a>/<nb>.py")
+    c.add_argument("--only", nargs="*", metavar="VARIANT", choices=["solution", "stub", "partial", "raises"],
+                   help="run only these of solution, stub, partial, raises (default: all four)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("check")
-    c.add_argument("path", type=Path)
-    c.add_argument("--only", nargs="*", help="solution stub partial raises")
+    p = build_parser()
     a = p.parse_args(argv)
     problems = check(a.path.resolve(), a.only)
     print("\n".join(["PROBLEMS:"] + problems) if problems else "fixture ok")

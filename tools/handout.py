@@ -7,7 +7,9 @@ builds
     dist/
       README.md                     one command to install, one to start JupyterLab
       requirements-student.txt      pinned: numpy scipy torch (CPU) matplotlib tqdm jupyterlab nbgrader + deps
-      td_lib-<version>-py3-none-any.whl   the course library only (no checks, no tools, no sources)
+      td_lib-<version>-py3-none-any.whl   the student edition of the course library
+                                    (tools/student_edition.py: no function that answers an
+                                    exercise; no checks, no tools, no sources)
       jupyter-config/               a Jupyter config dir: the student side of nbgrader only
       <assignment>/<notebook>.ipynb released notebooks (tools.pipeline.release), every assignment
 
@@ -193,14 +195,22 @@ def write_student_config(dest: Path) -> Path:
 
 
 def build_wheel(out: Path) -> Path:
-    """``td_lib`` alone as a wheel (a scratch project: the repository's pyproject also
-    packages checks/ and tools/, which students must not get)."""
+    """The student edition of ``td_lib`` alone as a wheel (a scratch project: the repository's
+    pyproject also packages checks/ and tools/, which students must not get). The edition
+    (:func:`tools.student_edition.build`) has no counterpart of the exercises of
+    :func:`tools.student_edition.handout_exercises`, and is checked before it is packaged."""
     import tomllib
+
+    from tools import student_edition
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     with tempfile.TemporaryDirectory(prefix="td-wheel-") as tmp:
         root = Path(tmp)
-        shutil.copytree(REPO / LIB, root / LIB, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        exercises = student_edition.handout_exercises()
+        student_edition.build(root, exercises=exercises)
+        problems = student_edition.check(root / LIB, exercises=exercises)
+        if problems:
+            raise RuntimeError("the student edition of td_lib is not sound:\n  " + "\n  ".join(problems))
         deps = json.dumps(project.get("dependencies", []))
         (root / "pyproject.toml").write_text(
             '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
@@ -264,8 +274,12 @@ def _norm_line(ln: str) -> str:
 
 
 def library_lines() -> set[str]:
-    """Lines of td_lib's own code (shown to every student by design: AUTHORING.md)."""
-    return {_norm_line(ln) for p in (REPO / LIB).rglob("*.py") for ln in p.read_text().splitlines()}
+    """Lines of the handout's edition of td_lib (shown to every student by design:
+    AUTHORING.md); a solution line that only the full library holds is a leak."""
+    from tools import student_edition
+
+    lib = student_edition.cached(student_edition.handout_exercises())
+    return {_norm_line(ln) for p in lib.rglob("*.py") for ln in p.read_text().splitlines()}
 
 
 def _texts(dist: Path):

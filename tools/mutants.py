@@ -4,10 +4,11 @@ Each notebook's fixture (``checks/fixtures/<assignment>/<notebook>.json``) holds
 ``"mutants"``, for every autograded code exercise (keyed by its answer cell ``grade_id``)::
 
     "ex72A_kappa4": {
-      "tests": ["test_ex72A_kappa4"],                      # the test cells grading it
+      "tests": ["test_ex72A_kappa4", "test_ex72A_bayes"],  # the test cells grading it
       "correct": {"loop": "<full answer-cell source>", ...},
       "wrong": {"no_square": {"class": "normalisation", "source": "..."}, ...},
-      "delegates": "<answer-cell source that only calls td_lib>"   # where a counterpart exists
+      "delegates": "<answer-cell source that only calls td_lib>",  # where a counterpart exists
+      "delegates_fails": ["..."]   # optional, see below
     }
 
     python -m tools.mutants course/source/<a>/<nb>.py [--only ex72A_kappa4 ...]
@@ -17,6 +18,11 @@ tests in), executes the solution once, then for every variant re-runs just the a
 and its test cells, and restores the solution. A correct alternative must pass every test
 of its exercise; a wrong answer must fail at least one; a delegation must fail all of them
 (it scores 0 on the exercise). Prints per-exercise acceptance and kill rates.
+
+An answer cell may define a function the library has no counterpart of next to ones it has
+(``t_ratio_power_law`` beside ``vm_eigenvalue``), each graded by its own test cell. The
+delegating student writes that one itself and keeps its points: ``delegates_fails`` then
+lists the test cells the delegation must fail (default: every one of ``tests``).
 """
 
 from __future__ import annotations
@@ -65,7 +71,7 @@ def verdict(o: Outcome, tests: list[str]) -> str:
     if o.kind == "wrong":
         return "" if o.failed else "passes every test (survives)"
     missing = sorted(set(tests) - set(o.failed))
-    return f"passes {missing} (must score 0 on the exercise)" if missing else ""
+    return f"passes {missing} (a delegation must score 0 on them)" if missing else ""
 
 
 def mutants(source: Path) -> dict:
@@ -162,10 +168,11 @@ def run(source: Path, only: list[str] | None = None, verbose: bool = True) -> li
                     e = k.run(cells[t].source)
                     if e:
                         failed[t] = e
-                o = Outcome(ex, kind, name, failed, cell_error if kind == "correct" else "", tests)
+                o = Outcome(ex, kind, name, failed, cell_error if kind == "correct" else "",
+                            fake_students.delegates_fails(spec) if kind == "delegates" else tests)
                 out.append(o)
                 if verbose:
-                    why = verdict(o, tests)
+                    why = verdict(o, o.tests)
                     print(f"  {ex:24s} {kind:9s} {name:28s} {'ok ' if not why else 'BAD'} "
                           f"{why or ('fails ' + ','.join(sorted(failed)) if failed else 'passes')}")
                     for t, e in sorted(failed.items()):
@@ -214,6 +221,9 @@ def corpus_problems(source: Path) -> list[str]:
     for ex, spec in corpus.items():
         if not spec.get("tests") or not set(spec["tests"]) <= tests:
             problems.append(f"{ex}: 'tests' must name test cells of the notebook")
+        if "delegates_fails" in spec and ("delegates" not in spec or not spec["delegates_fails"]
+                                          or not set(spec["delegates_fails"]) <= set(spec.get("tests", []))):
+            problems.append(f"{ex}: 'delegates_fails' must be a non-empty part of 'tests', next to 'delegates'")
         if len(spec.get("correct", {})) < 1:
             problems.append(f"{ex}: needs at least one correct alternative")
         wrong = spec.get("wrong", {})
@@ -228,10 +238,32 @@ def corpus_problems(source: Path) -> list[str]:
     return problems
 
 
+HELP = """\
+Run the mutation corpus of autograded exercises (the "mutants" of
+checks/fixtures/<assignment>/<notebook>.json) against their test cells: every correct
+alternative must pass, every plausible wrong answer must fail a test, every answer that
+only calls td_lib must score 0. Prints acceptance and kill rates per exercise; exits 1 on
+a problem. For authors of a notebook; the corpus format: `python -m pydoc tools.mutants`."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.mutants                       # every notebook (minutes)
+  python -m tools.mutants course/source/td2_7_learned_first/td2_7_2_higher_cumulants.py
+  python -m tools.mutants course/source/td2_7_learned_first/td2_7_2_higher_cumulants.py --only ex72A_kappa4"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.mutants", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="*", type=Path, metavar="SOURCE",
+                   help="notebook sources, course/source/<a>/<nb>.py (default: every notebook)")
+    p.add_argument("--only", nargs="*", metavar="GRADE_ID",
+                   help="only these exercises, by the grade_id of their answer cell (default: all)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("paths", nargs="*", type=Path)
-    p.add_argument("--only", nargs="*", help="answer grade_ids")
+    p = build_parser()
     a = p.parse_args(argv)
     paths = [q.resolve() for q in a.paths] or nbcore.sources()
     status = 0

@@ -38,15 +38,49 @@ SOURCE = REPO / "td_lib"
 NAMES_EXERCISE = re.compile(r"\bExercises?\s+\d|\bex(?:7\d\w*|[A-F])_\w+")
 
 
-def counterparts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
-    """The registry, read from ``own_work.py`` as a literal (tools do not import td_lib)."""
+#: Exercises whose counterparts the *handout's* edition still holds, and why: a demo or engine
+#: of a released notebook still calls them. Each is to become a demo that takes the student's
+#: function and shows a baked reference result until it works (``td_lib.own_work.demo_result``);
+#: then its entry goes. Grading kernels cut every exercise of the notebook they grade regardless.
+HANDOUT_KEEPS: dict[str, str] = {
+    "ex71C_ntk": "7.1b's lemma sweep (early_linear.lemma_sweep) calls ntk_at_init",
+    "ex71bB_ntk": "7.1b's lemma sweep (early_linear.lemma_sweep) calls ntk_at_init",
+    "ex71bC_linear_kernels": "7.1b's agreement runs (early_linear.experiments) and 7.2's Hermite demos "
+                             "call linear_constants, cnn_linear_constants and hermite.coefficients",
+    "ex72A_cross_term": "mcm.sample, the data of 7.1 and 7.2, calls cross_term",
+    "ex72C_escape_times": "7.2's escape demos call escape.spherical_sgd and single_index_escape_times",
+    "exA_j2_erf": "the CNN/LCN ODE integrator (cnn_lcn.integrate) calls j2_entries",
+    "exB_lcn_sgd_step": "the CNN/LCN SGD simulations call Networks.step",
+    "exC_matched_init": "lesson 1's Result 3.2 demo calls matched_lcn_init",
+    "exD_alpha_spec": "lesson 2's Figure 3 and 7 sweeps call observables.alpha_spec",
+    "exE_initial_errors": "the CNN/LCN ODE observables call eg_from_covariance",
+    "exF_noise_floor": "lesson 3's learning-rate demo calls phase.refine_min",
+}
+
+
+def handout_exercises(source: Path = SOURCE) -> list[str]:
+    """The exercises whose counterparts the handout's edition of td_lib cuts."""
+    return sorted(ex for ex in counterparts(source) if ex not in HANDOUT_KEEPS)
+
+
+def _literal(source: Path, name: str):
     tree = ast.parse((source / "own_work.py").read_text())
     for node in tree.body:
         target = node.target if isinstance(node, ast.AnnAssign) else (
             node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-        if isinstance(target, ast.Name) and target.id == "COUNTERPARTS":
+        if isinstance(target, ast.Name) and target.id == name:
             return ast.literal_eval(node.value)
-    raise ValueError("td_lib/own_work.py defines no COUNTERPARTS literal")
+    raise ValueError(f"td_lib/own_work.py defines no {name} literal")
+
+
+def counterparts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
+    """The registry, read from ``own_work.py`` as a literal (tools do not import td_lib)."""
+    return _literal(source, "COUNTERPARTS")
+
+
+def general_tools(source: Path = SOURCE) -> set[str]:
+    """Registry names the edition keeps (``own_work.GENERAL_TOOLS``: blocked while graded only)."""
+    return set(_literal(source, "GENERAL_TOOLS"))
 
 
 # Run in a fresh interpreter (tools import no td_lib): ``package.module.attr[.attr]`` to its
@@ -180,9 +214,9 @@ def _scrub(text: str) -> str:
     return "\n".join(out)
 
 
-def _names(reg: dict[str, tuple[str, ...]], exercises=None) -> list[str]:
+def _names(reg: dict[str, tuple[str, ...]], exercises=None, keep: set[str] = frozenset()) -> list[str]:
     return sorted({n for ex, ns in reg.items() if exercises is None or ex in exercises
-                   for n in ns if n.startswith("td_lib.")})
+                   for n in ns if n.startswith("td_lib.") and n not in keep})
 
 
 def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None) -> Path:
@@ -194,7 +228,7 @@ def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exerci
     notebook grades (lesson 3 of CNN/LCN computes W with ``cl.J2``, the library's version of
     lesson 1's ``j2_erf``)."""
     reg = counterparts(source)
-    names = _names(reg, exercises)
+    names = _names(reg, exercises, general_tools(source))
     where = locate(names, python) if names else {}
     dest = Path(out) / "td_lib"
     if dest.exists():
@@ -263,7 +297,7 @@ def edition_env(edition: Path) -> dict[str, str]:
 def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None) -> list[str]:
     """What is wrong with a built edition (empty: nothing)."""
     edition = Path(edition)
-    names = _names(counterparts(source), exercises)
+    names = _names(counterparts(source), exercises, general_tools(source))
     out = subprocess.run([python, "-s", "-c", _CHECK, str(edition.parent), json.dumps(names)],
                          capture_output=True, text=True, cwd=tempfile.gettempdir(), env=edition_env(edition))
     if out.returncode != 0:

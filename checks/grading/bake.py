@@ -24,6 +24,11 @@ tolerance of 1e-12 (and 1e-15 absolute, for exact zeros): the references are det
 but the last bits of a float may differ between machines (BLAS kernels, thread counts), which
 is not drift. A reference that amplifies rounding (a finite-difference fit) declares a looser
 tolerance of its own, ``@baked(rtol=...)``, well below what its test cell checks.
+
+A demo's reference result (what a demo shows while the student's function is not written,
+:func:`td_lib.own_work.demo_result`) is baked the same way, rounded for the reader:
+``@baked(digits=6)`` writes floats to 6 significant digits and compares them to within one
+unit of the last digit.
 """
 
 from __future__ import annotations
@@ -161,6 +166,19 @@ def close(a: Any, b: Any, rtol: float = RTOL, atol: float = ATOL) -> bool:
     return a == b
 
 
+def rounded(value: Any, digits: int) -> Any:
+    """``value`` (already :func:`plain`) with every float to ``digits`` significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, tuple):
+        return tuple(rounded(v, digits) for v in value)
+    if isinstance(value, list):
+        return [rounded(v, digits) for v in value]
+    if isinstance(value, dict):
+        return {k: rounded(v, digits) for k, v in value.items()}
+    return value
+
+
 def registry() -> dict[str, Callable[[], dict[str, Any]]]:
     from checks.grading import baked
 
@@ -192,12 +210,16 @@ def bake(check: bool = False, root: Path = SOURCES) -> list[str]:
                 continue
             fn = reg[name]
             want = {k: plain(v) for k, v in fn().items()}
+            rtol, atol = getattr(fn, "rtol", RTOL), getattr(fn, "atol", ATOL)
+            if getattr(fn, "digits", None):
+                want = {k: rounded(v, fn.digits) for k, v in want.items()}
+                rtol = max(rtol, 1.5 * 10.0 ** (1 - fn.digits))
             if check:
                 have = read_values(text, first, last)
                 if list(have) != list(want):
                     problems.append(f"{where}: region {name} sets {list(have)}, the reference {list(want)}")
                 for var in want:
-                    if var in have and not close(have[var], want[var], getattr(fn, "rtol", RTOL)):
+                    if var in have and not close(have[var], want[var], rtol, atol):
                         problems.append(f"{where}: {name}.{var} differs from what the reference computes now "
                                         "(run python -m checks.grading.bake)")
             else:

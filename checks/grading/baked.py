@@ -15,12 +15,19 @@ import numpy as np
 REGISTRY: dict[str, Callable[[], dict[str, Any]]] = {}
 
 
-def baked(fn: Callable[[], dict[str, Any]] | None = None, *, rtol: float | None = None):
+def baked(fn: Callable[[], dict[str, Any]] | None = None, *, rtol: float | None = None,
+          digits: int | None = None, atol: float | None = None):
     """Register ``fn`` as the content of the region named ``fn.__name__``; ``rtol``: the drift
-    tolerance of ``bake --check`` when the reference amplifies rounding (default 1e-12)."""
+    tolerance of ``bake --check`` when the reference amplifies rounding (default 1e-12);
+    ``digits``: significant digits of a demo's reference result (rounded for the reader);
+    ``atol``: an absolute drift tolerance for values that are numerically zero (an ODE's noise)."""
     def register(f):
         if rtol is not None:
             f.rtol = rtol
+        if atol is not None:
+            f.atol = atol
+        if digits is not None:
+            f.digits = digits
         REGISTRY[f.__name__] = f
         return f
 
@@ -56,7 +63,7 @@ def noise_floor_hidden() -> dict[str, Any]:
 # ------------------------------------------------------------ §7.2 higher cumulants
 @baked
 def bayes_accuracy_v_hidden() -> dict[str, Any]:
-    """test_ex72A_kappa4 (hidden): the exact Bayes accuracy from v.x alone."""
+    """test_ex72A_bayes (hidden): the exact Bayes accuracy from v.x alone."""
     from checks.grading.lf_7_2 import bayes_accuracy_v
 
     return {"_ref_bayes": {b: float(bayes_accuracy_v(b)) for b in (0.2, 1.0, 3.0, 30.0, 200.0)}}
@@ -219,3 +226,167 @@ def lcn_loss_slopes_visible() -> dict[str, Any]:
             row.append(float((loss(w + h * v, x, 0.7) - loss(w - h * v, x, 0.7)) / (2 * h)))
         slopes.append(row)
     return {"_slopes": slopes}
+
+
+# -------------------------------------------------- §7.4 teacher nodes: demo reference results
+def _course_theorem6():
+    """The course's Theorem 6 functions with the signatures of Exercise 7.4.A's."""
+    from td_lib import teacher_student as ts
+
+    def monte_carlo(w_star, w_k, n, rng):
+        return ts.relu_cross_moment_mc(w_star, w_k, n=n, rng=rng)
+
+    return ts.relu_cross_moment, monte_carlo
+
+
+@baked(digits=6)
+def theorem6_scan_demo() -> dict[str, Any]:
+    """Demo after Exercise 7.4.A: Theorem 6 against Monte Carlo at nine angles (full and quick sizes)."""
+    from td_lib import teacher_student as ts
+
+    closed, mc = _course_theorem6()
+    thetas = np.linspace(0.05, np.pi - 0.05, 9)
+    out = {}
+    for mode, n in (("full", 400_000), ("quick", 60_000)):
+        r = ts.theorem6_scan(closed, mc, thetas, n=n)
+        out[mode] = {"est": r["est"][:, :2], "err": r["err"][:, :2], "exact": r["exact"][:, :2], "zmax": r["zmax"]}
+    return {"_ref_scan6": out}
+
+
+@baked(digits=6)
+def eq10_scan_demo() -> dict[str, Any]:
+    """Demo 7.4.5: the orthogonal part of the gradient against ||w_k|| (full and quick sizes)."""
+    from td_lib import teacher_student as ts
+
+    keys = ("scales", "mc", "mc_se", "exact", "z", "slope_mc", "slope_se", "slope_exact")
+    out = {}
+    for mode, n in (("full", 200_000), ("quick", 20_000)):
+        r = ts.eq10_norm_scan(which="w", n=n)
+        out[mode] = {k: r[k] for k in keys}
+    return {"_ref_eq10": out}
+
+
+@baked(digits=6, atol=1e-6)
+def plateau_demo_reference() -> dict[str, Any]:
+    """Demo after Exercise 7.4.B: trajectories of eq. 12 and escape times, and the two numbers
+    the demo prints from the course's own functions (the limit constant, Theorem 6's time)."""
+    from td_lib import teacher_student as ts
+
+    tgrid = np.linspace(0, 7000, 71)
+    starts = np.pi - np.array([1e-1, 1e-2, 3e-3, 1e-3])
+    eps_grid = np.geomspace(1e-4, 0.5, 30)
+    t3 = float(ts.escape_time(theta_start=np.pi - 1e-3, theta_end=np.pi / 2, alpha=1.0))
+    a3 = float(ts.escape_time_asymptotic(eps=1e-3, theta_end=np.pi / 2, alpha=1.0))
+    traj = ts.integrate_angle(starts, tgrid, alpha=1.0).T   # (start, time); angles that reached 0 are noise
+    plateau = {"traj": np.where(traj < 1e-6, 0.0, traj),
+               "t_exact": ts.escape_time(theta_start=np.pi - eps_grid, theta_end=np.pi / 2, alpha=1.0),
+               "t_asym": ts.escape_time_asymptotic(eps=eps_grid, theta_end=np.pi / 2, alpha=1.0),
+               "t3": t3, "a3": a3, "gap3": t3 - a3}
+    t6 = {"c_inf": ts.escape_time_constant(np.pi / 2, 1.0), "t3": t3,
+          "t_s": ts.escape_time_theorem6(eps=1e-3, theta_end=np.pi / 2, alpha=1.5, sigma=2.0, norm_k=3.0)}
+    return {"_ref_plateau": plateau, "_ref_theorem6_time": t6}
+
+
+# ------------------------------------------------- §7.3 spectral bias: demo reference results
+@baked(digits=8)
+def von_mises_rates_demo() -> dict[str, Any]:
+    """Kernel-flow demo after Exercise 7.3.B: the von Mises eigenvalues (kappa = 4) at l = 1, 4, 8."""
+    from td_lib import kernels
+
+    return {"_ref_rates": kernels.von_mises_eigenvalues(np.array([1, 4, 8]), 4.0)}
+
+
+@baked(digits=8)
+def spectra_demo() -> dict[str, Any]:
+    """Spectrum demo after Exercise 7.3.C: cosine coefficients of the two ReLU NTKs (l = 1..20)
+    and Basri's closed form at l = 1 and the even l."""
+    from td_lib import kernels
+
+    ls = np.arange(1, 21)
+    even = ls[(ls % 2 == 0) | (ls == 1)]
+    return {"_ref_spectra": {"no_bias": kernels.cosine_coefficients_quad(kernels.relu_ntk_nobias, ls),
+                             "bias": kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, ls),
+                             "basri": kernels.basri_coefficients(even)}}
+
+
+@baked(digits=6)
+def finite_width_demo_reference() -> dict[str, Any]:
+    """Monte Carlo demo after Exercise 7.3.C.3: coefficients of the N = 20000 kernel, kernel
+    rows at three widths, and the gap to the infinite width (full and quick sizes)."""
+    from td_lib import kernels
+
+    W = np.random.default_rng(7320).normal(size=(20000, 2))
+    phi = np.linspace(-np.pi, np.pi, 121)
+    a_mc, se_mc = kernels.finite_width_coefficients(W, np.arange(7), n_grid=256, batches=100)
+    rows = np.stack([kernels.finite_width_kernel(phi, np.zeros(1), W[:N])[:, 0] for N in (20, 200, 20000)])
+    gaps = {}
+    for mode, (k, repeats) in (("full", (10, 20)), ("quick", (5, 8))):
+        widths = np.unique(np.geomspace(10, 5000, k).astype(int))
+        gaps[mode] = np.stack([kernels.finite_width_gap(kernels.finite_width_kernel, widths, bias=b,
+                                                        repeats=repeats, rng=7325) for b in (False, True)])
+    return {"_ref_fw": {"a_mc": a_mc, "se_mc": se_mc, "rows": rows, "basri": kernels.basri_coefficients(np.arange(7))},
+            "_ref_fw_gaps": gaps}
+
+
+@baked(digits=8)
+def bias_coefficients_demo() -> dict[str, Any]:
+    """Demo 7.3.D: the cosine coefficients a_l of the bias NTK at l = 1, 4, 8."""
+    from td_lib import kernels
+
+    return {"_ref_a_bias": kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, np.array([1, 4, 8]))}
+
+
+@baked(digits=6, rtol=2e-2)
+def basri_run_demo() -> dict[str, Any]:
+    """Demo 7.3.D: the trained network's summary (basri.run_summary), full (2000 steps) and quick
+    (200). Training is float32 GD on torch: its last bits depend on the CPU's kernels and grow over
+    the steps, and a step count to the level 1/e can move by one; the demo reads it to 1 %."""
+    from td_lib import basri
+
+    out = {}
+    for mode, steps in (("full", 2000), ("quick", 200)):
+        run = basri.train_basri((1, 4, 8), scales=(1.0, 10.0), n_train=128, pairs=1000, steps=steps, rng=7)
+        summary = basri.run_summary(run)
+        # never reached: None in the literal, NaN again in the demo (demo_result reads it as a float array)
+        summary["t_fit"] = [[None if np.isnan(t) else float(t) for t in row] for row in summary["t_fit"]]
+        out[mode] = summary
+    return {"_ref_basri": out}
+
+
+# --------------------------------------------------- §7.1 two moments: demo reference results
+@baked(digits=8)
+def bayes_rules_demo() -> dict[str, Any]:
+    """§7.1's opening demo: the three exact Bayes accuracies at beta = (1, 5, 10), and the
+    fraction of fresh samples (d = 16, torch seed 11; 200,000 full, 40,000 quick) each rule
+    classifies correctly (mcm.log_likelihood_ratios: the rules Exercise 7.2.A builds)."""
+    import torch
+
+    from td_lib import mcm
+
+    exact = [mcm.bayes_accuracy(beta_m=1.0, beta_u=5.0, beta_v=10.0, use=u) for u in ("m", "mu", "muv")]
+    hits = {}
+    for mode, n in (("full", 200_000), ("quick", 40_000)):
+        S = mcm.orthonormal_spikes(16)
+        X, y = mcm.sample(n, 16, S, rng=torch.Generator().manual_seed(11))
+        l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, beta_m=1.0, beta_u=5.0, beta_v=10.0)
+        hits[mode] = [float(np.mean(np.sign(llr) == y.numpy())) for llr in (l_m, l_m + l_u, l_m + l_u + l_v)]
+    return {"_ref_bayes": {"exact": exact, "hits_full": hits["full"], "hits_quick": hits["quick"]}}
+
+
+# ------------------------------------------- §7.2 higher cumulants: demo reference results
+@baked(digits=6, atol=1e-12)
+def exact_relu_loss_demo() -> dict[str, Any]:
+    """The figure after Exercise 7.2.D: the exact ReLU loss of the mixed cumulant model along
+    alpha_u, along alpha_v, and its cross term L(a, a) - L(a, -a), on a grid of 61 overlaps."""
+    from td_lib import hermite
+
+    al = np.linspace(-0.3, 0.3, 61)
+    out = {}
+    for corr in (False, True):
+        def L(a, b, corr=corr):
+            return hermite.mcm_relu_loss(a, b, correlated=corr)
+
+        L0 = L(0.0, 0.0)
+        out["correlated" if corr else "independent"] = {"u": L(al, 0.0) - L0, "cross": L(al, al) - L(al, -al),
+                                                         "v": L(0.0, al) - L0}
+    return {"_ref_loss": out}

@@ -44,6 +44,7 @@ from td_lib.teacher_student.angle import (
     integrate_angle,
     psi_gaussian,
 )
+from td_lib.teacher_student.mc_checks import eq10_norm_scan, theorem6_scan
 from td_lib.teacher_student.metrics import (
     THRESHOLDS,
     activation_correlation,
@@ -64,7 +65,6 @@ from td_lib.teacher_student.model import (
     run_inputs,
 )
 from td_lib.teacher_student.theory import (
-    eq10_norm_scan,
     pair_at_angle,
     population_flow,
     population_gradient,
@@ -86,6 +86,7 @@ __all__ = [
     # theory (Theorem 6, population flow, eq. 10)
     "pair_at_angle", "relu_cross_moment", "relu_cross_moment_mc", "relu_kernel",
     "population_gradient", "population_gradient_mc", "population_flow", "eq10_norm_scan",
+    "theorem6_scan",
     # angle dynamics (eq. 12)
     "psi_gaussian", "angle_velocity", "integrate_angle", "escape_time", "escape_time_asymptotic",
     "escape_time_constant", "escape_time_theorem6",

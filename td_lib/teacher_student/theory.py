@@ -6,7 +6,7 @@ degree-1 arc-cosine kernel ``E[relu(aᵀx) relu(bᵀx)]`` (:func:`relu_kernel`),
 the population gradient flow of a bias-free two-layer student in closed form
 (:func:`population_gradient`, its Monte Carlo check and integrator). The flow shows that the
 pull on ``w_k`` scales with the fan-out ``‖v_k‖``, not with the ``‖w_k‖`` of eq. 10
-(:func:`eq10_norm_scan`). The angle dynamics of eq. 12 are in
+(:func:`~td_lib.teacher_student.mc_checks.eq10_norm_scan`). The angle dynamics of eq. 12 are in
 :mod:`~td_lib.teacher_student.angle`.
 
 Notation: ``θ`` the angle between two weight vectors, ``ŵ = w/‖w‖``, ``x ~ N(0, σ²I_d)``.
@@ -28,10 +28,11 @@ from scipy import integrate
 from td_lib.core import validate as V
 from td_lib.core.gaussian import arccos_kernel
 from td_lib.core.runtime import numpy_rng
+from td_lib.own_work import counterpart
 from td_lib.teacher_student.model import RELU
 
 __all__ = ["pair_at_angle", "relu_cross_moment", "relu_cross_moment_mc", "relu_kernel",
-           "population_gradient", "population_gradient_mc", "population_flow", "eq10_norm_scan"]
+           "population_gradient", "population_gradient_mc", "population_flow"]
 
 
 def pair_at_angle(*, d: int, theta: float, norm_star: float, norm_k: float,
@@ -204,8 +205,8 @@ def _flow_args(W, Vs, W_star, V_star, vname="Vo"):
     return W, Vs, Wt, Vt
 
 
-def population_gradient(W, Vo, W_star, V_star, *, sigma: float = 1.0) -> tuple[np.ndarray,
-                                                                                 np.ndarray]:
+def population_gradient(W, Vo, W_star, V_star, *, sigma: float = 1.0,
+                        cross_moment=None) -> tuple[np.ndarray, np.ndarray]:
     """Gradient flow of a two-layer ReLU student on the population loss, in closed form.
 
     Bias-free networks ``f(x) = Voᵀ relu(Wᵀx)`` (student: ``W`` (d, n), fan-outs ``Vo``
@@ -221,6 +222,9 @@ def population_gradient(W, Vo, W_star, V_star, *, sigma: float = 1.0) -> tuple[n
     built from the unit fan-out ``v_k/‖v_k‖``: the prefactor is the fan-out norm, not the
     ``‖w_k‖`` of Tian's eq. 10. Returns ``(dW, dV)`` with the shapes of ``W`` and ``Vo``.
 
+    ``cross_moment(a, w)``: ``M`` for one pair at ``σ = 1`` (a function the caller wrote;
+    ``M`` at ``σ`` is ``σ²`` times it), used pair by pair in place of :func:`relu_cross_moment`.
+
     References
     ----------
     Tian (2020), eqs. 6–8 (``α_jk``, ``β_k'k`` and the gradient) with Theorem 6.
@@ -235,8 +239,9 @@ def population_gradient(W, Vo, W_star, V_star, *, sigma: float = 1.0) -> tuple[n
     W, Vs, Wt, Vt = _flow_args(W, Vo, W_star, V_star)
     sigma = V.finite("sigma", sigma, positive=True)
     wk = W.T[:, None, :]                      # (n, 1, d)
-    Mt = relu_cross_moment(Wt.T[None, :, :], wk, sigma=sigma)   # (n, m, d)
-    Ms = relu_cross_moment(W.T[None, :, :], wk, sigma=sigma)    # (n, n, d): [k, k', :]
+    M = _cross_moments(cross_moment, sigma)
+    Mt = M(Wt.T[None, :, :], wk)              # (n, m, d)
+    Ms = M(W.T[None, :, :], wk)               # (n, n, d): [k, k', :]
     alpha = Vs @ Vt.T                         # (n, m): α_jk
     beta = Vs @ Vs.T                          # (n, n): β_k'k
     dW = (np.einsum("kj,kjd->dk", alpha, Mt) - np.einsum("kq,kqd->dk", beta, Ms))
@@ -244,6 +249,25 @@ def population_gradient(W, Vo, W_star, V_star, *, sigma: float = 1.0) -> tuple[n
     Ks = relu_kernel(wk, W.T[None, :, :], sigma=sigma)          # (n, n)
     dV = Kt @ Vt - Ks @ Vs
     return dW, dV
+
+
+def _cross_moments(cross_moment, sigma: float):
+    """``M(a, w)`` broadcast over leading axes: the library's, or ``cross_moment`` (one pair,
+    ``σ = 1``) applied pair by pair and scaled by ``σ²``."""
+    if cross_moment is None:
+        lib = counterpart("relu_cross_moment", globals(), "cross_moment")
+        return lambda a, w: lib(a, w, sigma=sigma)
+    if not callable(cross_moment):
+        raise TypeError(f"cross_moment must be a function (w_star, w_k) -> (d,), got {cross_moment!r}")
+
+    def pairwise(a, w):
+        a, w = np.broadcast_arrays(a, w)
+        out = np.empty(a.shape)
+        for idx in np.ndindex(*a.shape[:-1]):
+            out[idx] = sigma**2 * np.asarray(cross_moment(a[idx].copy(), w[idx].copy()), dtype=float)
+        return out
+
+    return pairwise
 
 
 def population_gradient_mc(W, Vo, W_star, V_star, *, n: int, rng=0, sigma: float = 1.0,
@@ -328,77 +352,3 @@ def population_flow(W0, V0, W_star, V_star, t, *, train_v: bool = True, sigma: f
             raise RuntimeError(sol.message)
         Y = sol.y.T
     return Y[:, :nw].reshape(t.size, d, n), Y[:, nw:].reshape((t.size,) + V0.shape)
-
-
-def eq10_norm_scan(scales=(0.25, 0.5, 1.0, 2.0, 4.0), *, which: str = "w", n: int = 200_000,
-                   rng=10) -> dict:
-    """Does the pull on ``w_k`` scale with ``‖w_k‖`` (Tian eq. 10) or with ``‖v_k‖``?
-
-    A fixed two-layer configuration (``d = 6``, two teacher nodes with ``‖w*_j‖ = 1`` and
-    fan-outs of norm 1 and 0.5, two student nodes, ``C = 2``, no biases, ``x ~ N(0, I)``;
-    student node 0 at angle 1 rad from teacher node 0). Node 0's weight (``which="w"``) or
-    fan-out (``which="v"``) is multiplied by each of ``scales``, and the component of its
-    gradient ``ẇ_0`` orthogonal to ``w_0`` (the part that turns it; the self-term and eq. 10's
-    ``−ν w_k`` drop out) is estimated by Monte Carlo of the per-sample gradient
-    (:func:`population_gradient_mc`, ``n`` independent samples per scale: seeds ``rng + i``
-    for an int ``rng``, successive draws of a Generator otherwise) and computed in closed
-    form (:func:`population_gradient`).
-
-    Returns a dict with ``scales``, ``mc`` and ``mc_se`` (norm of the orthogonal part and its
-    approximate standard error), ``exact``, ``z`` (largest |MC − closed form| over coordinates
-    and scales, in standard errors), and ``slope_mc`` (weighted least squares, standard error
-    ``slope_se``) / ``slope_exact``: log–log slopes of the orthogonal part against the scale.
-    Eq. 10 (``ẇ_k = ‖w_k‖ r_k``) predicts slope 1 for ``which="w"``; the gradient has 0 (the
-    gate ``z_k`` ignores ``‖w_k‖``) and 1 for ``which="v"`` (every pull carries ``α_jk`` or
-    ``β_k'k``, linear in ``v_k``; per sample, scaling ``v_k`` by ``c`` gives ``c`` times the
-    gradient obtained by scaling ``w_k`` by ``c``, since both scale the node's output).
-
-    References
-    ----------
-    Tian (2020), eq. 10 (``ẇ_k = ‖w_k‖ r_k``) and Theorem 6.
-    """
-    sc = V.array("scales", scales, ndim=1)
-    if sc.size < 2 or np.any(sc <= 0):
-        raise ValueError(f"scales must hold at least two positive values, got {sc}")
-    V.choice("which", which, ("w", "v"))
-    n_samples = V.positive_int("n", n, minimum=2)
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        seeds = [V.positive_int("rng", rng, minimum=0) + i for i in range(sc.size)]
-    else:
-        seeds = [numpy_rng(rng)] * sc.size  # one stream, drawn from in turn
-    geo = np.random.default_rng(2020)  # the fixed configuration
-    d = 6
-    ws0, w0 = pair_at_angle(d=d, theta=1.0, norm_star=1.0, norm_k=1.0, rng=geo)
-    ws1 = geo.standard_normal(d)
-    Wt = np.stack([ws0, ws1 / np.linalg.norm(ws1)], axis=1)
-    Vt = geo.standard_normal((2, 2))
-    Vt *= (np.array([1.0, 0.5]) / np.linalg.norm(Vt, axis=1))[:, None]
-    W = np.stack([w0, geo.standard_normal(d)], axis=1)
-    Vs = 0.5 * geo.standard_normal((2, 2))
-    u = W[:, 0] / np.linalg.norm(W[:, 0])
-    P = np.eye(d) - np.outer(u, u)
-    mc, se, ex, z = [], [], [], 0.0
-    for i, c in enumerate(sc):
-        Wc, Vc = W.copy(), Vs.copy()
-        if which == "w":
-            Wc[:, 0] *= c
-        else:
-            Vc[0] *= c
-        gW, _ = population_gradient(Wc, Vc, Wt, Vt)
-        mW, _, sW, _ = population_gradient_mc(Wc, Vc, Wt, Vt, n=n_samples, rng=seeds[i])
-        z = max(z, float(np.max(np.abs(mW[:, 0] - gW[:, 0]) / sW[:, 0])))
-        pm, pe = P @ mW[:, 0], P @ gW[:, 0]
-        nm = float(np.linalg.norm(pm))
-        mc.append(nm)
-        se.append(float(np.sqrt(np.sum((P @ (pm / nm)) ** 2 * sW[:, 0] ** 2))))
-        ex.append(float(np.linalg.norm(pe)))
-    mc, se, ex = map(np.array, (mc, se, ex))
-    ls = np.log(sc)
-    wt = mc / se                                  # 1 / (standard error of log mc)
-    A = np.stack([ls, np.ones_like(ls)], axis=1) * wt[:, None]
-    coef, *_ = np.linalg.lstsq(A, np.log(mc) * wt, rcond=None)
-    cov = np.linalg.inv(A.T @ A)
-    return dict(scales=sc, mc=mc, mc_se=se, exact=ex, z=z, slope_mc=float(coef[0]),
-                slope_se=float(np.sqrt(cov[0, 0])),
-                slope_exact=float(np.polyfit(ls, np.log(ex), 1)[0]))
-

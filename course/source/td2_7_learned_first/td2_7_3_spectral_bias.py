@@ -53,7 +53,7 @@ from scipy.special import ive
 
 from td_lib import kernel_flow as kf
 from td_lib import kernels
-from td_lib.own_work import student_or
+from td_lib.own_work import demo_result
 from td_lib.core.runtime import QUICK, pick
 
 rng = np.random.default_rng(73)
@@ -231,11 +231,10 @@ def gd_efold_steps(eta, lam):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_ex73A_gd_steps", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ex73A_step_bound", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 from td_lib.own_work import own_work, passed
 
 _bound = own_work(gd_step_bound, "ex73A_gd_steps")
-_efold = own_work(gd_efold_steps, "ex73A_gd_steps")
 
 
 def _gd_modes(eta, lam, steps):
@@ -259,6 +258,19 @@ assert np.any(_above[1:] > 1), (
     f"gd_step_bound({_lam.tolist()}) returned {_b}, but 500 GD steps with eta = 1.01 * {_b:.4g} "
     f"still shrink every positive mode (|r| = {_above[1:].tolist()}, started at 1): GD is still "
     "stable above your value, so it is not the largest stable step")
+passed("gd_step_bound")
+### BEGIN HIDDEN TESTS
+for _l, _want in (([0.0, 1e-4, 0.02, 0.5], 4.0), ([3.0, 0.1, 1.0], 2 / 3), ([0.7], 2 / 0.7)):
+    _got = float(_bound(np.array(_l)))
+    assert abs(_got - _want) < 1e-12 * _want, (
+        f"gd_step_bound({_l}) returned {_got}, expected {_want} (the supremum of the stable steps; "
+        "the eigenvalues need not be sorted)")
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex73A_efold", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work, passed
+
+_efold = own_work(gd_efold_steps, "ex73A_gd_steps")
 _e = float(_efold(1.0, 0.5))
 assert abs(_e - 1.4426950408889634) < 1e-12, (
     f"gd_efold_steps(1, 0.5) returned {_e}, expected 1.4426950408889634 steps"
@@ -266,13 +278,8 @@ assert abs(_e - 1.4426950408889634) < 1e-12, (
        "unrounded number of steps is asked" if abs(_e - 2.0) < 1e-9 else "")
     + (" — the result must not be rounded to whole steps" if _e == round(_e) and abs(_e - 2.0) >= 1e-9 else "")
     + ". Check it on the one-mode problem: s steps of r <- r - eta * lam * r must shrink r by a factor e.")
-passed("gd_step_bound", "gd_efold_steps")
+passed("gd_efold_steps")
 ### BEGIN HIDDEN TESTS
-for _l, _want in (([0.0, 1e-4, 0.02, 0.5], 4.0), ([3.0, 0.1, 1.0], 2 / 3), ([0.7], 2 / 0.7)):
-    _got = float(_bound(np.array(_l)))
-    assert abs(_got - _want) < 1e-12 * _want, (
-        f"gd_step_bound({_l}) returned {_got}, expected {_want} (the supremum of the stable steps; "
-        "the eigenvalues need not be sorted)")
 _s = np.asarray(_efold(0.5, np.array([1e-3, 1.0, 3.0])), dtype=float)
 _want = np.array([-1 / np.log1p(-5e-4), 1 / np.log(2), 1 / np.log(2)])
 assert _s.shape == (3,) and np.allclose(_s, _want, rtol=1e-12, atol=0), (
@@ -403,11 +410,10 @@ def t_ratio_power_law(l_slow, l_fast, power=2.0):
     ### END SOLUTION
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_ex73B_eigenvalues", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ex73B_vm_eigenvalue", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 from td_lib.own_work import own_work, passed
 
 _vm = own_work(vm_eigenvalue, "ex73B_eigenvalues")
-_vm_large = own_work(vm_eigenvalue_large_l, "ex73B_eigenvalues")
 
 for _l, _want in ((1, 0.21526928924893765), (6, 2.16559915379896e-4)):
     _got = float(_vm(_l, 2.0))
@@ -417,14 +423,7 @@ for _l, _want in ((1, 0.21526928924893765), (6, 2.16559915379896e-4)):
            "exp(-kappa)" if abs(_got / _want / np.exp(2.0) - 1) < 1e-6 else "")
         + (" — that is twice the expected value: check the normalisation (uniform measure d theta / 2 pi)"
            if abs(_got / _want - 2) < 1e-6 else ""))
-_got = float(_vm_large(30, 4.0))
-_want = 7.41415852105773e-26
-assert abs(_got / _want - 1) < 1e-10, (
-    f"vm_eigenvalue_large_l(30, 4) = {_got}, expected {_want} (the leading j = 0 term of the series)"
-    + (" — that is 30 times too large: check the factorial" if abs(_got / _want / 30 - 1) < 1e-6 else "")
-    + (" — that is e^kappa times too large: the factor exp(-kappa) is missing"
-       if abs(_got / _want / np.exp(4.0) - 1) < 1e-6 else ""))
-passed("vm_eigenvalue", "vm_eigenvalue_large_l")
+passed("vm_eigenvalue")
 ### BEGIN HIDDEN TESTS
 _ls = np.arange(0, 13)
 _got = np.asarray(_vm(_ls, 2.5), dtype=float)
@@ -433,6 +432,22 @@ assert _got.shape == _ls.shape and np.allclose(_got, ive(_ls, 2.5), rtol=1e-10, 
 for _l, _k in ((1, 4.0), (8, 4.0), (3, 0.5), (20, 9.0)):
     _got = float(_vm(_l, _k))
     assert abs(_got / ive(_l, _k) - 1) < 1e-10, f"vm_eigenvalue({_l}, {_k}) = {_got}, expected {ive(_l, _k)}"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex73B_vm_large_l", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work, passed
+
+_vm_large = own_work(vm_eigenvalue_large_l, "ex73B_eigenvalues")
+
+_got = float(_vm_large(30, 4.0))
+_want = 7.41415852105773e-26
+assert abs(_got / _want - 1) < 1e-10, (
+    f"vm_eigenvalue_large_l(30, 4) = {_got}, expected {_want} (the leading j = 0 term of the series)"
+    + (" — that is 30 times too large: check the factorial" if abs(_got / _want / 30 - 1) < 1e-6 else "")
+    + (" — that is e^kappa times too large: the factor exp(-kappa) is missing"
+       if abs(_got / _want / np.exp(4.0) - 1) < 1e-6 else ""))
+passed("vm_eigenvalue_large_l")
+### BEGIN HIDDEN TESTS
 # the exact value over the leading term lies between 1 + kappa^2/(4(l+1)) and exp(kappa^2/(4(l+1)))
 for _l in (10, 25, 60, 175):
     _mine = float(_vm_large(_l, 4.0))
@@ -448,27 +463,35 @@ assert _got.shape == (2,) and np.allclose(_got, _want, rtol=1e-12, atol=0), (
 ### END HIDDEN TESTS
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_ex73B_ratios", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ex73B_t_ratio_vm", "locked": true, "points": 0.5, "schema_version": 3, "solution": false, "task": false}
 from td_lib.own_work import own_work, passed
 
 _t_vm = own_work(t_ratio_von_mises, "ex73B_eigenvalues")
-_t_pow = own_work(t_ratio_power_law, "ex73B_eigenvalues")
 
 _t = float(_t_vm(2.5, 6, 2))
 assert abs(_t / 193.3083016023886 - 1) < 1e-9, (
     f"t_ratio_von_mises(2.5, 6, 2) = {_t}, expected 193.3083016023886"
     + (" — that is the inverse: the ratio asked is t_slow / t_fast, and l = 6 is the slow one"
        if abs(_t * 193.3083016023886 - 1) < 1e-6 else ""))
-_t = float(_t_pow(6, 2))
-assert abs(_t - 9.0) < 1e-9, (
-    f"t_ratio_power_law(6, 2) = {_t}, expected 9 for the default spectrum l^-2"
-    + (" — that is the inverse (t_slow / t_fast is asked)" if abs(_t * 9 - 1) < 1e-6 else ""))
-passed("t_ratio_von_mises", "t_ratio_power_law")
+passed("t_ratio_von_mises")
 ### BEGIN HIDDEN TESTS
 for _args, _want in (((4.0, 8, 1), float(ive(1, 4.0) / ive(8, 4.0))), ((2.0, 4, 2), float(ive(2, 2.0) / ive(4, 2.0))),
                      ((4.0, 1, 8), float(ive(8, 4.0) / ive(1, 4.0)))):
     _t = float(_t_vm(*_args))
     assert abs(_t / _want - 1) < 1e-9, f"t_ratio_von_mises{_args} = {_t}, expected {_want}"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex73B_t_ratio_power", "locked": true, "points": 0.5, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work, passed
+
+_t_pow = own_work(t_ratio_power_law, "ex73B_eigenvalues")
+
+_t = float(_t_pow(6, 2))
+assert abs(_t - 9.0) < 1e-9, (
+    f"t_ratio_power_law(6, 2) = {_t}, expected 9 for the default spectrum l^-2"
+    + (" — that is the inverse (t_slow / t_fast is asked)" if abs(_t * 9 - 1) < 1e-6 else ""))
+passed("t_ratio_power_law")
+### BEGIN HIDDEN TESTS
 for _args, _want in (((8, 1), 64.0), ((6, 2, 1.5), 3**1.5), ((3, 9, 2.0), 1 / 9)):
     _t = float(_t_pow(*_args))
     assert abs(_t / _want - 1) < 1e-9, f"t_ratio_power_law{_args} = {_t}, expected {_want}"
@@ -491,7 +514,11 @@ vm = lambda a, b: kernels.von_mises(a[:, None] - b[None, :], kappa)
 target = lambda t: np.sin(np.outer(t, freqs)).sum(axis=1)
 theta_eq = 2 * np.pi * np.arange(n_flow) / n_flow        # equispaced training inputs
 grid = 2 * np.pi * np.arange(1024) / 1024
-pred_rate = kernels.von_mises_eigenvalues(freqs, kappa)  # population eigenvalues k_hat_l
+# BEGIN BAKED von_mises_rates_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_rates = [0.17875084, 0.025939994, 0.00017967509]
+# END BAKED von_mises_rates_demo
+pred_rate = demo_result(lambda: np.array([float(vm_eigenvalue(l, kappa)) for l in freqs]),  # population
+                        _ref_rates, "vm_eigenvalue", rtol=1e-6)                            # eigenvalues k_hat_l
 ts = np.geomspace(0.3, 3e5, 80)
 
 def flow_amplitudes(theta_train, times):
@@ -757,18 +784,30 @@ except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop R
     print("7.3.C comparison: your code above raised (traceback printed); the demos below do not need it.")
 
 # %% tags=["demo"]
-# The two spectra of parts 1 and 2, computed with your cos_coef (the library's quadrature until
-# yours passes a small check), beside Basri's closed form and the l^-2 asymptote of the bias kernel.
-coef = student_or(cos_coef, lambda F, l: kernels.cosine_coefficients_quad(F, [l])[0],
-                  lambda f: float(f(K_nobias, 2)), "7.3.C spectrum plot",
-                  agree=lambda mine, lib: abs(mine - lib) < 1e-6)
+# The two spectra of parts 1 and 2, computed with your cos_coef and basri (the course's reference
+# results until they run), beside the l^-2 asymptote of the bias kernel.
 ls_C = np.arange(1, 21)
-a_nb_C = np.array([coef(K_nobias, l) for l in ls_C])
-a_b_C = np.array([coef(K_bias, l) for l in ls_C])
 even_C = ls_C[(ls_C % 2 == 0) | (ls_C == 1)]
+# BEGIN BAKED spectra_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_spectra = {'no_bias': [0.25, 0.11257909, -6.9388939e-18, 0.015310757, 3.3130778e-18, 0.0061206266,
+                            -2.98177e-17, 0.0033186581, 3.3130778e-18, 0.002088244, -1.2700132e-17,
+                            0.0014368988, -6.073976e-18, 0.00104985, -4.0033023e-17, 0.0008009087,
+                            -9.9392334e-18, 0.00063126043, -2.7608982e-18, 0.00051042135],
+                'bias': [0.23153899, 0.03736851, 0.0093927082, 0.005021985, 0.0030634607, 0.0020852004,
+                         0.0015124747, 0.0011487262, 0.000902663, 0.0007283108, 0.00060018192, 0.00050322167,
+                         0.00042805576, 0.00036859469, 0.00032074057, 0.0002816523, 0.00024930915,
+                         0.00022224165, 0.00019936028, 0.00017984327],
+                'basri': [0.25, 0.11257909, 0.015310757, 0.0061206266, 0.0033186581, 0.002088244, 0.0014368988,
+                          0.00104985, 0.0008009087, 0.00063126043, 0.00051042135]}
+# END BAKED spectra_demo
+spectra = demo_result(lambda: {"no_bias": np.array([float(cos_coef(K_nobias, l)) for l in ls_C]),
+                               "bias": np.array([float(cos_coef(K_bias, l)) for l in ls_C]),
+                               "basri": np.array([float(basri(l)) for l in even_C])},
+                      _ref_spectra, "cos_coef and basri", rtol=1e-6)
+a_nb_C, a_b_C = spectra["no_bias"], spectra["bias"]
 plt.figure(figsize=(5.4, 3.6))
 plt.loglog(ls_C, np.maximum(a_nb_C, 1e-12), "o", label="no bias, numerical (odd l >= 3: 0)")
-plt.loglog(even_C, kernels.basri_coefficients(even_C), "k+", ms=9, label="no bias, closed form (Basri)")
+plt.loglog(even_C, spectra["basri"], "k+", ms=9, label="no bias, closed form (Basri)")
 plt.loglog(ls_C, a_b_C, "s", mfc="none", label="with bias, numerical")
 plt.loglog(ls_C[1:], 1 / (np.sqrt(2) * np.pi**2) / ls_C[1:] ** 2, "k--", lw=0.8,
            label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
@@ -949,42 +988,104 @@ for _bias in (False, True):
 # %% [markdown]
 # **The Monte Carlo check (7.3.C.3).** The cell below draws $N=20000$ Gaussian first-layer
 # weights, builds the kernel row against angle 0 on 256 equispaced angles with your
-# `finite_width_ntk` (the library's `kernels.finite_width_kernel` until yours passes a small
-# check), and reads off its cosine coefficients for $\ell\le6$. The units are split into 100
+# `finite_width_ntk` (the course's reference results until yours runs), and reads off its cosine coefficients for $\ell\le6$. The units are split into 100
 # batches of 200: the batch estimates are independent, and their spread gives the standard
 # error. Then it shows the kernel itself at three widths, and the mean squared gap to
 # $K^\infty$ against $N$ beside its prediction: every entry is a mean of $N$ independent unit
 # terms, so the gap is the per-unit variance over $N$.
 
 # %% tags=["demo"]
-_W_probe = np.random.default_rng(0).standard_normal((50, 3))
-ntk_N = student_or(
-    finite_width_ntk, kernels.finite_width_kernel,
-    lambda f: [np.asarray(f(np.array([0.3, 2.0, 4.0]), np.array([0.0, 1.0]), W), dtype=float)
-               for W in (_W_probe[:, :2], _W_probe)],
-    "7.3.C Monte Carlo",
-    agree=lambda mine, lib: all(m.shape == b.shape and np.allclose(m, b, rtol=0, atol=1e-12)
-                                for m, b in zip(mine, lib)))
 W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
-a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), kernel=ntk_N, n_grid=256, batches=100)
+widths = np.unique(np.geomspace(10, 5000, pick(10, 5)).astype(int))
+phi_C = np.linspace(-np.pi, np.pi, 121)
+
+
+def finite_width_demo():
+    a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), kernel=finite_width_ntk, n_grid=256,
+                                                    batches=100)
+    rows = np.stack([np.asarray(finite_width_ntk(phi_C, np.zeros(1), W_mc[:N]), dtype=float)[:, 0]
+                     for N in (20, 200, 20000)])
+    gaps = np.stack([kernels.finite_width_gap(finite_width_ntk, widths, bias=bias, repeats=pick(20, 8), rng=7325)
+                     for bias in (False, True)])
+    return dict(a_mc=a_mc, se_mc=se_mc, rows=rows, gaps=gaps, basri=np.array([float(basri(l)) for l in range(7)]))
+
+
+# BEGIN BAKED finite_width_demo_reference (python -m checks.grading.bake; do not edit by hand)
+_ref_fw = {'a_mc': [0.102558, 0.254475, 0.114661, 1.75438e-18, 0.0160219, 4.48154e-18, 0.00615551],
+           'se_mc': [0.000805489, 0.00168073, 0.000846771, 1.94292e-19, 0.000474416, 2.13292e-19, 0.000278896],
+           'rows': [[-0.0, -0.0, -0.0497261, -0.0987688, -0.0978148, -0.0965926, -0.0951057, -0.093358,
+                     -0.0913545, -0.0891007, -0.0866025, -0.0838671, -0.0809017, -0.0777146, -0.0743145,
+                     -0.0707107, -0.0669131, -0.0943981, -0.0881678, -0.0816959, -0.1, -0.0907981, -0.0813473,
+                     -0.0716736, -0.0618034, -0.0517638, -0.0415823, -0.0312869, -0.0209057, -0.0104672,
+                     1.22465e-17, 0.0157008, 0.036585, 0.0547521, 0.0727691, 0.0905867, 0.108156, 0.125429,
+                     0.142358, 0.158897, 0.175, 0.190624, 0.205725, 0.251728, 0.301109, 0.318198, 0.371572,
+                     0.42743, 0.444959, 0.461269, 0.476314, 0.490054, 0.50245, 0.513469, 0.523081, 0.531259,
+                     0.537981, 0.543229, 0.546987, 0.549246, 0.55, 0.549246, 0.497261, 0.44446, 0.440166,
+                     0.434667, 0.427975, 0.420111, 0.411095, 0.400953, 0.389711, 0.377402, 0.364058, 0.349716,
+                     0.334415, 0.318198, 0.301109, 0.251728, 0.235114, 0.217856, 0.175, 0.158897, 0.142358,
+                     0.125429, 0.108156, 0.0905867, 0.0727691, 0.0547521, 0.036585, 0.0183176, 2.14313e-17,
+                     -0.013084, -0.0209057, -0.0312869, -0.0415823, -0.0517638, -0.0618034, -0.0716736,
+                     -0.0813473, -0.0907981, -0.1, -0.108928, -0.117557, -0.0943981, -0.0669131, -0.0707107,
+                     -0.0371572, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0, -0.0,
+                     -0.0],
+                    [-0.0, -0.0, -0.0149178, -0.0345691, -0.0342352, -0.0434667, -0.0475528, -0.0513469,
+                     -0.0593805, -0.0579154, -0.0649519, -0.071287, -0.0768566, -0.0777146, -0.0854617,
+                     -0.0848528, -0.0802957, -0.0881049, -0.0881678, -0.0844191, -0.085, -0.0794483,
+                     -0.0711789, -0.0645062, -0.0571681, -0.0530579, -0.0426219, -0.0328512, -0.0224736,
+                     -0.0120373, 1.46958e-17, 0.0136073, 0.0287453, 0.0445838, 0.0613339, 0.0802339, 0.0988854,
+                     0.118261, 0.140324, 0.158897, 0.1775, 0.198793, 0.214542, 0.235995, 0.257615, 0.275772,
+                     0.300974, 0.322516, 0.339787, 0.360628, 0.376721, 0.396498, 0.415663, 0.429447, 0.442241,
+                     0.449156, 0.46462, 0.479029, 0.482343, 0.494322, 0.51, 0.509301, 0.492288, 0.469152,
+                     0.46462, 0.449156, 0.437486, 0.424779, 0.406528, 0.396498, 0.376721, 0.356435, 0.335742,
+                     0.31863, 0.293542, 0.275772, 0.260961, 0.232849, 0.211603, 0.193347, 0.17, 0.152087,
+                     0.136257, 0.118261, 0.100431, 0.0789398, 0.0634131, 0.0469303, 0.0308359, 0.0146541,
+                     1.65327e-17, -0.013084, -0.0245642, -0.0351978, -0.044701, -0.0517638, -0.0587132,
+                     -0.0645062, -0.0671115, -0.0726385, -0.0775, -0.0789727, -0.0852289, -0.0849583,
+                     -0.0836413, -0.0848528, -0.0780302, -0.0738289, -0.0728115, -0.0670936, -0.0649519,
+                     -0.0579154, -0.050245, -0.046679, -0.0427975, -0.0434667, -0.0342352, -0.0246922,
+                     -0.024863, -0.0149794, -0.0],
+                    [-0.0, -0.00803897, -0.0167577, -0.0253342, -0.0336483, -0.0423558, -0.0496927, -0.0558281,
+                     -0.063126, -0.0689639, -0.0743483, -0.0789608, -0.0836524, -0.0862243, -0.0886572,
+                     -0.0904743, -0.091972, -0.0917234, -0.0909892, -0.0893208, -0.0864, -0.0819907,
+                     -0.0763851, -0.0700072, -0.0629931, -0.0548179, -0.045699, -0.0356045, -0.0245903,
+                     -0.012736, 1.54275e-17, 0.0136073, 0.0280032, 0.0433871, 0.0592756, 0.0761057, 0.0935858,
+                     0.111309, 0.129566, 0.148659, 0.168025, 0.188254, 0.208194, 0.228412, 0.249686, 0.270433,
+                     0.290384, 0.309615, 0.328865, 0.347797, 0.365636, 0.383846, 0.401823, 0.419738, 0.435108,
+                     0.450556, 0.464767, 0.477498, 0.489752, 0.499415, 0.50895, 0.500214, 0.489404, 0.47735,
+                     0.46418, 0.449252, 0.434348, 0.419318, 0.401823, 0.384514, 0.366415, 0.347881, 0.328097,
+                     0.309304, 0.289566, 0.269408, 0.248582, 0.228569, 0.208164, 0.187873, 0.168075, 0.149068,
+                     0.130623, 0.112384, 0.0942811, 0.0769081, 0.0601177, 0.0440128, 0.0286094, 0.0139004,
+                     1.57367e-17, -0.013029, -0.0251966, -0.0362302, -0.046541, -0.0556202, -0.0636884,
+                     -0.0710823, -0.0774427, -0.0823993, -0.08645, -0.0889396, -0.0909598, -0.0918808,
+                     -0.0908679, -0.089449, -0.0878397, -0.0859135, -0.0828838, -0.0790447, -0.0751277,
+                     -0.0696322, -0.063126, -0.055408, -0.0489319, -0.0410518, -0.0330614, -0.0251861,
+                     -0.0164096, -0.00883787, -0.0]],
+           'basri': [0.101321, 0.25, 0.112579, 0.0, 0.0153108, 0.0, 0.00612063]}
+_ref_fw_gaps = {'full': [[0.00783844, 0.00287574, 0.00240161, 0.000726858, 0.000723676, 0.000244197,
+                          0.000122855, 7.82076e-05, 3.86197e-05, 1.43574e-05],
+                         [0.0073796, 0.00459698, 0.00239367, 0.000977978, 0.000654723, 0.000227212,
+                          0.000138519, 6.08003e-05, 4.11719e-05, 2.3231e-05]],
+                'quick': [[0.00594199, 0.00086784, 0.000234707, 7.05922e-05, 2.09026e-05],
+                          [0.00504871, 0.00348329, 0.000168376, 0.000121411, 2.03504e-05]]}
+# END BAKED finite_width_demo_reference
+fw = demo_result(finite_width_demo, {**_ref_fw, "gaps": pick(_ref_fw_gaps["full"], _ref_fw_gaps["quick"])},
+                 "finite_width_ntk and basri")
+a_mc, se_mc = fw["a_mc"], fw["se_mc"]
 print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
-print("closed form   l <= 6:   ", np.round(kernels.basri_coefficients(np.arange(7)), 4))
+print("closed form   l <= 6:   ", np.round(fw["basri"], 4))
 even = np.array([0, 1, 2, 4, 6])
 print("deviation / standard error for l = 0, 1, 2, 4, 6:",
-      np.round((a_mc[even] - kernels.basri_coefficients(even)) / se_mc[even], 2))
+      np.round((a_mc[even] - fw["basri"][even]) / se_mc[even], 2))
 print(f"odd l = 3, 5: |a_l| <= {np.abs(a_mc[[3, 5]]).max():.1e} (zero up to rounding)")
 
-widths = np.unique(np.geomspace(10, 5000, pick(10, 5)).astype(int))
 fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-phi_C = np.linspace(-np.pi, np.pi, 361)
-for N, c in zip((20, 200, 20000), ("C0", "C1", "C2")):
-    ax[0].plot(phi_C, ntk_N(phi_C, np.zeros(1), W_mc[:N])[:, 0], color=c, lw=0.9, label=f"N = {N}")
+for row, N, c in zip(fw["rows"], (20, 200, 20000), ("C0", "C1", "C2")):
+    ax[0].plot(phi_C, row, color=c, lw=0.9, label=f"N = {N}")
 ax[0].plot(phi_C, K_nobias(phi_C), "k--", lw=1, label=r"$K^\infty$ (closed form)")
 ax[0].set(xlabel=r"angle $\varphi$ between the inputs (rad)", ylabel=r"kernel $K_N(\varphi, 0)$",
           title="finite-width kernel, no bias")
 ax[0].legend(fontsize=8)
-for bias, mark, ls_ in ((False, "o", ":"), (True, "s", "--")):
-    gap = kernels.finite_width_gap(ntk_N, widths, bias=bias, repeats=pick(20, 8), rng=7325)
+for gap, bias, mark, ls_ in zip(fw["gaps"], (False, True), ("o", "s"), (":", "--")):
     name = "with bias" if bias else "no bias"
     ax[1].loglog(widths, gap, mark, mfc="none", label=f"measured, {name}")
     ax[1].loglog(widths, kernels.gap_variance(bias=bias) / widths, "k" + ls_, lw=0.8,
@@ -1040,29 +1141,119 @@ plt.show()
 
 # %% tags=["demo"]
 steps_D = pick(2000, 200)
-a_bias = {l: kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, [l])[0] for l in freqs}
-run = basri_net.train_basri(freqs, scales=(1.0, 10.0), n_train=128, pairs=1000,
-                            steps=steps_D, rng=7, progress=True)
-t_fit = basri_net.steps_to_level(run.amps)                 # (scales, freqs), NaN if never
-rate_unit = run.rate_unit[0]                               # the same for both scales
+# BEGIN BAKED bias_coefficients_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_a_bias = [0.23153899, 0.005021985, 0.0011487262]
+# END BAKED bias_coefficients_demo
+a_bias = dict(zip(freqs.tolist(), demo_result(lambda: np.array([float(cos_coef(K_bias, l)) for l in freqs]),
+                                              _ref_a_bias, "cos_coef", rtol=1e-6)))
+# the network's eNTK is your finite_width_ntk (bias version) on these inputs
+# BEGIN BAKED basri_run_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_basri = {'full': {'steps': [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 7.0, 9.0, 11.0, 14.0, 17.0, 21.0, 26.0, 32.0,
+                                 39.0, 48.0, 58.0, 71.0, 87.0, 106.0, 129.0, 157.0, 191.0, 233.0, 283.0, 345.0,
+                                 419.0, 510.0, 620.0, 754.0, 916.0, 1114.0, 1354.0, 1645.0, 2000.0],
+                       'amps': [[[1.0, 0.420694, 0.177089, 0.0740931, 0.0304958, 0.00418813, 0.000872626,
+                                  0.0014147, 0.00160704, 0.00178772, 0.00153446, 0.00146605, 0.00099869,
+                                  0.000888366, 0.000663942, 0.000953864, 0.000709827, 0.000596854, 0.000566573,
+                                  0.000185138, 0.000333962, 0.000396336, 0.000499624, 0.000638646, 0.000654406,
+                                  0.000615468, 0.000621371, 0.000629579, 0.000553459, 0.000468549, 0.000364502,
+                                  0.000229093, 0.000156916, 8.97852e-05, 4.43665e-05],
+                                 [1.0, 0.985602, 0.972454, 0.959896, 0.947748, 0.924282, 0.912898, 0.890804,
+                                  0.869624, 0.839465, 0.811078, 0.775921, 0.73572, 0.692093, 0.6469, 0.596146,
+                                  0.548302, 0.496897, 0.446875, 0.40164, 0.361093, 0.326152, 0.296986,
+                                  0.272641, 0.253765, 0.238718, 0.227147, 0.216766, 0.206149, 0.194726,
+                                  0.181818, 0.167655, 0.152717, 0.13704, 0.121763],
+                                 [1.0, 0.997581, 0.99482, 0.991987, 0.989186, 0.983698, 0.981031, 0.975842,
+                                  0.970885, 0.963731, 0.95684, 0.948139, 0.937919, 0.926439, 0.914208, 0.89981,
+                                  0.885397, 0.86864, 0.85012, 0.830245, 0.808746, 0.786202, 0.762795, 0.738546,
+                                  0.714915, 0.691632, 0.67057, 0.651363, 0.63485, 0.620037, 0.605663, 0.590715,
+                                  0.5748, 0.557303, 0.537862]],
+                                [[0.999997, 0.420706, 0.1768, 0.0735926, 0.0298862, 0.00350186, 0.000263395,
+                                  0.00178305, 0.00208677, 0.00206372, 0.0020549, 0.00192091, 0.00193616,
+                                  0.00183377, 0.00170597, 0.00161968, 0.00153043, 0.0014444, 0.00139605,
+                                  0.00132365, 0.00128562, 0.00127359, 0.00113378, 0.000972869, 0.000905042,
+                                  0.000810597, 0.00066053, 0.000518538, 0.000431964, 0.00030056, 0.000225161,
+                                  0.00016023, 0.000102681, 6.51833e-05, 3.69253e-05],
+                                 [1.0, 0.985464, 0.972219, 0.959632, 0.9474, 0.923614, 0.91198, 0.889158,
+                                  0.866944, 0.834689, 0.803711, 0.764255, 0.717855, 0.665932, 0.61009,
+                                  0.545438, 0.482185, 0.411275, 0.338863, 0.270102, 0.206254, 0.149754,
+                                  0.102864, 0.0663351, 0.0414933, 0.0252263, 0.0158737, 0.0103938, 0.00711328,
+                                  0.0047908, 0.00310305, 0.00181335, 0.00111164, 0.000633104, 0.000334486],
+                                 [1.0, 0.997434, 0.994614, 0.991736, 0.988826, 0.982993, 0.980083, 0.974308,
+                                  0.96858, 0.960083, 0.951692, 0.940675, 0.927196, 0.91131, 0.893071, 0.8704,
+                                  0.846321, 0.816315, 0.781123, 0.741476, 0.696663, 0.64601, 0.59001, 0.528101,
+                                  0.463525, 0.39543, 0.328241, 0.262259, 0.20113, 0.146454, 0.100557,
+                                  0.0642037, 0.037699, 0.0202063, 0.00984342]]],
+                       't_fit': [[2.0, 125.0, None], [2.0, 81.0, 374.0]],
+                       'final': [[4.43665e-05, 0.121763, 0.537862], [3.69253e-05, 0.000334486, 0.00984342]],
+                       'scales': [1.0, 10.0],
+                       'rate_unit': [2.51963, 2.51963],
+                       'ntk_change': [0.0487412, 0.00760572],
+                       'rayleigh': [[0.00291473, 0.000609085], [0.00291473, 0.00236299]]},
+              'quick': {'steps': [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0, 10.0, 12.0, 14.0, 16.0, 18.0,
+                                  21.0, 25.0, 28.0, 33.0, 38.0, 44.0, 50.0, 58.0, 66.0, 76.0, 87.0, 100.0,
+                                  115.0, 132.0, 152.0, 174.0, 200.0],
+                        'amps': [[[1.0, 0.420694, 0.177089, 0.0740931, 0.0304958, 0.0119466, 0.00418813,
+                                   0.000872626, 0.0014147, 0.00157761, 0.00161125, 0.00178772, 0.00171907,
+                                   0.00145167, 0.00146605, 0.00118091, 0.000957012, 0.000808347, 0.000714134,
+                                   0.000823219, 0.000904746, 0.000709827, 0.000583131, 0.000634084,
+                                   0.000566573, 0.000270761, 0.000318239, 0.000358688, 0.000327371,
+                                   0.000466432, 0.000568116],
+                                  [1.0, 0.985602, 0.972454, 0.959896, 0.947748, 0.935873, 0.924282, 0.912898,
+                                   0.890804, 0.880105, 0.859378, 0.839465, 0.82035, 0.801994, 0.775921,
+                                   0.74347, 0.720621, 0.685285, 0.653032, 0.617711, 0.585885, 0.548302,
+                                   0.515363, 0.479835, 0.446875, 0.414606, 0.384243, 0.35671, 0.331554,
+                                   0.310058, 0.290924],
+                                  [1.0, 0.997581, 0.99482, 0.991987, 0.989186, 0.986417, 0.983698, 0.981031,
+                                   0.975842, 0.973334, 0.968468, 0.963731, 0.959104, 0.95461, 0.948139,
+                                   0.939919, 0.933993, 0.92462, 0.915893, 0.906047, 0.896782, 0.885397,
+                                   0.874873, 0.862628, 0.85012, 0.836324, 0.82149, 0.806163, 0.790004,
+                                   0.773986, 0.757203]],
+                                 [[0.999997, 0.420706, 0.1768, 0.0735926, 0.0298862, 0.0113502, 0.00350186,
+                                   0.000263395, 0.00178305, 0.00201457, 0.00210474, 0.00206372, 0.00208216,
+                                   0.00205558, 0.00192091, 0.00195026, 0.00188092, 0.00182929, 0.001701,
+                                   0.00165686, 0.00162597, 0.00153043, 0.00149601, 0.00135117, 0.00139605,
+                                   0.00132608, 0.00129885, 0.00127949, 0.00127267, 0.00119939, 0.00111611],
+                                  [1.0, 0.985464, 0.972219, 0.959632, 0.9474, 0.935412, 0.923614, 0.91198,
+                                   0.889158, 0.87798, 0.856054, 0.834689, 0.813903, 0.793645, 0.764255,
+                                   0.726897, 0.700123, 0.657643, 0.617765, 0.5732, 0.53212, 0.482185, 0.437119,
+                                   0.387021, 0.338863, 0.290042, 0.24292, 0.199199, 0.158456, 0.123869,
+                                   0.0933809],
+                                  [1.0, 0.997434, 0.994614, 0.991736, 0.988826, 0.985909, 0.982993, 0.980083,
+                                   0.974308, 0.971439, 0.965737, 0.960083, 0.954471, 0.948928, 0.940675,
+                                   0.929867, 0.921875, 0.908683, 0.895647, 0.880347, 0.865507, 0.846321,
+                                   0.827673, 0.805134, 0.781123, 0.753746, 0.723558, 0.691035, 0.654755,
+                                   0.617337, 0.57613]]],
+                        't_fit': [[2.0, 125.0, None], [2.0, 81.0, None]],
+                        'final': [[0.000568116, 0.290924, 0.757203], [0.00111611, 0.0933809, 0.57613]],
+                        'scales': [1.0, 10.0],
+                        'rate_unit': [2.51963, 2.51963],
+                        'ntk_change': [0.0326254, 0.00486818],
+                        'rayleigh': [[0.00291473, 0.00207374], [0.00291473, 0.00271252]]}}
+# END BAKED basri_run_demo
+run = demo_result(lambda: basri_net.run_summary(basri_net.train_basri(
+                      freqs, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=steps_D, rng=7, progress=True,
+                      ntk=finite_width_ntk)),
+                  pick(_ref_basri["full"], _ref_basri["quick"]), "finite_width_ntk")
+t_fit = run["t_fit"]                                       # (scales, freqs), NaN if never
+rate_unit = run["rate_unit"][0]                            # the same for both scales
 t_pred = basri_net.predicted_steps(rate_unit, np.array([a_bias[l] for l in freqs]))
-for i, scale in enumerate(run.scales):
-    print(f"scale {scale:>4}: eNTK change {run.ntk_change[i]:.4f}; steps to residual 1/e at "
+for i, scale in enumerate(run["scales"]):
+    print(f"scale {scale:>4}: eNTK change {run['ntk_change'][i]:.4f}; steps to residual 1/e at "
           f"l = {freqs.tolist()}: {[None if np.isnan(t) else int(t) for t in t_fit[i]]}; "
-          f"eta*K on sin(8 theta): {run.rayleigh[i, 0]:.5f} at init, {run.rayleigh[i, 1]:.5f} at the end")
+          f"eta*K on sin(8 theta): {run['rayleigh'][i, 0]:.5f} at init, {run['rayleigh'][i, 1]:.5f} at the end")
 print("prediction from the infinite-width kernel:", t_pred.astype(int).tolist())
-print(f"scale 1, residual amplitudes after {steps_D} steps:", np.round(run.amps[0, -1], 3).tolist())
+print(f"scale 1, residual amplitudes after {steps_D} steps:", np.round(run["final"][0], 3).tolist())
 print("inverse eigenvalues a_1/a_l for l = 1, 4, 8:",
       np.round([a_bias[1] / a_bias[l] for l in freqs], 1).tolist())
 
-ts_D = np.arange(steps_D + 1)
+ts_D = run["steps"]                                        # log-spaced steps 0 .. steps_D
 fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
 for i, ls_ in enumerate(["-", "--"]):
     for j, l in enumerate(freqs):
-        ax[0].semilogx(ts_D + 1, run.amps[i, :, j], color=f"C{j}", ls=ls_,
+        ax[0].semilogx(ts_D + 1, run["amps"][i, j], color=f"C{j}", ls=ls_,
                        label=rf"$\ell$ = {l}" if i == 0 else None)
     ax[1].loglog(freqs, t_fit[i], "o" if i == 0 else "s", mfc="none",
-                 label=f"network, scale {run.scales[i]:g}")
+                 label=f"network, scale {run['scales'][i]:g}")
 for l in freqs:
     ax[0].semilogx(ts_D + 1, (1 - rate_unit * a_bias[l]) ** ts_D, color="k", ls=":", lw=1)
 ax[0].plot([], [], "k:", lw=1, label="frozen kernel (7.3.C)")

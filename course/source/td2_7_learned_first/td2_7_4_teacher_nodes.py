@@ -618,29 +618,84 @@ for _theta, _d, _ns, _nk in ((0.4, 5, 1.5, 0.7), (1.6, 5, 1.5, 0.7), (2.8, 5, 1.
 
 # %% [markdown]
 # The same comparison, drawn: each component of the expectation along $\hat w^*$ and along
-# the in-plane direction orthogonal to it, as a function of $\theta$ (library Monte Carlo,
-# two standard errors as bars, closed form as lines).
+# the in-plane direction orthogonal to it, as a function of $\theta$ (your Monte Carlo with
+# two standard errors as bars, your closed form as open circles, the corrected Theorem 6 as
+# lines). Until your two functions are written, the demo shows the course's reference results.
 
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
+from td_lib.own_work import demo_result
 
 thetas = np.linspace(0.05, np.pi - 0.05, 9)
-rng = np.random.default_rng(0)
-ws = np.array([1.0, 0.0, 0.0, 0.0])
-est, err, exact = [], [], []
-zmax = 0.0
-for th in thetas:
-    wk = 2.0 * np.array([np.cos(th), np.sin(th), 0.0, 0.0])
-    mu, se = ts.relu_cross_moment_mc(ws, wk, n=pick(400_000, 60_000), rng=int(1000 * th))
-    ex_ = ts.relu_cross_moment(ws, wk)
-    zmax = max(zmax, float(np.max(np.abs(mu - ex_) / se)))
-    est.append(mu[:2]), err.append(se[:2]), exact.append(ex_[:2])
-est, err, exact = map(np.array, (est, err, exact))
+# BEGIN BAKED theorem6_scan_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_scan6 = {'full': {'est': [[0.499858, 0.000737721],
+                               [0.491776, 0.0274502],
+                               [0.45226, 0.0821809],
+                               [0.36677, 0.138444],
+                               [0.250153, 0.158901],
+                               [0.134807, 0.137486],
+                               [0.0492656, 0.0831897],
+                               [0.00810755, 0.0275436],
+                               [1.33525e-05, 0.000402731]],
+                       'err': [[0.00176874, 0.00111864],
+                               [0.00177258, 0.00108126],
+                               [0.00175551, 0.000947151],
+                               [0.00162772, 0.000801553],
+                               [0.00131517, 0.000746711],
+                               [0.000849188, 0.000725479],
+                               [0.000392584, 0.000556863],
+                               [9.08105e-05, 0.000263388],
+                               [4.40823e-07, 1.14622e-05]],
+                       'exact': [[0.499987, 0.000397556],
+                                 [0.49186, 0.0276822],
+                                 [0.450499, 0.0835547],
+                                 [0.365356, 0.137236],
+                                 [0.25, 0.159155],
+                                 [0.134644, 0.137236],
+                                 [0.0495009, 0.0835547],
+                                 [0.00814045, 0.0276822],
+                                 [1.32563e-05, 0.000397556]],
+                       'zmax': 1.52515},
+              'quick': {'est': [[0.508671, 0.000752798],
+                                [0.497085, 0.0256367],
+                                [0.450612, 0.0793177],
+                                [0.366297, 0.133908],
+                                [0.247039, 0.1585],
+                                [0.135772, 0.138493],
+                                [0.0487703, 0.0824028],
+                                [0.00790368, 0.0268494],
+                                [1.34351e-05, 0.000401366]],
+                        'err': [[0.00460618, 0.00292475],
+                                [0.00464905, 0.00284939],
+                                [0.0045302, 0.00244495],
+                                [0.00422242, 0.00204082],
+                                [0.00336805, 0.00190854],
+                                [0.0021947, 0.00188072],
+                                [0.000997538, 0.00141048],
+                                [0.000226821, 0.000662428],
+                                [1.09802e-06, 2.86807e-05]],
+                        'exact': [[0.499987, 0.000397556],
+                                  [0.49186, 0.0276822],
+                                  [0.450499, 0.0835547],
+                                  [0.365356, 0.137236],
+                                  [0.25, 0.159155],
+                                  [0.134644, 0.137236],
+                                  [0.0495009, 0.0835547],
+                                  [0.00814045, 0.0276822],
+                                  [1.32563e-05, 0.000397556]],
+                        'zmax': 2.92336}}
+# END BAKED theorem6_scan_demo
+scan6 = demo_result(lambda: ts.theorem6_scan(theorem6_closed_form, theorem6_monte_carlo, thetas,
+                                             n=pick(400_000, 60_000)),
+                    pick(_ref_scan6["full"], _ref_scan6["quick"]), "theorem6_closed_form and theorem6_monte_carlo")
+est, err, exact, zmax = scan6["est"][:, :2], scan6["err"][:, :2], scan6["exact"][:, :2], scan6["zmax"]
 fig, ax = plt.subplots(figsize=(6.5, 3.8))
 tt = np.linspace(0, np.pi, 200)
 ax.plot(tt, ((np.pi - tt) + np.sin(tt) * np.cos(tt)) / (2 * np.pi), "C0-",
-        label=r"closed form, along $\hat w^*$")
-ax.plot(tt, np.sin(tt) ** 2 / (2 * np.pi), "C1-", label=r"closed form, orthogonal in-plane")
+        label=r"corrected Theorem 6, along $\hat w^*$")
+ax.plot(tt, np.sin(tt) ** 2 / (2 * np.pi), "C1-", label=r"corrected Theorem 6, orthogonal in-plane")
+ax.plot(thetas, exact[:, 0], "o", mfc="none", color="C0", ms=9, label="closed form at the sampled angles")
+ax.plot(thetas, exact[:, 1], "s", mfc="none", color="C1", ms=9, label="closed form at the sampled angles")
 ax.errorbar(thetas, est[:, 0], 2 * err[:, 0], fmt="o", color="C0", ms=4, label="Monte Carlo (±2 s.e.)")
 ax.errorbar(thetas, est[:, 1], 2 * err[:, 1], fmt="s", color="C1", ms=4, label="Monte Carlo (±2 s.e.)")
 ax.set(xlabel=r"angle $\theta$ between $w^*$ and $w_k$ (rad)", ylabel=r"$E[x\,z_k f^*]$ component",
@@ -682,7 +737,23 @@ print(f"largest deviation over the 9 angles and 4 coordinates: {zmax:.2f} standa
 import matplotlib.pyplot as plt
 from matplotlib.ticker import NullFormatter
 
-scan = ts.eq10_norm_scan(which="w", n=pick(200_000, 20_000))
+from td_lib.own_work import demo_result
+
+# BEGIN BAKED eq10_scan_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_eq10 = {'full': {'scales': [0.25, 0.5, 1.0, 2.0, 4.0],
+                      'mc': [0.149331, 0.147513, 0.148707, 0.149466, 0.15251],
+                      'mc_se': [0.00117459, 0.00127436, 0.00152427, 0.00210003, 0.00336693],
+                      'exact': [0.148282, 0.148282, 0.148282, 0.148282, 0.148282],
+                      'z': 2.91923, 'slope_mc': 0.00304111, 'slope_se': 0.00577552, 'slope_exact': 3.03904e-16},
+             'quick': {'scales': [0.25, 0.5, 1.0, 2.0, 4.0],
+                       'mc': [0.144522, 0.143978, 0.152101, 0.153185, 0.173486],
+                       'mc_se': [0.00364605, 0.00406604, 0.00488101, 0.00666164, 0.0109719],
+                       'exact': [0.148282, 0.148282, 0.148282, 0.148282, 0.148282],
+                       'z': 2.30048, 'slope_mc': 0.0473358, 'slope_se': 0.0177735, 'slope_exact': 3.03904e-16}}
+# END BAKED eq10_scan_demo
+scan = demo_result(lambda: ts.eq10_norm_scan(which="w", n=pick(200_000, 20_000), cross_moment=theorem6_closed_form,
+                                             monte_carlo=theorem6_monte_carlo),
+                   pick(_ref_eq10["full"], _ref_eq10["quick"]), "theorem6_closed_form and theorem6_monte_carlo")
 c_w = scan["scales"]
 anchor = scan["exact"][np.argmin(np.abs(np.log(c_w)))]
 fig, ax = plt.subplots(figsize=(6.5, 4))
@@ -827,11 +898,10 @@ assert _v.shape == _g.shape and np.allclose(_v, _ref, rtol=1e-12, atol=1e-15), (
 ### END HIDDEN TESTS
 
 
-# %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape_numeric", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 from td_lib.own_work import own_work, passed
 
 _num = own_work(escape_time_numeric, "ex74B_escape")
-_asy = own_work(escape_time_asymptotic, "ex74B_escape")
 
 # reference times to θ_end = π/2 at α = 1 (an accurate quadrature of eq. 12)
 for _eps, _tr in ((0.5, 9.870551142729678), (1e-2, 626.1410105652944), (1e-3, 6281.017211846245)):
@@ -841,22 +911,34 @@ for _eps, _tr in ((0.5, 9.870551142729678), (1e-2, 626.1410105652944), (1e-3, 62
         f"{abs(_tn / _tr - 1):.1e}, needed < 1e-5)"
         + (" — close: tighten the integration tolerance" if abs(_tn / _tr - 1) < 1e-2 else
            " — integrate eq. 12 from θ = π - ε until θ = θ_end"))
+passed("escape_time_numeric")
+### BEGIN HIDDEN TESTS
+for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
+    _tr = float(ts.escape_time(theta_start=np.pi - _eps, theta_end=_te, alpha=_a))
+    _tn = float(_num(_eps, _te, _a))
+    assert abs(_tn / _tr - 1) < 1e-5, (
+        f"escape_time_numeric({_eps}, {_te}, {_a}) returned {_tn:.8g}, expected {_tr:.8g}")
+### END HIDDEN TESTS
+
+
+# %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape_asymptotic", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+from td_lib.own_work import own_work, passed
+
+_asy = own_work(escape_time_asymptotic, "ex74B_escape")
+
 _ta = float(_asy(1e-3, np.pi / 2, 1.0))
 assert abs(_ta - 6279.185307179587) < 1e-8, (
     f"escape_time_asymptotic(1e-3, π/2, 1) returned {_ta:.6f}, expected 6279.185307"
     + (" — that is the paper's t0 without the constant its '∼' leaves unstated (box above, item 3)"
        if abs(_ta - (1e3 - 2 / np.pi)) < 1e-6 else ""))
-_r = [float(_num(e, np.pi / 2, 1.0)) / float(_asy(e, np.pi / 2, 1.0)) for e in (1e-2, 1e-3)]
+# reference times to θ_end = π/2 at α = 1 (an accurate quadrature of eq. 12), as in the test above
+_r = [_tr / float(_asy(e, np.pi / 2, 1.0)) for e, _tr in ((1e-2, 626.1410105652944), (1e-3, 6281.017211846245))]
 assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
-    f"numeric / asymptotic escape time at ε = 1e-2 and 1e-3: {_r}; expected ratios tending to 1 as ε → 0")
-passed("escape_time_numeric", "escape_time_asymptotic")
+    f"exact / asymptotic escape time at ε = 1e-2 and 1e-3: {_r}; expected ratios tending to 1 as ε → 0")
+passed("escape_time_asymptotic")
 ### BEGIN HIDDEN TESTS
 for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
-    _tr = float(ts.escape_time(theta_start=np.pi - _eps, theta_end=_te, alpha=_a))
     _ar = float(ts.escape_time_asymptotic(eps=_eps, theta_end=_te, alpha=_a))
-    _tn = float(_num(_eps, _te, _a))
-    assert abs(_tn / _tr - 1) < 1e-5, (
-        f"escape_time_numeric({_eps}, {_te}, {_a}) returned {_tn:.8g}, expected {_tr:.8g}")
     _ta = float(_asy(_eps, _te, _a))
     assert abs(_ta - _ar) < 1e-8 * max(1.0, abs(_ar)), (
         f"escape_time_asymptotic({_eps}, {_te}, {_a}) returned {_ta:.8g}, expected {_ar:.8g}")
@@ -864,41 +946,90 @@ for _eps, _te, _a in ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0)):
 
 
 # %% [markdown]
-# The plateau, drawn (library functions): trajectories of eq. 12 from starts closer and
-# closer to $\pi$ (left), and the escape time to $\theta=\pi/2$ against $\epsilon$ with the
-# asymptotic law beside it (right).
+# The plateau, drawn with your functions: trajectories of eq. 12 (your `angle_rhs`) from
+# starts closer and closer to $\pi$ (left), and the escape time to $\theta=\pi/2$ against
+# $\epsilon$ (your `escape_time_numeric`) with the asymptotic law (your
+# `escape_time_asymptotic`) beside it (right). Until they are written, the demo shows the
+# course's reference results.
 
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
+from scipy import integrate
 
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-tgrid = np.linspace(0, 7000, 700)
+from td_lib.own_work import demo_result
+
+tgrid = np.linspace(0, 7000, 71)
 starts = np.pi - np.array([1e-1, 1e-2, 3e-3, 1e-3])
-traj = ts.integrate_angle(starts, tgrid, alpha=1.0)
+eps_grid = np.geomspace(1e-4, 0.5, 30)
+
+
+def plateau_demo():
+    traj = np.stack([integrate.solve_ivp(lambda t, th: angle_rhs(th, 1.0), (0.0, tgrid[-1]), [s0], t_eval=tgrid,
+                                         rtol=1e-10, atol=1e-12).y[0] for s0 in starts])   # (start, time)
+    t_exact = np.array([float(escape_time_numeric(e, np.pi / 2, 1.0)) for e in eps_grid])
+    t_asym = np.array([float(escape_time_asymptotic(e, np.pi / 2, 1.0)) for e in eps_grid])
+    t3, a3 = float(escape_time_numeric(1e-3, np.pi / 2, 1.0)), float(escape_time_asymptotic(1e-3, np.pi / 2, 1.0))
+    return dict(traj=traj, t_exact=t_exact, t_asym=t_asym, t3=t3, a3=a3, gap3=t3 - a3)
+
+
+# BEGIN BAKED plateau_demo_reference (python -m checks.grading.bake; do not edit by hand)
+_ref_plateau = {'traj': [[3.04159, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0],
+                         [3.13159, 3.1297, 3.12692, 3.12246, 3.11408, 3.09264, 2.92143, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                         [3.13859, 3.13844, 3.13828, 3.13809, 3.13788, 3.13765, 3.13739, 3.13709, 3.13674,
+                          3.13633, 3.13585, 3.13527, 3.13457, 3.13368, 3.13254, 3.13102, 3.12888, 3.12566,
+                          3.12025, 3.10928, 3.07508, 0.0912786, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+                         [3.14059, 3.14058, 3.14056, 3.14054, 3.14052, 3.14051, 3.14049, 3.14047, 3.14045,
+                          3.14043, 3.1404, 3.14038, 3.14036, 3.14033, 3.14031, 3.14028, 3.14025, 3.14022,
+                          3.14019, 3.14016, 3.14013, 3.14009, 3.14005, 3.14002, 3.13997, 3.13993, 3.13989,
+                          3.13984, 3.13979, 3.13974, 3.13968, 3.13962, 3.13955, 3.13949, 3.13941, 3.13934,
+                          3.13925, 3.13916, 3.13906, 3.13896, 3.13884, 3.13871, 3.13858, 3.13842, 3.13826,
+                          3.13807, 3.13786, 3.13762, 3.13736, 3.13705, 3.1367, 3.13628, 3.13579, 3.1352,
+                          3.13448, 3.13357, 3.1324, 3.13082, 3.12859, 3.1252, 3.11941, 3.1073, 3.06613,
+                          0.000346508, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]],
+                't_exact': [62829.7, 46839.2, 34918.2, 26031.0, 19405.7, 14466.4, 10784.2, 8039.11, 5992.63,
+                            4466.97, 3329.59, 2481.66, 1849.53, 1378.28, 1026.96, 765.044, 569.786, 424.218,
+                            315.695, 234.788, 174.467, 129.492, 95.9554, 70.9435, 52.2835, 38.354, 27.9449,
+                            20.1516, 14.2967, 9.87055],
+                't_asym': [62827.9, 46837.3, 34916.3, 26029.2, 19403.8, 14464.6, 10782.4, 8037.28, 5990.8,
+                           4465.14, 3327.75, 2479.83, 1847.7, 1376.45, 1025.13, 763.219, 567.964, 422.401,
+                           313.883, 232.983, 172.671, 127.709, 94.1894, 69.2005, 50.5712, 36.683, 26.3293,
+                           18.6106, 12.8562, 8.56637],
+                't3': 6281.02, 'a3': 6279.19, 'gap3': 1.8319}
+_ref_theorem6_time = {'c_inf': 1.83295, 't3': 6281.02, 't_s': 3140.51}
+# END BAKED plateau_demo_reference
+plateau = demo_result(plateau_demo, _ref_plateau, "angle_rhs, escape_time_numeric and escape_time_asymptotic")
+fig, axes = plt.subplots(1, 2, figsize=(12, 4))
 for i, s0 in enumerate(starts):
-    axes[0].plot(tgrid, traj[:, i], label=rf"$\pi-\theta(0)$ = {np.pi - s0:.0e}")
+    axes[0].plot(tgrid, plateau["traj"][i], label=rf"$\pi-\theta(0)$ = {np.pi - s0:.0e}")
 axes[0].axhline(np.pi / 2, color="k", ls=":", lw=1)
 axes[0].set(xlabel=r"time $t$ ($\alpha = 1$)", ylabel=r"angle $\theta$ (rad)",
             title="eq. 12: the slower the start, the longer the plateau near π")
 axes[0].legend(fontsize=8)
-eps_grid = np.geomspace(1e-4, 0.5, 30)
-t_exact = ts.escape_time(theta_start=np.pi - eps_grid, theta_end=np.pi / 2, alpha=1.0)
-t_asym = ts.escape_time_asymptotic(eps=eps_grid, theta_end=np.pi / 2, alpha=1.0)
-axes[1].loglog(eps_grid, t_exact, "o", ms=4, label="eq. 12, exact (quadrature)")
-axes[1].loglog(eps_grid, t_asym, "-", label=r"$\frac{2\pi}{\alpha}\left(\frac{1}{\epsilon}-\frac{1}{\pi-\theta_{end}}\right)$")
+axes[1].loglog(eps_grid, plateau["t_exact"], "o", ms=4, label="eq. 12, integrated")
+axes[1].loglog(eps_grid, plateau["t_asym"], "-",
+               label=r"$\frac{2\pi}{\alpha}\left(\frac{1}{\epsilon}-\frac{1}{\pi-\theta_{end}}\right)$")
 axes[1].set(xlabel=r"$\epsilon = \pi - \theta(0)$", ylabel=r"time to reach $\theta=\pi/2$",
             title="escape time diverges like 1/ε")
 axes[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
-t3 = float(ts.escape_time(theta_start=np.pi - 1e-3, theta_end=np.pi / 2, alpha=1.0))
-a3 = float(ts.escape_time_asymptotic(eps=1e-3, theta_end=np.pi / 2, alpha=1.0))
-c_inf = ts.escape_time_constant(np.pi / 2, 1.0)
-print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {t3 - a3:.4f}; "
-      f"limit of the difference as eps -> 0: {c_inf:.4f}")
-t_s = ts.escape_time_theorem6(eps=1e-3, theta_end=np.pi / 2, alpha=1.5, sigma=2.0, norm_k=3.0)
-print(f"integrated from Theorem 6's vector with sigma = 2, |w_k| = 3, alpha = 1.5: {t_s:.2f} = "
-      f"{t_s / t3:.4f} x the time above; the constants 2π|w_k|/(ασ²) and 2π are in the ratio "
+t3, a3 = plateau["t3"], plateau["a3"]
+print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {plateau['gap3']:.4f}; "
+      f"limit of the difference as eps -> 0 (course reference): {_ref_theorem6_time['c_inf']:.4f}")
+t_s = _ref_theorem6_time["t_s"]
+print(f"integrated from Theorem 6's vector with sigma = 2, |w_k| = 3, alpha = 1.5 (course reference): {t_s:.2f} = "
+      f"{t_s / _ref_theorem6_time['t3']:.4f} x the time above; the constants 2π|w_k|/(ασ²) and 2π are in the ratio "
       f"{3.0 / (1.5 * 2.0**2):.4f}")
 
 # %% [markdown]
