@@ -310,7 +310,9 @@ def _arrays(value: Any) -> Any:
         return tuple(_arrays(v) for v in value)
     if isinstance(value, list):
         try:
-            arr = np.asarray(value, dtype=float)
+            arr = np.asarray(value)
+            if arr.dtype.kind not in "iub":   # integers stay integers; None (never reached) becomes NaN
+                arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError):
             return [_arrays(v) for v in value]
         return arr

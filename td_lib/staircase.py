@@ -128,7 +128,7 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
                     batch: int = 32, eta: float = 0.5, rng=0, n_test: int = 10000,
                     beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
                     num_records: int = 40, dtype=torch.float32,
-                    progress: bool | str = False) -> StaircaseRun:
+                    progress: bool | str = False, cross: float | None = None) -> StaircaseRun:
     """Train the demo-7.2.E network by online SGD and record the staircase.
 
     Initialisation :math:`W_{jk}\\sim\\mathcal N(0,1/d)`, :math:`b=0`,
@@ -157,6 +157,10 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
         Torch dtype of data and weights.
     progress
         ``True`` (a bar labelled with the latent setting) or a label: show a progress bar.
+    cross
+        The cross term ``c`` of the Gaussian clone with correlated latents (a value the caller
+        computed, e.g. with their own function); default: the library's
+        (:func:`td_lib.mcm.sample`).
 
     References
     ----------
@@ -181,7 +185,7 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
         "full data": mcm.sample(n_test, spikes=spikes, correlated=correlated, **kw),
         "mean only": mcm.sample(n_test, spikes=spikes, **{**kw, "beta_u": 0.0, "beta_v": 0.0}),
         "Gaussian clone": mcm.sample(n_test, spikes=spikes, correlated=correlated, clone=True,
-                                     **kw),
+                                     cross=cross, **kw),
     }
     X, Y = mcm.sample(steps * batch, spikes=spikes, correlated=correlated, **kw)
     X, Y = X.view(steps, batch, d), Y.view(steps, batch)

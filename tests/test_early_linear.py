@@ -637,3 +637,19 @@ def test_activations_are_the_registry_ones_and_errors_name_the_argument():
         el.dual_activation("erf_sqrt2", 0.5)
     with pytest.raises(ValueError, match="activation"):
         el.network_output(np.ones((2, 3)), *el.symmetric_init(3, 2), activation="sigmoidish")
+
+
+def test_lemma_sweep_takes_an_ntk_the_student_wrote():
+    def my_ntk(X, W, v, phi, dphi):  # numpy in, (Theta1, Theta2) out, as Exercise 7.1b.B asks
+        n, d = X.shape
+        Z = X @ W.T / np.sqrt(d)
+        return (X @ X.T / d) * ((dphi(Z) * v**2) @ dphi(Z).T) / W.shape[0], phi(Z) @ phi(Z).T / W.shape[0]
+
+    a = el.lemma_sweep([8, 12], activation="relu", rng=2)
+    b = el.lemma_sweep([8, 12], activation="relu", rng=2, ntk=my_ntk)
+    for k in ("rel1", "rel1_id", "rel1_nonu", "frob1", "rel"):
+        np.testing.assert_allclose(b[k], a[k], rtol=1e-12, err_msg=k)
+    with pytest.raises(ValueError, match=r"ntk must return two \(26, 26\) matrices"):
+        el.lemma_sweep([8], rng=2, ntk=lambda X, W, v, phi, dphi: (np.eye(3), np.eye(3)))
+    with pytest.raises(TypeError, match="ntk must be a function"):
+        el.lemma_sweep([8], rng=2, ntk="relu")

@@ -10,7 +10,11 @@
   (``TD_QUICK=1``), judged as the browser test judges a student's run: every code cell ran,
   ordinary cells before the first test raised nothing, afterwards only an unwritten
   exercise's ``NotImplementedError``; the first exercise's test reports it; no visible test
-  needs anything but ``td_lib`` (no ``ModuleNotFoundError``).
+  needs anything but ``td_lib`` (no ``ModuleNotFoundError``);
+* that the handout's td_lib is the student edition (no counterpart of the exercises it cuts
+  imports, no line names an exercise), and that every released notebook with the right answers
+  filled in (the fake student "solution") runs there with no error at all: its demos use the
+  student's functions where the edition has no library version.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ except ImportError:  # tests/ on sys.path
     import browser_support as bs
     from handout_support import student_env
 
-from tools import env, handout, pipeline, student_edition
+from tools import env, fake_students, handout, nbcore, pipeline, student_edition
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.timeout(2400)]
 
@@ -181,3 +185,29 @@ def test_released_notebook_runs_in_the_handout_env(installed, assignment: str, s
     cells = nbformat.read(str(out), as_version=4).cells
     problems = run_problems(cells)
     assert not problems, f"{assignment}/{stem} in the handout's environment:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("assignment", "stem"), _notebooks())
+def test_released_notebook_with_right_answers_runs_in_the_handout_env(installed, assignment: str,
+                                                                      stem: str) -> None:
+    s = installed
+    work = s.root / "solved" / assignment
+    work.mkdir(parents=True, exist_ok=True)
+    release = nbformat.read(str(s.dist / assignment / f"{stem}.ipynb"), as_version=4)
+    source = nbcore.read_source(env.SOURCE / assignment / f"{stem}.py")
+    nb = fake_students.student_notebook(release, source, "solution")
+    src = work / f"{stem}.ipynb"
+    nbformat.write(nb, str(src))
+    out = work / f"{stem}.executed.ipynb"
+    home = s.root / "home"
+    run_env = s.env(TD_QUICK="1", JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+                    JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
+                    JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"),
+                    IPYTHONDIR=str(home / ".ipython"))
+    p = s.run("-c", RUNNER, str(src), str(out), cwd=work, env=run_env, timeout=1200)
+    assert p.returncode == 0, f"executing {src.name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    errors = [f"cell {i}: {o.ename}: {o.evalue[:300]}" for i, c in enumerate(nbformat.read(str(out), 4).cells)
+              for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    assert not errors, f"{assignment}/{stem} with the right answers, in the handout's environment:\n  " + \
+        "\n  ".join(errors)

@@ -276,3 +276,14 @@ def test_log_likelihood_ratios_against_the_class_densities():
     np.testing.assert_allclose(l_m + l_u, np.log(dc[1.0] / dc[-1.0]), atol=1e-10)
     with pytest.raises(ValueError, match="X must have shape"):
         mcm.log_likelihood_ratios(X[:, :4], S)
+
+
+def test_sample_takes_the_clones_cross_term_and_needs_it_only_for_the_correlated_clone():
+    S = mcm.orthonormal_spikes(6).numpy()
+    c = mcm.cross_term(5.0, 10.0, True)
+    for corr, clone in ((True, True), (False, True), (True, False)):
+        a = mcm.sample(50, spikes=S, correlated=corr, clone=clone, rng=np.random.default_rng(1))
+        b = mcm.sample(50, spikes=S, correlated=corr, clone=clone, rng=np.random.default_rng(1), cross=c)
+        np.testing.assert_array_equal(a[0], b[0])
+    with pytest.raises(ValueError, match="cross = 3.0 makes the clone's covariance indefinite"):
+        mcm.sample(5, spikes=S, correlated=True, clone=True, rng=np.random.default_rng(1), cross=3.0)

@@ -43,11 +43,8 @@ NAMES_EXERCISE = re.compile(r"\bExercises?\s+\d|\bex(?:7\d\w*|[A-F])_\w+")
 #: function and shows a baked reference result until it works (``td_lib.own_work.demo_result``);
 #: then its entry goes. Grading kernels cut every exercise of the notebook they grade regardless.
 HANDOUT_KEEPS: dict[str, str] = {
-    "ex71C_ntk": "7.1b's lemma sweep (early_linear.lemma_sweep) calls ntk_at_init",
-    "ex71bB_ntk": "7.1b's lemma sweep (early_linear.lemma_sweep) calls ntk_at_init",
     "ex71bC_linear_kernels": "7.1b's agreement runs (early_linear.experiments) and 7.2's Hermite demos "
                              "call linear_constants, cnn_linear_constants and hermite.coefficients",
-    "ex72A_cross_term": "mcm.sample, the data of 7.1 and 7.2, calls cross_term",
     "ex72C_escape_times": "7.2's escape demos call escape.spherical_sgd and single_index_escape_times",
     "exA_j2_erf": "the CNN/LCN ODE integrator (cnn_lcn.integrate) calls j2_entries",
     "exB_lcn_sgd_step": "the CNN/LCN SGD simulations call Networks.step",

@@ -390,3 +390,22 @@ def exact_relu_loss_demo() -> dict[str, Any]:
         out["correlated" if corr else "independent"] = {"u": L(al, 0.0) - L0, "cross": L(al, al) - L(al, -al),
                                                          "v": L(0.0, al) - L0}
     return {"_ref_loss": out}
+
+
+@baked
+def cross_term_demo() -> dict[str, Any]:
+    """Demo 7.2.E (the staircase): the cross term c of the correlated clone at beta = (5, 10)."""
+    from td_lib import mcm
+
+    return {"_ref_c": mcm.cross_term(5.0, 10.0, True)}
+
+
+# ------------------------------------------ §7.1b early-time linear: demo reference results
+@baked(digits=8)
+def lemma_sweep_demo() -> dict[str, Any]:
+    """The lemma demo after Exercise 7.1b.B: NTK at initialisation vs the linear models' kernels
+    (early_linear.lemma_sweep, GELU, alpha = 1/4, seed 0; full and quick dimensions)."""
+    from td_lib import early_linear as el
+
+    return {"_ref_lemma": {mode: el.lemma_sweep(ds, activation="gelu", alpha=0.25, n_factor=2.0, rng=0)
+                           for mode, ds in (("full", [16, 32, 64, 128]), ("quick", [16, 24, 32]))}}

@@ -31,7 +31,13 @@ from td_lib.early_linear.cnn_kernel import (
     cnn_ntk_infinite,
     cnn_walsh_rates,
 )
-from td_lib.early_linear.fcn import make_data, ntk_at_init, symmetric_init, teacher_labels, train_network
+from td_lib.early_linear.fcn import (  # ntk_at_init: lemma_sweep's default (counterpart)
+    make_data,
+    ntk_at_init,  # noqa: F401
+    symmetric_init,
+    teacher_labels,
+    train_network,
+)
 from td_lib.early_linear.linear import (
     LinearConstants,
     gd_on_features,
@@ -42,6 +48,7 @@ from td_lib.early_linear.linear import (
     time_scale,
     train_linear_model,
 )
+from td_lib.own_work import counterpart
 
 __all__ = ["lemma_sweep", "agreement_run", "first_time_within", "cnn_kernel_sweep",
            "cnn_agreement_run"]
@@ -52,8 +59,24 @@ def _n_of(d: int, alpha: float, n_factor: float) -> int:
     return max(2, 2 * int(round(n_factor * d ** (1 + alpha) / 2)))
 
 
+def _ntk_pair(ntk, X, W, v, activation: str) -> tuple[np.ndarray, np.ndarray]:
+    """(Theta1, Theta2) of network (1) at initialisation: the caller's ``ntk`` or the library's."""
+    if ntk is None:
+        lib = counterpart("ntk_at_init", globals(), "ntk")
+        return lib(X, W, v, activation, "first"), lib(X, W, v, activation, "second")
+    if not callable(ntk):
+        raise TypeError(f"ntk must be a function (X, W, v, phi, dphi) -> (Theta1, Theta2), got {ntk!r}")
+    a = act(activation)
+    T1, T2 = (np.asarray(t, dtype=float) for t in ntk(np.asarray(X, dtype=float), W.numpy().astype(float),
+                                                      v.numpy().astype(float), a.f, a.df))
+    n = X.shape[0]
+    if T1.shape != (n, n) or T2.shape != (n, n):
+        raise ValueError(f"ntk must return two ({n}, {n}) matrices, got shapes {T1.shape} and {T2.shape}")
+    return T1, T2
+
+
 def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0.25,
-                n_factor: float = 2.0, rng=0, progress: bool | str = False) -> dict:
+                n_factor: float = 2.0, rng=0, progress: bool | str = False, ntk=None) -> dict:
     """Distance between the network's NTK at initialisation and the linear models' kernels.
 
     For each ``d`` in ``ds``: ``n = m = 2 round(n_factor d^{1+alpha} / 2)`` (the paper's
@@ -67,7 +90,9 @@ def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0
     * ``frob1``: ``||Theta1 - K1||_F / ||K1||_2`` (a Frobenius-norm distance, not small);
     * ``rel``: ``||Theta - K|| / ||K||`` for both layers (``Theta = Theta1 + Theta2``),
 
-    with ``slope_<key>``, the fitted exponent of ``d``.
+    with ``slope_<key>``, the fitted exponent of ``d``. ``ntk(X, W, v, phi, dphi)`` returns
+    ``(Theta1, Theta2)`` for numpy ``W`` (m, d), ``v`` (m,) and the activation and its
+    derivative (a function the caller wrote); default: :func:`ntk_at_init`.
 
     References
     ----------
@@ -89,9 +114,8 @@ def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0
         n = _n_of(d, alpha, n_factor)
         X, S = make_data(n, d, rng=seed + 1000 * i)
         W, v = symmetric_init(d, n, rng=seed + 1000 * i + 1)
+        T1, T2 = _ntk_pair(ntk, X, W, v, activation)
         c = linear_constants(activation, float(np.trace(S @ S)) / d)
-        T1 = ntk_at_init(X, W, v, activation, "first")
-        T2 = ntk_at_init(X, W, v, activation, "second")
         K1, K2 = linear_kernel(X, c, "first"), linear_kernel(X, c, "second")
         nK1 = spectral_norm(K1)
         c0 = LinearConstants(**{**c.__dict__, "nu": 0.0})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from td_lib.core import validate as V
+from td_lib.own_work import counterpart
 
 if TYPE_CHECKING:
     import torch
@@ -153,6 +154,18 @@ def _plus_rows(zp, lam_p, nu_p, S, P, D, bm: float, bu: float, bv: float, clone:
     return xp + bm * m_
 
 
+def _clone_cross(cross, bu: float, bv: float, correlated: bool) -> float:
+    """The clone's cross term: 0 for independent latents, ``cross`` if given, else the library's."""
+    if not correlated:
+        return 0.0
+    if cross is None:
+        return counterpart("cross_term", globals(), "cross")(bu, bv, True)
+    c = V.finite("cross", cross)
+    if c * c >= 1.0 + bu:
+        raise ValueError(f"cross = {c} makes the clone's covariance indefinite (need c^2 < 1 + beta_u = {1 + bu})")
+    return c
+
+
 def _factor_uv(beta_u: float, c: float) -> list[list[float]]:
     """``L - I_2`` for the Cholesky factor ``L`` of ``[[1 + beta_u, c], [c, 1]]``."""
     l11 = math.sqrt(1.0 + beta_u)
@@ -164,7 +177,7 @@ def _factor_uv(beta_u: float, c: float) -> list[list[float]]:
 def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
            beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
            correlated: bool = False, clone: bool = False,
-           rng=None, dtype=None) -> tuple[torch.Tensor, torch.Tensor]:
+           rng=None, dtype=None, cross: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Draw ``n`` labelled examples from the mixed cumulant model (Bardone & Goldt eq. 1).
 
     Labels are ``±1`` with probability 1/2 each. Class -1 is ``N(0, I_d)``; class +1 is
@@ -196,6 +209,11 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
         inputs, ``lambda``, ``nu``) and numpy float64 arrays are returned; pass ``spikes`` as
         an array then, and torch is not needed.
     dtype : torch.float32 or torch.float64 (default, also for None); numpy sampling is float64
+    cross : float, optional
+        The cross term ``c`` of the clone's covariance with correlated latents (a value the
+        caller computed); default: :func:`cross_term`. Only the clone with ``correlated=True``
+        needs it (independent latents have ``c = 0``; the data themselves are drawn from the
+        latents).
 
     Returns
     -------
@@ -230,7 +248,7 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
         lam = gen.standard_normal(n)
         nu = np.sign(lam) if correlated else (gen.integers(0, 2, n) * 2 - 1).astype(np.float64)
         pos = y > 0
-        D = np.array(_factor_uv(bu, cross_term(bu, bv, correlated)))
+        D = np.array(_factor_uv(bu, _clone_cross(cross, bu, bv, correlated))) if clone else None
         X[pos] = _plus_rows(z[pos], lam[pos], nu[pos], S, S[1:3].T, D, bm, bu, bv, clone)
         return X, y
 
@@ -259,7 +277,7 @@ def sample(n: int, d: int | None = None, spikes: torch.Tensor | None = None, *,
 
     pos = y > 0
     P = torch.stack([S[1], S[2]], dim=1)  # (d, 2)
-    D = torch.tensor(_factor_uv(bu, cross_term(bu, bv, correlated)), dtype=dtype)
+    D = torch.tensor(_factor_uv(bu, _clone_cross(cross, bu, bv, correlated)), dtype=dtype) if clone else None
     X[pos] = _plus_rows(z[pos], lam[pos], nu[pos], S, P, D, bm, bu, bv, clone)
     return X, y
 

@@ -741,8 +741,33 @@ for _name, _got, _want in (("K1", _K1, _r1), ("K2", _K2, _r2)):
 # both-layer distance $\|\Theta-K\|/\|K\|$.
 
 # %% tags=["demo"]
+from td_lib.own_work import demo_result
+
+# the network's NTK from your my_ntk (Exercise 7.1b.B); the course's results until it runs
 ds = pick([16, 32, 64, 128], [16, 24, 32])
-lem = el.lemma_sweep(ds, activation="gelu", alpha=0.25, n_factor=2.0, rng=0, progress="NTK vs linear")
+# BEGIN BAKED lemma_sweep_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_lemma = {'full': {'d': [16, 32, 64, 128],
+                       'n': [64, 152, 362, 862],
+                       'rel1': [0.3553483, 0.29166042, 0.2009737, 0.12987006],
+                       'rel1_id': [0.27734088, 0.21686592, 0.13413265, 0.07345618],
+                       'rel1_nonu': [0.46439869, 0.44937321, 0.44072606, 0.4222391],
+                       'frob1': [0.93107925, 1.1316609, 1.456152, 1.790882],
+                       'rel': [0.58176816, 0.3068523, 0.18494889, 0.09671633],
+                       'slope_rel1': -0.48937778, 'slope_rel1_id': -0.64432564, 'slope_rel1_nonu': -0.04399431,
+                       'slope_frob1': 0.31948024, 'slope_rel': -0.84962565},
+              'quick': {'d': [16, 24, 32],
+                        'n': [64, 106, 152],
+                        'rel1': [0.3553483, 0.26240876, 0.25262402],
+                        'rel1_id': [0.27734088, 0.18860798, 0.18155521],
+                        'rel1_nonu': [0.46439869, 0.41395401, 0.44293443],
+                        'frob1': [0.93107925, 0.96235933, 1.1361166],
+                        'rel': [0.58176816, 0.46925444, 0.32980988],
+                        'slope_rel1': -0.50901354, 'slope_rel1_id': -0.63354792,
+                        'slope_rel1_nonu': -0.082403632, 'slope_frob1': 0.27363787, 'slope_rel': -0.79985868}}
+# END BAKED lemma_sweep_demo
+lem = demo_result(lambda: el.lemma_sweep(ds, activation="gelu", alpha=0.25, n_factor=2.0, rng=0,
+                                         progress="NTK vs linear", ntk=my_ntk),
+                  pick(_ref_lemma["full"], _ref_lemma["quick"]), "my_ntk", rtol=1e-6)
 print(" d     n   ||T1-K1||/||K1||  (+kappa I)  (nu=0)  Frobenius/||K1||  both layers")
 for i, d in enumerate(lem["d"]):
     print(f"{d:3d} {lem['n'][i]:5d}   {lem['rel1'][i]:14.3f} {lem['rel1_id'][i]:11.3f}"
