@@ -53,7 +53,9 @@ def test_handout_holds_what_a_student_needs(dist: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
     tops = {n.split("/")[0] for n in names}
-    assert {t for t in tops if not t.endswith(".dist-info")} == {"td_lib"}, tops
+    assert {t for t in tops if not t.endswith((".dist-info", ".data"))} == {"td_lib"}, tops
+    data = [n for n in names if n.split("/")[0].endswith(".data")]
+    assert [n.split("/", 2)[2] for n in data] == [str(handout.KERNEL_CONFIG)], data
     lib = sorted(str(p.relative_to(env.REPO)) for p in (env.REPO / "td_lib").rglob("*.py"))
     assert sorted(n for n in names if n.endswith(".py")) == lib, "the wheel should hold td_lib's modules"
     reqs = [ln for ln in (dist / "requirements-student.txt").read_text().splitlines()
@@ -157,6 +159,11 @@ def test_handout_installs_alone(installed) -> None:
         f"{got['named'][:5]}, registry entries {got['registry']}")
     p = s.run("-m", "pip", "check")
     assert p.returncode == 0, p.stdout + p.stderr
+    # kernels of the student environment show a test's message without the traceback
+    cfg = s.venv / handout.KERNEL_CONFIG
+    assert json.loads(cfg.read_text()) == handout.KERNEL_STARTUP, cfg
+    p = s.run("-c", "import td_lib.short_errors as e; print(e.install())")
+    assert p.returncode == 0 and p.stdout.strip() == "False", p.stdout + p.stderr  # no IPython running
     p = s.run("-c", "import torch; print(torch.__version__)")
     assert p.returncode == 0 and p.stdout.strip() == "2.13.0+cpu", p.stdout + p.stderr
 
@@ -185,6 +192,10 @@ def test_released_notebook_runs_in_the_handout_env(installed, assignment: str, s
     cells = nbformat.read(str(out), as_version=4).cells
     problems = run_problems(cells)
     assert not problems, f"{assignment}/{stem} in the handout's environment:\n  " + "\n  ".join(problems)
+    # the first test cell's failure reads as its message, not as a traceback (td_lib/short_errors.py)
+    target = bs.first_exercise_test(cells)
+    (tb,) = [o["traceback"] for o in cells[target]["outputs"] if o.get("output_type") == "error"]
+    assert len(tb) <= 2 and tb[0].startswith("NotImplementedError: `") and "is not written yet" in tb[0], tb
 
 
 @pytest.mark.slow

@@ -150,6 +150,12 @@ def student_requirements(top: tuple[str, ...] = STUDENT_TOP, without: tuple[str,
     return "\n".join(lines) + "\n"
 
 
+#: IPython's configuration for the kernels of the student's environment, installed by the wheel
+#: at ``<venv>/etc/ipython`` (IPython reads ``sys.prefix/etc/ipython``): test-cell failures and
+#: unwritten stubs show their message, not a traceback (td_lib/short_errors.py).
+KERNEL_CONFIG = Path("etc/ipython/ipython_kernel_config.json")
+KERNEL_STARTUP = {"IPKernelApp": {"exec_lines": ["__import__('td_lib.short_errors').short_errors.install()"]}}
+
 #: What a student's server on JupyterHub needs on top of the handout (deploy/).
 HUB_TOP = ("jupyterhub",)
 
@@ -217,7 +223,9 @@ def build_wheel(out: Path) -> Path:
             f'[project]\nname = "{WHEEL_NAME}"\nversion = "{project["version"]}"\n'
             f'description = "The library of the td-course notebooks"\n'
             f'requires-python = "{project.get("requires-python", ">=3.10")}"\ndependencies = {deps}\n\n'
-            f'[tool.setuptools.packages.find]\ninclude = ["{LIB}*"]\n')
+            f'[tool.setuptools.packages.find]\ninclude = ["{LIB}*"]\n\n'
+            f'[tool.setuptools.data-files]\n"{KERNEL_CONFIG.parent}" = ["{KERNEL_CONFIG.name}"]\n')
+        (root / KERNEL_CONFIG.name).write_text(json.dumps(KERNEL_STARTUP, indent=2) + "\n")
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob(f"{WHEEL_NAME}-*.whl"):
             old.unlink()
@@ -320,6 +328,8 @@ def leaks(dist: Path, course: Path = env.COURSE) -> list[str]:
         with zipfile.ZipFile(w) as z:
             for name in z.namelist():
                 top = name.split("/")[0]
+                if top.endswith(".data") and name == f"{top}/data/{KERNEL_CONFIG}":
+                    continue
                 if top != LIB and not top.endswith(".dist-info"):
                     problems.append(f"{w.name} holds {name} (only {LIB}/ may be packaged)")
     for a in pipeline.assignments(course):
