@@ -71,7 +71,7 @@ def test_handout_holds_what_a_student_needs(dist: Path) -> None:
     assert f"pip install -r requirements-student.txt {wheel.name}" in readme
     assert "JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab" in readme
     page = json.loads((dist / "jupyter-config" / "labconfig" / "page_config.json").read_text())
-    assert set(page["disabledExtensions"]) == set(handout.INSTRUCTOR_LAB_PLUGINS)
+    assert set(page["disabledExtensions"]) == set(handout.INSTRUCTOR_LAB_PLUGINS + handout.QUIET_LAB_PLUGINS)
     assert handout.leaks(dist) == []
 
 

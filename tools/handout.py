@@ -57,6 +57,9 @@ INSTRUCTOR_LAB_PLUGINS = (
     "@jupyter/nbgrader:formgrader",
     "@jupyter/nbgrader:course-list",
 )
+#: JupyterLab's own plugins a student does not need: the news/update-check announcements
+#: (a toast asking about "Jupyter news" that covers test output on a fresh HOME).
+QUIET_LAB_PLUGINS = ("@jupyterlab/apputils-extension:announcements",)
 #: ... and its server extensions.
 INSTRUCTOR_SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.formgrader",
@@ -190,7 +193,7 @@ def write_student_config(dest: Path) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     lab = dest / "labconfig" / "page_config.json"
     lab.parent.mkdir(parents=True, exist_ok=True)
-    lab.write_text(json.dumps({"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS, True)},
+    lab.write_text(json.dumps({"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS + QUIET_LAB_PLUGINS, True)},
                               indent=2) + "\n")
     srv = dest / "jupyter_server_config.d" / "td-student.json"
     srv.parent.mkdir(parents=True, exist_ok=True)
