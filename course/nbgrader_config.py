@@ -11,6 +11,7 @@ outputs, and the checksum check that knows about hidden tests (``tools/nbgrader_
 """
 
 import os
+import re
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
@@ -42,6 +43,20 @@ c.CourseDirectory.ignore = [
 # submit, collect, release_feedback, fetch_feedback). nbgrader's default; a class on one
 # machine or a JupyterHub mounts the same folder for everyone. TD_EXCHANGE moves it (tests).
 c.Exchange.root = os.environ.get("TD_EXCHANGE", "/srv/nbgrader/exchange")
+
+# Work handed in outside the exchange (students on laptops upload their notebooks to an LMS):
+# `make collect-zip A=<assignment> ZIP=<download>` (tools/collect_zip.py) runs nbgrader's
+# zip_collect, which reads the student and the notebook from each file name, in any folder of
+# the download: <student>_<notebook>.ipynb (alice_td2_7_1_two_moments.ipynb), optionally after a
+# prefix of the LMS ending in "_" (48213_alice_td2_7_1_two_moments.ipynb) and with a resubmission
+# suffix -<n> before .ipynb. The student id is the word right before the notebook's name
+# (letters, digits, "." and "-"; no "_"); the notebook's name must be one of the course's exactly.
+# nbgrader matches the whole path of the extracted file; macOS residue (__MACOSX/, ._*) never matches.
+_NOTEBOOKS = sorted({p.stem for p in (Path(__file__).resolve().parent / "source").glob("*/*.py")})
+c.FileNameCollectorPlugin.named_regexp = (
+    r"^(?!.*/__MACOSX/).*/(?!\.)(?:[^/]*_)?(?P<student_id>[A-Za-z0-9][A-Za-z0-9.\-]*)_"
+    r"(?P<file_id>" + "|".join(re.escape(n) for n in _NOTEBOOKS) + r")(?:-[0-9]+)?\.ipynb$"
+)
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

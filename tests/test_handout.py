@@ -48,7 +48,9 @@ def dist(tmp_path_factory) -> Path:
 def test_handout_holds_what_a_student_needs(dist: Path) -> None:
     for a in pipeline.assignments():
         want = sorted(p.stem + ".ipynb" for p in pipeline.source_paths(a))
-        assert sorted(p.name for p in (dist / a).iterdir()) == want, f"{a} in the handout"
+        assert sorted(p.name for p in (dist / handout.NOTEBOOKS / a).iterdir()) == want, f"{a} in the handout"
+    assert sorted(p.name for p in (dist / handout.NOTEBOOKS).iterdir()) == sorted(pipeline.assignments()), (
+        "JupyterLab opens notebooks/: only the assignments belong there")
     (wheel,) = dist.glob("td_lib-*.whl")
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
@@ -69,16 +71,27 @@ def test_handout_holds_what_a_student_needs(dist: Path) -> None:
         assert tool not in names_, f"{tool} is an instructor tool: not in the student requirements"
     readme = (dist / "README.md").read_text()
     assert f"pip install -r requirements-student.txt {wheel.name}" in readme
-    assert "JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab" in readme
+    start = f"JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab --ServerApp.root_dir={handout.NOTEBOOKS}"
+    assert start in readme
+    for words in ("Windows", "macOS", "Hand in", "_td2_7_1_two_moments.ipynb", "hidden tests"):
+        assert words in readme, f"the handout's README does not say {words!r}"
+    # a laptop has no exchange: no assignment list (it would show errors), Validate stays
     page = json.loads((dist / "jupyter-config" / "labconfig" / "page_config.json").read_text())
-    assert set(page["disabledExtensions"]) == set(handout.INSTRUCTOR_LAB_PLUGINS + handout.QUIET_LAB_PLUGINS)
+    assert set(page["disabledExtensions"]) == set(handout.INSTRUCTOR_LAB_PLUGINS + handout.QUIET_LAB_PLUGINS
+                                                  + handout.EXCHANGE_LAB_PLUGINS)
+    srv = json.loads((dist / "jupyter-config" / "jupyter_server_config.d" / "td-student.json").read_text())
+    exts = srv["ServerApp"]["jpserver_extensions"]
+    assert exts["nbgrader.server_extensions.validate_assignment"] is True
+    assert exts["nbgrader.server_extensions.assignment_list"] is False
     assert handout.leaks(dist) == []
 
 
-def test_deploy_student_config_is_the_handouts(dist: Path) -> None:
+def test_deploy_student_config_is_the_generated_one(tmp_path: Path) -> None:
+    """The hub's student config is what write_student_config writes with an exchange."""
     deploy = env.REPO / "deploy" / "student-config"
+    fresh = handout.write_student_config(tmp_path / "cfg", exchange=True)
     for rel in ("labconfig/page_config.json", "jupyter_server_config.d/td-student.json"):
-        assert (deploy / rel).read_text() == (dist / "jupyter-config" / rel).read_text(), (
+        assert (deploy / rel).read_text() == (fresh / rel).read_text(), (
             f"deploy/student-config/{rel} is stale: python -m tools.handout --student-config deploy/student-config")
 
 
@@ -92,13 +105,13 @@ def test_leak_check_catches_planted_leaks(dist: Path, tmp_path: Path) -> None:
     secret = {s: w for s, w in handout.secret_lines().items() if s not in lib}
     sol = next(s for s, w in secret.items() if w.startswith(src.name) and "solution" in w)
     hid = next((s for s, w in secret.items() if "hidden" in w), None)
-    nb_path = bad / a / (src.stem + ".ipynb")
+    nb_path = bad / handout.NOTEBOOKS / a / (src.stem + ".ipynb")
     nb = nbformat.read(str(nb_path), as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(sol + "\n" + (hid or "")))
     nbformat.write(nb, str(nb_path))
-    shutil.copy2(src, bad / a / src.name)
+    shutil.copy2(src, bad / handout.NOTEBOOKS / a / src.name)
     problems = "\n".join(handout.leaks(bad))
-    assert f"source file in the handout: {a}/{src.name}" in problems
+    assert f"source file in the handout: {handout.NOTEBOOKS}/{a}/{src.name}" in problems
     assert sol[:70] in problems, problems
     if hid:
         assert hid[:70] in problems, problems
@@ -179,7 +192,7 @@ def test_released_notebook_runs_in_the_handout_env(installed, assignment: str, s
     s = installed
     work = s.root / "work" / assignment
     work.mkdir(parents=True, exist_ok=True)
-    src = s.dist / assignment / f"{stem}.ipynb"
+    src = s.dist / handout.NOTEBOOKS / assignment / f"{stem}.ipynb"
     shutil.copy2(src, work / src.name)
     out = work / f"{stem}.executed.ipynb"
     home = s.root / "home"
@@ -205,7 +218,7 @@ def test_released_notebook_with_right_answers_runs_in_the_handout_env(installed,
     s = installed
     work = s.root / "solved" / assignment
     work.mkdir(parents=True, exist_ok=True)
-    release = nbformat.read(str(s.dist / assignment / f"{stem}.ipynb"), as_version=4)
+    release = nbformat.read(str(s.dist / handout.NOTEBOOKS / assignment / f"{stem}.ipynb"), as_version=4)
     source = nbcore.read_source(env.SOURCE / assignment / f"{stem}.py")
     nb = fake_students.student_notebook(release, source, "solution")
     src = work / f"{stem}.ipynb"

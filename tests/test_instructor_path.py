@@ -24,6 +24,12 @@ hidden-test line), the autograde log (no checksum warning for untouched cells), 
 tampered locked test cell is still reported and restored, and (browser) that the
 Formgrader started by ``make formgrader`` lists both assignments and their submissions.
 
+Work handed in outside the exchange (``instructor-collect-zip``: ``make collect-zip``,
+nbgrader's ``zip_collect``) runs verbatim in a scratch repository of its own holding two
+notebooks of one assignment, on an LMS-style zip of two fake students; nothing is graded there
+(the imported notebooks are the fake students' notebooks byte for byte, which the lifecycle
+above grades through the exchange).
+
 Both students run as the same Unix user here, so TD_STUDENT (read by the README's
 student-setup block) gives each its student id; on a real machine it is the login name.
 """
@@ -41,6 +47,7 @@ import signal
 import subprocess
 import time
 import urllib.request
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +109,15 @@ def run_bash(script: str, cwd: Path, environ: dict[str, str], name: str, who: st
     return run
 
 
+def assert_venv_kept(repo: Path, environ: dict[str, str], target: str) -> None:
+    """`make target` in the scratch ``repo`` must not reinstall the (linked, shared) venv."""
+    dry = subprocess.run(["make", "-n", *target.split()], cwd=repo, env=environ, text=True, capture_output=True)
+    if "pip install" in dry.stdout or dry.returncode != 0:
+        pytest.fail(f"`make {target}` would reinstall the venv (its stamp does not match "
+                    f"requirements.txt/pyproject.toml): run `make setup` in {REPO} first.\n"
+                    f"{dry.stdout}{dry.stderr}", pytrace=False)
+
+
 def checksum_warnings(log: str) -> dict[str, list[str]]:
     """student id -> the ``checksum`` lines autograde logged while grading that student."""
     out: dict[str, list[str]] = {}
@@ -141,13 +157,7 @@ def lifecycle(tmp_path_factory) -> Lifecycle:
     blocks = readme_blocks.blocks(repo / "README.md")
     ienv = clean_env(top / "home-instructor", exchange)
 
-    # `make release` must not reinstall the (linked, shared) venv.
-    dry = subprocess.run(["make", "-n", "release"], cwd=repo, env=ienv, text=True,
-                         capture_output=True)
-    if "pip install" in dry.stdout or dry.returncode != 0:
-        pytest.fail(f"`make release` would reinstall the venv (its stamp does not match "
-                    f"requirements.txt/pyproject.toml): run `make setup` in {REPO} first.\n"
-                    f"{dry.stdout}{dry.stderr}", pytrace=False)
+    assert_venv_kept(repo, ienv, "release")
 
     runs = [run_bash(blocks["instructor-release"], repo, ienv, "instructor-release", "instructor", logs)]
     course = repo / "course"
@@ -193,6 +203,7 @@ def test_readme_marks_the_whole_lifecycle():
         "student-fetch": ["nbgrader fetch_assignment"],
         "student-submit": ["nbgrader submit"],
         "instructor-collect": ["nbgrader collect"],
+        "instructor-collect-zip": ["make collect-zip A=", "ZIP="],
         "instructor-autograde": ["nbgrader autograde"],
         "instructor-grade": ["make grade A="],
         "instructor-feedback": ["nbgrader generate_feedback", "nbgrader release_feedback", "nbgrader export"],
@@ -202,7 +213,7 @@ def test_readme_marks_the_whole_lifecycle():
         assert name in blocks, f"README.md has no block marked <!-- test: {name} -->"
         for cmd in commands:
             assert cmd in blocks[name], f"README block {name!r} lacks {cmd!r}"
-        for a in ASSIGNMENTS if name != "student-setup" else ():
+        for a in ASSIGNMENTS if name not in ("student-setup", "instructor-collect-zip") else ():
             assert a in blocks[name], f"README block {name!r} does not name {a}"
     readme = (REPO / "README.md").read_text()
     assert "nbgrader formgrader" not in readme, "`nbgrader formgrader` is not a command: use make formgrader"
@@ -317,6 +328,78 @@ def test_tampered_test_cell_is_reported_and_restored(lifecycle: Lifecycle):
         score = next(float(r["score"]) for r in csv.DictReader(f) if (r["assignment"], r["student_id"]) == (a, sid))
     assert score == pytest.approx(plan.expected["tampered"], abs=1e-9), (
         f"tampered submission scored {score}, expected {plan.expected['tampered']} (tests restored)")
+
+
+# ------------------------------------------------- work handed in outside the exchange
+ZIP_ASSIGNMENT = "td2_7_learned_first"
+ZIP_NOTEBOOKS = ("td2_7_1_two_moments", "td2_7_1b_early_time_linear")
+# student id -> (fake student, the name of its files in the LMS download)
+ZIP_STUDENTS = {"alice": ("partial", "alice_{nb}.ipynb"),
+                "bob": ("solutions", "Bob Builder_48213_assignsubmission_file_/48213_bob_{nb}-1.ipynb")}
+
+
+@pytest.mark.pipeline
+@pytest.mark.timeout(900)
+def test_collect_zip_block_imports_an_lms_download(tmp_path):
+    """The README's ``instructor-collect-zip`` block, verbatim, on the zip an LMS gives for two
+    fake students (folders, LMS prefixes, a resubmission suffix, macOS residue): each notebook
+    lands in ``submitted/<student>/<assignment>/`` byte for byte with a timestamp, as
+    ``nbgrader collect`` leaves it for ``make grade``. A second download holding misnamed files
+    lists each of them and fails, and collects the well-named one next to them."""
+    a = ZIP_ASSIGNMENT
+    repo = scratch_repository(tmp_path / "td-course")
+    course = repo / "course"
+    for src in pipeline.source_paths(a, course):  # two notebooks: the release costs what they cost
+        if src.stem not in ZIP_NOTEBOOKS:
+            src.unlink()
+    plan = pipeline.plan_students(a, course)  # releases them (zip_collect checks names against it)
+    home = tmp_path / "home-instructor"
+    ienv = clean_env(home, tmp_path / "exchange")
+    assert_venv_kept(repo, ienv, "collect-zip A=x ZIP=y")
+
+    (home / "Downloads").mkdir(parents=True)
+    want: dict[tuple[str, str], str] = {}
+    with zipfile.ZipFile(home / "Downloads" / f"{a}.zip", "w") as z:
+        for sid, (kind, name) in ZIP_STUDENTS.items():
+            for stem, nb in plan.notebooks[kind].items():
+                want[(sid, stem)] = nbformat.writes(nb)
+                z.writestr(name.format(nb=stem), want[(sid, stem)])
+        z.writestr(f"__MACOSX/._alice_{ZIP_NOTEBOOKS[0]}.ipynb", b"\0\5\26\7")
+    block = readme_blocks.blocks(repo / "README.md")["instructor-collect-zip"]
+    run = run_bash(block, repo, ienv, "instructor-collect-zip", "instructor", tmp_path / "logs")
+    assert f"collected {len(want)} notebook(s) of {len(ZIP_STUDENTS)} student(s)" in run.output, run.output
+    for (sid, stem), text in want.items():
+        got = course / "submitted" / sid / a / f"{stem}.ipynb"
+        assert got.exists(), f"make collect-zip did not import {got.relative_to(repo)}:\n{run.output}"
+        assert got.read_text() == text, f"{got.relative_to(repo)} differs from {sid}'s notebook"
+    for sid in ZIP_STUDENTS:
+        sub = course / "submitted" / sid / a
+        assert sorted(p.name for p in sub.iterdir()) == sorted([f"{s}.ipynb" for s in ZIP_NOTEBOOKS]
+                                                               + ["timestamp.txt"])
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ UTC", (sub / "timestamp.txt").read_text())
+
+    # A folder downloaded again, with names that do not follow the convention: each one is listed.
+    again = tmp_path / "download-2"
+    again.mkdir()
+    good = f"alice_{ZIP_NOTEBOOKS[1]}.ipynb"
+    bad = [f"carol-{ZIP_NOTEBOOKS[0]}.ipynb",          # not <student>_<notebook>
+           f"carol_{ZIP_NOTEBOOKS[0]} (1).ipynb",       # a browser's copy suffix
+           "carol_cnn_lcn_1_exact_odes.ipynb",          # a notebook of another assignment
+           "carol_notes.txt"]
+    for name in [good, *bad]:
+        (again / name).write_text(want[("alice", ZIP_NOTEBOOKS[1])])
+    p = subprocess.run(["bash", "-e", "-c", f"make collect-zip A={a} ZIP={again} FORCE=1"], cwd=repo, env=ienv,
+                       text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=BLOCK_TIMEOUT_S,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode != 0, f"make collect-zip succeeded with misnamed files:\n{p.stdout}"
+    assert f"NOT collected: {len(bad)} file(s)" in p.stdout, p.stdout
+    listed = [ln.strip() for ln in p.stdout.splitlines() if ln.startswith("  ")]
+    for name in bad:
+        assert name in listed, f"{name!r} was not reported:\n{p.stdout}"
+    assert not (course / "submitted" / "carol").exists(), "a misnamed file was collected"
+    collected = course / "submitted" / "alice" / a / f"{ZIP_NOTEBOOKS[1]}.ipynb"
+    assert collected.read_text() == want[("alice", ZIP_NOTEBOOKS[1])], "the well-named file was not collected"
+    assert "collected 1 notebook(s) of 1 student(s)" in p.stdout, p.stdout
 
 
 # ------------------------------------------------------------------------ formgrader

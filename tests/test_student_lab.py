@@ -46,8 +46,20 @@ class ConfiguredLab(bs.JupyterLab):
     def command(self) -> list[str]:
         cmd = super().command()
         if self.config_path is not None:
-            cmd = ["/usr/bin/env", f"JUPYTER_CONFIG_PATH={self.config_path}", *cmd]
+            # as a student starts it: what quiets the Lab comes from the student config, not from flags
+            cmd = ["/usr/bin/env", f"JUPYTER_CONFIG_PATH={self.config_path}",
+                   *[c for c in cmd if not c.startswith(("--LabApp.news_url", "--LabApp.check_for_updates"))]]
         return cmd
+
+    def start(self, timeout_s: float = 120) -> bs.JupyterLab:
+        """Start, then drop the notification settings browser_support writes for every test
+        server: the student's Lab must be quiet on a fresh HOME by its own config."""
+        lab = super().start(timeout_s)
+        if self.config_path is not None:
+            env = bs.jupyter_environment(self.state, self.quick)
+            (Path(env["JUPYTERLAB_SETTINGS_DIR"]) / "@jupyterlab/apputils-extension/notification.jupyterlab-settings"
+             ).unlink(missing_ok=True)
+        return lab
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +175,13 @@ def test_student_lab_has_no_instructor_ui(student_lab, browser) -> None:
         assert "Validate" in ui["toolbar"], f"no Validate button in the notebook toolbar: {ui['toolbar']!r}"
         assert not any("Create Assignment" in t or "nbgrader" in t.lower() for t in ui["sidebar_titles"]), (
             f"right sidebar shows nbgrader's instructor panel: {ui['sidebar_titles']}")
+        page = ui["page"]
+        page.keyboard.press("Escape")   # close the Nbgrader menu _look opened
+        page.wait_for_timeout(3000)     # the news toast, if any, comes a little after start-up
+        toasts = page.locator(".Toastify__toast").all_inner_texts()
+        assert not toasts, f"the student's Lab shows toasts on a fresh HOME: {toasts}"
+        dirty = page.locator(".lm-TabBar-tab.jp-mod-dirty").count()
+        assert dirty == 0, "the notebook shows as modified right after it was opened"
     finally:
         ui["context"].close()
     assert _status(student_lab, "formgrader") == 404, "the student's server serves /formgrader"

@@ -572,16 +572,47 @@ def combined_log(records: dict[str, dict]) -> str:
     return "\n".join(r.get("log") or "" for _, r in sorted(records.items()))
 
 
+HELP = """\
+Grade every collected submission of ASSIGNMENT (course/submitted/<student>/ASSIGNMENT/)
+into course/gradebook.db and course/autograded/ as `nbgrader autograde` would, but in
+parallel and with each student's code sandboxed (needs root; without root: --no-sandbox,
+for trusted work only). Submissions graded before are skipped unless --force; feedback,
+export and the Formgrader then work as usual. Internals: `python -m pydoc tools.grade`."""
+
+EXAMPLES = """\
+examples:
+  make grade A=td2_7_learned_first      # the usual command, as root, after `nbgrader collect`
+                                        # or `make collect-zip` (= python -m tools.grade ...)
+  python -m tools.grade cnn_lcn --students alice,bob --force   # regrade two students
+  make grade A=cnn_lcn NO_SANDBOX=1     # = --no-sandbox, on a machine without root: the code
+      # runs as you, next to every solution and the gradebook, so only for trusted submissions
+      # (your own test students), never for a class's work"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.grade", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("assignment", help="the assignment to grade, e.g. td2_7_learned_first")
+    p.add_argument("--course", type=Path, default=env.COURSE, metavar="DIR",
+                   help="nbgrader course root (default: course/ of this repository)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="grade on an existing Dask scheduler, tcp://HOST:8786 (default: a local "
+                        "cluster)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="local workers, without --scheduler (default: one per CPU core)")
+    p.add_argument("--force", action="store_true", help="regrade submissions already graded (default: skip them)")
+    p.add_argument("--students", metavar="A,B",
+                   help="comma-separated student ids to grade (default: every collected student)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="ordinary kernels running as you, no root needed: trusted submissions only "
+                        "(default: sandboxed, needs root)")
+    p.add_argument("--mem-gb", type=float, default=6.0, metavar="G",
+                   help="memory (address-space) limit of a student's kernel in the sandbox, GiB (default: 6)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("assignment")
-    p.add_argument("--course", type=Path, default=env.COURSE)
-    p.add_argument("--scheduler", help="address of an existing Dask scheduler (tcp://host:8786)")
-    p.add_argument("--workers", type=int, help="local workers (default: one per CPU core)")
-    p.add_argument("--force", action="store_true", help="regrade submissions already graded")
-    p.add_argument("--students", help="comma-separated student ids (default: all)")
-    p.add_argument("--no-sandbox", action="store_true", help="ordinary kernels (trusted submissions only)")
-    p.add_argument("--mem-gb", type=float, default=6.0, help="address-space limit of a kernel, GiB")
+    p = build_parser()
     a = p.parse_args(argv)
     t0 = time.perf_counter()
     recs = grade(a.assignment, a.course, workers=a.workers, scheduler=a.scheduler, force=a.force,

@@ -5,13 +5,16 @@
 builds
 
     dist/
-      README.md                     one command to install, one to start JupyterLab
+      README.md                     install (Linux, macOS, Windows), work, hand in
       requirements-student.txt      pinned: numpy scipy torch (CPU) matplotlib tqdm jupyterlab nbgrader + deps
       td_lib-<version>-py3-none-any.whl   the student edition of the course library
-                                    (tools/student_edition.py: no function that answers an
-                                    exercise; no checks, no tools, no sources)
-      jupyter-config/               a Jupyter config dir: the student side of nbgrader only
-      <assignment>/<notebook>.ipynb released notebooks (tools.pipeline.release), every assignment
+                                    (tools/student_edition.py: no function that answers a cut
+                                    exercise; no checks, no tools, no sources), and the kernel
+                                    start-up of td_lib/short_errors.py (etc/ipython)
+      jupyter-config/               a Jupyter config dir: the student side of nbgrader, without
+                                    the exchange (no assignment list on a laptop); no news toast
+      notebooks/<assignment>/<notebook>.ipynb   released notebooks (tools.pipeline.release), the
+                                    folder JupyterLab opens
 
 and refuses a handout that leaks (:func:`leaks`): a ``.py`` file outside the wheel, a
 wheel holding anything but ``td_lib``, solution text, hidden-test text or nbgrader's
@@ -69,29 +72,57 @@ STUDENT_SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.assignment_list",
     "nbgrader.server_extensions.validate_assignment",
 )
+#: What only works with an exchange (the class hub): on a laptop the assignment list shows
+#: "Error fetching courses!" and "exchange directory does not exist", so the handout turns it off.
+EXCHANGE_LAB_PLUGINS = ("@jupyter/nbgrader:assignment-list",)
+EXCHANGE_SERVER_EXTENSIONS = ("nbgrader.server_extensions.assignment_list",)
+#: Where the handout's notebooks are, the folder JupyterLab opens (the install files stay outside).
+NOTEBOOKS = "notebooks"
 
 README = """\
 # {course}: student handout
 
-Notebooks of the course, the library they import (`{wheel}`), and the pinned
-environment (Python 3.11; torch is the CPU build). In this folder:
+The course's notebooks (`notebooks/`: {assignments}), the library they import (`{wheel}`,
+without the answers to the exercises) and a pinned list of packages. You need Python 3.11
+(from python.org, or your system's) on Linux, macOS or Windows, and about 2 GB of disk.
 
-**Install** (once):
+## Install (once, in this folder)
 
-    python3 -m venv .venv && .venv/bin/pip install -r requirements-student.txt {wheel}
+Linux and macOS:
 
-(torch's CPU build: where pip would pick a CUDA build, add
-`--extra-index-url https://download.pytorch.org/whl/cpu`.)
+    python3.11 -m venv .venv && .venv/bin/pip install -r requirements-student.txt {wheel}
 
-**Start JupyterLab**:
+Windows (PowerShell):
 
-    JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab
+    py -3.11 -m venv .venv; .venv\\Scripts\\pip install -r requirements-student.txt {wheel}
 
-Open `<assignment>/<notebook>.ipynb` ({assignments}), work top to bottom, fill the
-cells marked `YOUR CODE HERE` / `YOUR ANSWER HERE`, and run the test cell under each
-exercise: it tells you what is wrong. *Nbgrader > Assignment List* fetches and submits when
-your course runs an exchange (a JupyterHub); the *Validate* button checks a notebook.
-`jupyter-config/` turns on the student side of nbgrader only.
+On Linux, pip takes PyPI's torch, which brings several GB of CUDA libraries that the course
+does not use: add `--extra-index-url https://download.pytorch.org/whl/cpu` to the command
+above to get the CPU build instead. On macOS and Windows PyPI's torch is already the CPU
+build.
+
+## Work
+
+Start JupyterLab (it opens in your browser, on the `notebooks/` folder):
+
+    JUPYTER_CONFIG_PATH=jupyter-config .venv/bin/jupyter lab --ServerApp.root_dir={notebooks}
+
+(Windows PowerShell: `$env:JUPYTER_CONFIG_PATH="jupyter-config"; .venv\\Scripts\\jupyter lab
+--ServerApp.root_dir={notebooks}`.) Open a notebook, work from the top, fill the cells
+marked `YOUR CODE HERE` / `YOUR ANSWER HERE`, and run the test cell under each exercise:
+it prints `✓ ... passes the visible tests` when that part is right, or a message saying what
+is wrong. When your work is graded, hidden tests check more cases than the visible ones.
+The *Validate* button runs every test of a notebook. Until you have written a function, the
+demos that need it show the course's reference results, and say so.
+
+## Hand in
+
+Upload each notebook you worked on, unchanged in format, to the course's page (your
+learning platform), named `<your course id>_<notebook>.ipynb`, for example
+`alice_td2_7_1_two_moments.ipynb`. Keep the notebook's own name after the `_`; your
+instructor imports the uploads (`nbgrader zip_collect`) and returns your grade and feedback.
+If your course runs the class JupyterHub instead, work there: *Nbgrader > Assignment List*
+fetches, submits and fetches feedback.
 """
 
 
@@ -188,17 +219,21 @@ def install(dist: Path, venv: Path, extra_requirements: str = "") -> Path:
     return py
 
 
-def write_student_config(dest: Path) -> Path:
-    """A Jupyter config dir enabling only the student side of nbgrader (see module doc)."""
+def write_student_config(dest: Path, exchange: bool = True) -> Path:
+    """A Jupyter config dir enabling only the student side of nbgrader (see module doc);
+    ``exchange=False`` (a laptop, the handout) also turns off the assignment list, which needs
+    the class hub's exchange."""
     dest.mkdir(parents=True, exist_ok=True)
     lab = dest / "labconfig" / "page_config.json"
     lab.parent.mkdir(parents=True, exist_ok=True)
-    lab.write_text(json.dumps({"disabledExtensions": dict.fromkeys(INSTRUCTOR_LAB_PLUGINS + QUIET_LAB_PLUGINS, True)},
-                              indent=2) + "\n")
+    off = INSTRUCTOR_LAB_PLUGINS + QUIET_LAB_PLUGINS + (() if exchange else EXCHANGE_LAB_PLUGINS)
+    lab.write_text(json.dumps({"disabledExtensions": dict.fromkeys(off, True)}, indent=2) + "\n")
     srv = dest / "jupyter_server_config.d" / "td-student.json"
     srv.parent.mkdir(parents=True, exist_ok=True)
     exts = {**dict.fromkeys(INSTRUCTOR_SERVER_EXTENSIONS, False),
             **dict.fromkeys(STUDENT_SERVER_EXTENSIONS, True)}
+    if not exchange:
+        exts |= dict.fromkeys(EXCHANGE_SERVER_EXTENSIONS, False)
     srv.write_text(json.dumps({"ServerApp": {"jpserver_extensions": exts}}, indent=2) + "\n")
     return dest
 
@@ -336,7 +371,8 @@ def leaks(dist: Path, course: Path = env.COURSE) -> list[str]:
                 if top != LIB and not top.endswith(".dist-info"):
                     problems.append(f"{w.name} holds {name} (only {LIB}/ may be packaged)")
     for a in pipeline.assignments(course):
-        problems += [f"{a}: {m}" for m in pipeline.leaks(dist / a)] if (dist / a).exists() else [
+        nbs = dist / NOTEBOOKS / a
+        problems += [f"{a}: {m}" for m in pipeline.leaks(nbs)] if nbs.exists() else [
             f"assignment {a} missing from the handout"]
     secret = secret_lines(course)
     lib = library_lines()
@@ -359,13 +395,13 @@ def build(out: Path = DIST, fresh: bool = True, course: Path = env.COURSE) -> Pa
     names = pipeline.assignments(course)
     for a in names:
         rel = pipeline.release(a, course) if fresh else pipeline.ensure_release(a, course)
-        (out / a).mkdir()
+        (out / NOTEBOOKS / a).mkdir(parents=True)
         for nb in sorted(rel.glob("*.ipynb")):
-            shutil.copy2(nb, out / a / nb.name)
+            shutil.copy2(nb, out / NOTEBOOKS / a / nb.name)
     wheel = build_wheel(out)
     (out / "requirements-student.txt").write_text(student_requirements())
-    write_student_config(out / "jupyter-config")
-    (out / "README.md").write_text(README.format(course="td-course", wheel=wheel.name,
+    write_student_config(out / "jupyter-config", exchange=False)
+    (out / "README.md").write_text(README.format(course="td-course", wheel=wheel.name, notebooks=NOTEBOOKS,
                                                  assignments=", ".join(f"`{a}/`" for a in names)))
     problems = leaks(out, course)
     if problems:
@@ -373,13 +409,34 @@ def build(out: Path = DIST, fresh: bool = True, course: Path = env.COURSE) -> Pa
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=DIST)
+HELP = """\
+Build the student handout in dist/: the released notebooks (notebooks/), the student edition
+of td_lib as a wheel (no function that answers a cut exercise), pinned requirements (torch CPU),
+nbgrader's student-side Jupyter config and a README: install, work, hand in. Refuses a handout
+that shows solution or hidden-test text or holds a .py source."""
+
+EXAMPLES = """\
+examples:
+  make handout                                   # = python -m tools.handout: dist/
+  python -m tools.handout --out /tmp/handout --reuse-release
+  python -m tools.handout --student-config deploy/student-config   # only the hub's Jupyter config dir"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.handout", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, default=DIST, metavar="DIR",
+                   help="folder to build the handout in (default: dist/)")
     p.add_argument("--reuse-release", action="store_true",
-                   help="reuse course/release/ where it is newer than the sources")
+                   help="reuse course/release/ where it is newer than the sources (default: release afresh)")
     p.add_argument("--student-config", type=Path, metavar="DIR",
-                   help="only write the student Jupyter config dir to DIR")
+                   help="only write the student Jupyter config dir of the class hub (with the exchange) to DIR "
+                        "(default: build the whole handout)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
     if a.student_config:
         print(write_student_config(a.student_config))

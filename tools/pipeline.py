@@ -76,15 +76,29 @@ def leaks(release_dir: Path) -> list[str]:
     return problems
 
 
+def language_info() -> dict:
+    """What ipykernel reports as ``language_info`` for this Python (the course's, which the hub's
+    student environment and the handout's pinned Python 3.11 share up to the patch version)."""
+    import platform
+
+    return {"name": "python", "version": platform.python_version(), "mimetype": "text/x-python",
+            "codemirror_mode": {"name": "ipython", "version": 3}, "pygments_lexer": "ipython3",
+            "nbconvert_exporter": "python", "file_extension": ".py"}
+
+
 def release(assignment: str, course: Path = env.COURSE) -> Path:
     """Sync the sources, ``nbgrader generate_assignment``, and refuse a leaking release."""
     sync(assignment, course)
     nbgrader("generate_assignment", assignment, "--force", course=course)
     out = course / "release" / assignment
     for nbfile in out.glob("*.ipynb"):
-        # Students' copies must not be paired with .py files by Jupytext when saved.
+        # Students' copies must not be paired with .py files by Jupytext when saved, and carry the
+        # language_info their kernel reports, so that JupyterLab does not mark them modified on open.
         nb = nbformat.read(str(nbfile), as_version=4)
-        if nb.metadata.pop("jupytext", None) is not None:
+        before = nbformat.writes(nb)
+        nb.metadata.pop("jupytext", None)
+        nb.metadata["language_info"] = language_info()
+        if nbformat.writes(nb) != before:
             nbformat.write(nb, str(nbfile))
     problems = leaks(out)
     if problems:
@@ -293,10 +307,35 @@ def grade_table(assignment: str, plan: Plan, scores: dict) -> str:
     return "\n".join(lines)
 
 
+HELP = """\
+The nbgrader steps of the course, scripted: build the student release of each assignment
+(refusing one that leaks solutions or hidden tests), check that the sources pass their tests
+and the releases fail them, or grade fake students end to end as a demonstration. It works
+on course/ and needs no exchange; releasing to students is `nbgrader release_assignment`."""
+
+EXAMPLES = """\
+examples:
+  make release          # = python -m tools.pipeline release: every assignment into course/release/
+  python -m tools.pipeline validate td2_7_learned_first   # sources pass, releases fail (inverted)
+  make autograde-demo   # fake students -> autograde -> feedback -> export; prints the asserted grades"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.pipeline", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("cmd", choices=["release", "validate", "autograde-demo"], metavar="COMMAND",
+                   help="release: Jupytext sync, nbgrader generate_assignment and the leak check into "
+                        "course/release/<assignment>/; validate: every source passes its tests and every "
+                        "released notebook fails them; autograde-demo: fake students submitted into "
+                        "course/ (so not on a course in use), autograded, fed back and exported, the grade "
+                        "table printed and asserted")
+    p.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
+                   help="assignments to work on (default: every assignment of course/source/)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("cmd", choices=["release", "validate", "autograde-demo"])
-    p.add_argument("assignments", nargs="*")
+    p = build_parser()
     a = p.parse_args(argv)
     names = a.assignments or assignments()
     status = 0
