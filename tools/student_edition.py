@@ -339,12 +339,32 @@ def files(edition: Path) -> dict[str, bytes]:
     return {str(p.relative_to(edition)): p.read_bytes() for p in sorted(edition.rglob("*.py"))}
 
 
+HELP = """\
+Write the student edition of td_lib into OUT/td_lib and check it: the library without the
+functions that answer graded exercises (the counterparts registry of td_lib/own_work.py), an
+empty registry, and no line naming an exercise. The grading sandbox and the handout's wheel
+are built the same way (per notebook, and without HANDOUT_KEEPS, respectively)."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.student_edition /tmp/edition        # then: PYTHONPATH=/tmp/edition python ...
+  python -m tools.student_edition /tmp/handout-lib --handout   # what the handout's wheel holds"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.student_edition", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("out", type=Path, metavar="OUT", help="folder to write td_lib/ into (replaced if present)")
+    p.add_argument("--handout", action="store_true",
+                   help="cut only the handout's exercises (all but HANDOUT_KEEPS) (default: every exercise)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("out", type=Path, help="folder to write td_lib/ into")
-    a = p.parse_args(argv)
-    dest = build(a.out)
-    problems = check(dest)
+    a = build_parser().parse_args(argv)
+    exercises = handout_exercises() if a.handout else None
+    dest = build(a.out, exercises=exercises)
+    problems = check(dest, exercises=exercises)
     for line in problems:
         print(line, file=sys.stderr)
     n = len(list(dest.rglob("*.py")))
