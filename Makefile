@@ -20,8 +20,8 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
-.PHONY: all course setup notebooks solutions site release validate checks autograde-demo lab formgrader handout hub \
-        test test-fast test-numerics chromium figures bench lint clean help
+.PHONY: all course setup notebooks solutions site release validate checks autograde-demo collect-zip report lab formgrader handout \
+        hub test test-fast test-numerics chromium figures bench lint clean help
 
 all: course ## build and run the course (= make course)
 
@@ -54,7 +54,7 @@ notebooks: setup ## Jupytext sources (.py) -> paired .ipynb (refuses to clobber 
 solutions: setup ## execute every notebook with its solutions into solutions/<assignment>/<nb>.ipynb
 	$(PY) -m tools.render
 
-site: setup ## course site from the executed solutions (no re-run) into solutions/site/; works offline
+site: setup ## course site from the executed solutions (no re-run): solutions/site/, and build/site-student/ without solutions; offline
 	$(PY) -m tools.site
 
 release: setup ## nbgrader generate_assignment for every assignment (checked for leaks)
@@ -69,13 +69,22 @@ checks: setup ## recompute every number the course quotes
 autograde-demo: setup ## fake students -> autograde -> feedback -> export; print and assert the grades
 	$(PY) -m tools.pipeline autograde-demo
 
-grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (root) (W= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1)
+grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (root) (W= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1 COURSE=)
 	@test -n "$(A)" || { echo "usage: make grade A=<assignment> [W=N] [SCHEDULER=tcp://host:8786] [FORCE=1]" \
-	  "[STUDENTS=a,b] [MEM_GB=6] [NO_SANDBOX=1: trusted submissions only, no root needed]" >&2; exit 2; }
-	$(PY) -m tools.grade $(A) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force) \
+	  "[STUDENTS=a,b] [MEM_GB=6] [NO_SANDBOX=1: trusted submissions only, no root needed] [COURSE=dir]" >&2; exit 2; }
+	$(PY) -m tools.grade $(A) $(if $(COURSE),--course $(COURSE)) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force) \
 	  $(if $(STUDENTS),--students $(STUDENTS)) $(if $(MEM_GB),--mem-gb $(MEM_GB)) $(if $(NO_SANDBOX),--no-sandbox)
 
-lab: setup ## JupyterLab on 127.0.0.1 for a person (students: open course/release/...)
+collect-zip: setup ## import work handed in outside the exchange (LMS download): A=<assignment> ZIP=<zip or folder> [FORCE=1]
+	@test -n "$(A)" -a -n "$(ZIP)" || { echo "usage: make collect-zip A=<assignment> ZIP=<zip file or folder>" \
+	  "[FORCE=1: replace earlier submissions] [COURSE=dir]; files named <student>_<notebook>.ipynb" >&2; exit 2; }
+	$(PY) -m tools.collect_zip $(A) "$(ZIP)" $(if $(FORCE),--force) $(if $(COURSE),--course $(COURSE))
+
+report: setup ## the instructor's report of A=<assignment>: one offline HTML page, course/reports/<A>.html (OUT= COURSE=)
+	@test -n "$(A)" || { echo "usage: make report A=<assignment> [OUT=page.html] [COURSE=dir]" >&2; exit 2; }
+	$(PY) -m tools.report $(A) $(if $(COURSE),--course $(COURSE)) $(if $(OUT),--out $(OUT))
+
+lab: setup ## JupyterLab on 127.0.0.1 on this repository, for the course's authors (students: the hub or the handout)
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --notebook-dir=$(CURDIR)
 
@@ -128,7 +137,7 @@ lint: setup ## ruff and the import-linter layer contracts (pyproject.toml [tool.
 	$(VENV)/bin/lint-imports
 
 clean: ## remove everything generated (keeps the venv)
-	rm -rf build dist solutions/*/ course/release course/submitted course/autograded course/feedback \
+	rm -rf build dist solutions/*/ course/release course/submitted course/autograded course/feedback course/downloaded \
 	  course/gradebook.db course/grades.csv .state
 	find course/source -name '*.ipynb' -delete
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,11 +1,17 @@
 """Sphinx configuration of the course site (built by ``python -m tools.site``).
 
-The sources are staged by tools/site.py into build/site-src/ (the home page and the
-executed solutions notebooks of ``solutions/<assignment>/``, with titles and labelled
-solution folds); this folder only holds the configuration, the home page text and the
-static files. Nothing is executed here (``nb_execution_mode = "off"``), and nothing is
-loaded from the network: MathJax 3 comes from the ``sphinx-mathjax-offline`` wheel and is
-copied next to the pages, referenced relatively.
+The sources are staged by tools/site.py, once per edition, into build/site-src/ (solutions)
+and build/site-student-src/ (student edition): the home page and the executed notebooks of
+``solutions/<assignment>/``, with titles, labelled folds and ``figures.json`` (captions and
+alt texts from ``site/figures.toml``). This folder holds the configuration, the home page
+text, the figure table, the static files and one template override. Nothing is executed here
+(``nb_execution_mode = "off"``), and nothing is loaded from the network: MathJax 3 comes from
+the ``sphinx-mathjax-offline`` wheel and is copied next to the pages, referenced relatively.
+
+``_templates/search-button-field.html`` replaces the theme's search button, whose
+``aria-label="Search"`` left out its visible "Ctrl+K" (axe: label-content-name-mismatch).
+``tools.site.sphinx_setup`` adds the ``td-fold`` directive and draws every fold, written or
+code, as one native ``<details>``.
 """
 
 from __future__ import annotations
@@ -13,15 +19,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tools.site import MATHJAX_FILE, mathjax_dir  # tools is installed editable: imports from anywhere
+from tools.site import MATHJAX_FILE, mathjax_dir, sphinx_setup  # tools is installed editable
 
 project = "td-course"
 author = "td-course"
 copyright = "2026, td-course"
 language = "en"
 
-extensions = ["myst_nb", "sphinx_togglebutton"]
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+extensions = ["myst_nb"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "pages.json", "figures.json"]
 templates_path = ["_templates"]
 html_static_path = ["_static"]
 html_css_files = ["td-site.css"]
@@ -64,8 +70,6 @@ html_theme_options = {
     "extra_footer": "",
 }
 html_sidebars = {"**": ["navbar-logo.html", "sbt-sidebar-nav.html"]}
-togglebutton_hint = "Show"
-togglebutton_hint_hide = "Hide"
 
 
 def _copy_mathjax(app, exc):
@@ -77,3 +81,4 @@ def _copy_mathjax(app, exc):
 
 def setup(app):
     app.connect("build-finished", _copy_mathjax)
+    sphinx_setup(app)

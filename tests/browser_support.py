@@ -651,3 +651,145 @@ def copy_tree(src: Path, dst: Path) -> Path:
         shutil.rmtree(dst)
     shutil.copytree(src, dst)
     return dst
+
+
+# ------------------------------------------------------------------------------- axe-core
+#: The WCAG 2.1 A and AA rules of axe-core (tags), as the course's accessibility checks run them.
+AXE_WCAG21_AA = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
+
+_JS_AXE_RUN = """
+async ([tags, rules, context, preload, disable]) => {
+  // axe leaves its experimental rules out of a run by tag; those that carry a WCAG A/AA tag
+  // (label-content-name-mismatch, ...) are switched on, so every WCAG 2.1 A/AA rule runs.
+  const experimental = axe.getRules(tags).filter(r => r.tags.includes('experimental')).map(r => r.ruleId);
+  const switches = Object.fromEntries(experimental.map(r => [r, {enabled: true}]));
+  for (const r of disable) switches[r] = {enabled: false};
+  const options = {runOnly: rules ? {type: 'rule', values: rules} : {type: 'tag', values: tags},
+                   resultTypes: ['violations'], preload, rules: rules ? {} : switches};
+  const res = await axe.run(context || document, options);
+  return {version: axe.version, rules: rules ? rules.length : axe.getRules(tags).length,
+          passes: res.passes.map(r => r.id), incomplete: res.incomplete.map(r => r.id),
+          violations: res.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, tags: v.tags,
+              nodes: v.nodes.map(n => ({target: n.target.join(' '), html: n.html.slice(0, 300),
+                                        summary: (n.failureSummary || '').slice(0, 300)}))}))};
+}
+"""
+
+#: The one WCAG rule that needs the page's style sheets as text (axe fetches them: "preload"),
+#: which a page opened from file:// cannot give it (Chromium refuses the requests); run it
+#: with :func:`axe_run` on the pages served over http://127.0.0.1 (:func:`serve_folder`).
+AXE_CSSOM_RULES = ("css-orientation-lock",)
+
+
+@functools.lru_cache(maxsize=1)
+def axe_script() -> str:
+    """axe-core's ``axe.min.js`` as bundled by the pinned ``axe-playwright-python`` wheel
+    (requirements.txt): the same engine offline, no npm and no network."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe().axe_script
+
+
+def axe_run(page: Any, tags: tuple[str, ...] = AXE_WCAG21_AA, context: Any = None,
+            rules: tuple[str, ...] | None = None, preload: bool = False,
+            disable: tuple[str, ...] = ()) -> dict:
+    """Run axe-core in ``page`` (injected once per document) over ``context`` (default: the
+    whole document; else an axe context such as ``{"include": [["details"]]}``) with the rules
+    of ``tags``, experimental ones included, but ``disable``; or only ``rules``. ``preload``
+    lets axe fetch the style sheets (for :data:`AXE_CSSOM_RULES`; from file:// those requests
+    fail, in the console). Returns ``{"version", "rules", "passes", "incomplete",
+    "violations"}``: rule ids that passed or could not decide, and each violation with its
+    rule id, impact, help text and nodes (target, html, summary)."""
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.evaluate(axe_script())
+    return page.evaluate(_JS_AXE_RUN, [list(tags), list(rules) if rules else None, context, preload,
+                                       list(disable)])
+
+
+# Under ``root``: keeps the highlighting of one visible <pre> per highlighted-token class and
+# place (a cell's code, its output, other text; in a fold or not) and flattens every other
+# <pre> to its plain text (same text, same block, no token <span>s). The contrast of a token
+# depends on its class and the block it sits in, not on which of the page's blocks it is, and
+# thousands of tokens share a few dozen classes: checking each one made most of axe's run.
+_JS_SAMPLE_CODE = """
+(root) => {
+  const seen = new Set(), pres = Array.from(document.querySelectorAll((root || 'body') + ' pre'));
+  let kept = 0, flattened = 0;
+  for (const pre of pres) {
+    if (!pre.querySelector('span') || !pre.checkVisibility({visibilityProperty: true})) continue;
+    const place = (pre.closest('.cell_output') ? 'out' : pre.closest('.cell_input') ? 'in' : 'text')
+                  + (pre.closest('details') ? ' fold' : '');
+    const keys = [place, ...Array.from(pre.querySelectorAll('span[class]'), s => place + ' ' + s.className)];
+    const fresh = keys.filter(k => !seen.has(k));
+    fresh.forEach(k => seen.add(k));
+    if (fresh.length) { kept++; } else { pre.textContent = pre.textContent; flattened++; }
+  }
+  return {kept, flattened};
+}
+"""
+
+
+_JS_AXE_START = ("(args) => { window.__tdAxe = undefined; (" + _JS_AXE_RUN.strip() + ")(args).then("
+                 "r => { window.__tdAxe = r; }, e => { window.__tdAxe = {error: String(e && e.stack || e)}; });"
+                 " return true; }")
+
+
+def axe_start(page: Any, tags: tuple[str, ...] = AXE_WCAG21_AA, root: str = "") -> dict:
+    """Start axe-core over a whole page (or the elements matching ``root``, a CSS selector),
+    every rule of ``tags`` (experimental ones included), and return at once: the run goes on
+    in the page while Python loads the next one in another tab (:func:`axe_wait` collects it).
+    One economy first (:data:`_JS_SAMPLE_CODE`): the highlighted code blocks that bring no new
+    token class are flattened to their plain text. This changes the page (reload it before
+    anything that must see the highlighting). Returns what was kept and flattened."""
+    sample = page.evaluate(_JS_SAMPLE_CODE, root)
+    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
+        page.evaluate(axe_script())
+    page.evaluate(_JS_AXE_START, [list(tags), None, {"include": [[root]]} if root else None, False, []])
+    return sample
+
+
+def axe_wait(page: Any, timeout_s: float = 300) -> dict:
+    """The result of the run :func:`axe_start` began in ``page`` (as :func:`axe_run` returns it)."""
+    page.wait_for_function("() => window.__tdAxe !== undefined", timeout=timeout_s * 1000, polling=100)
+    result = page.evaluate("() => window.__tdAxe")
+    if "error" in result:
+        raise BrowserTestError(f"axe-core failed in {page.url}: {result['error'][:2000]}")
+    return result
+
+
+def axe_run_page(page: Any, tags: tuple[str, ...] = AXE_WCAG21_AA, root: str = "") -> dict:
+    """:func:`axe_start` and :func:`axe_wait`: every rule of ``tags`` over the page (or
+    ``root``), the repeated code highlighting flattened first (``code_blocks`` in the result)."""
+    sample = axe_start(page, tags, root)
+    return {**axe_wait(page), "code_blocks": sample}
+
+
+def axe_report(violations: list[dict]) -> str:
+    """One line per violation and node, for an assertion message."""
+    return "\n".join(f"  {v['id']} ({v['impact']}): {v['help']}: {n['target']} {n['html'][:160]}"
+                     for v in violations for n in v["nodes"][:5])
+
+
+@contextlib.contextmanager
+def serve_folder(root: Path) -> Iterator[str]:
+    """Serve ``root`` read-only over http://127.0.0.1 (a free port) while the block runs;
+    yields the base URL (ending in ``/``). Quiet: no request log."""
+    import http.server
+    import threading
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(root), **kwargs)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

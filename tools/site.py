@@ -1,12 +1,21 @@
-"""Build the course site: a home page and one page per notebook, offline, into one folder.
+"""Build the course site, in two editions: a home page and one page per notebook, offline.
 
-    python -m tools.site [--notebooks DIR] [--out DIR] [--stage DIR]
+    python -m tools.site [--notebooks DIR] [--out DIR] [--student-out DIR] [--edition E]
 
 Reads the executed solutions notebooks ``<notebooks>/<assignment>/<nb>.ipynb`` written by
 ``python -m tools.render`` (default ``solutions/``; nothing is executed again), stages
-them with the home page of ``site/`` into ``build/site-src/``, and runs Sphinx (myst-nb,
-execution off; sphinx-book-theme; sphinx-togglebutton) into ``<out>`` (default
-``solutions/site/``). Open ``<out>/index.html``; the folder can be copied anywhere.
+them with the home page of ``site/`` and runs Sphinx (myst-nb, execution off;
+sphinx-book-theme) once per edition:
+
+* the **solutions edition** (default ``solutions/site/``, sources ``build/site-src/``): every
+  answer folded under a bar that names the part it answers;
+* the **student edition** (default ``build/site-student/``, sources ``build/site-student-src/``),
+  to publish before the deadline: statements, readings and demos, no answer. Written answers
+  become a box "Your answer — 7.3.A.2", code answers the stub of the released notebook (from
+  ``course/source``), test cells lose their outputs, and a cell whose output is computed from
+  an answer (:func:`reveals`) keeps its code but not its output.
+
+Open ``<out>/index.html``; either folder can be copied anywhere.
 
 Staging does, per notebook:
 
@@ -14,11 +23,17 @@ Staging does, per notebook:
   that starts with a section number (``7.1 Two moments ...``), else the first one. When a
   notebook has several level-1 headings, the title is put on top and the others become
   level-2 sections, so the page, its ``<title>`` and the sidebar carry that title.
-* **solutions**: every nbgrader answer cell is folded under a bar labelled with the part
-  it answers (:func:`solution_label`: ``Solution — 7.3.A.2``, ``Solution — 7.3.A (code:
-  gd_step_bound, gd_efold_steps)``): written answers become a ``dropdown`` admonition
-  (sphinx-togglebutton), code answers a folded cell (myst-nb ``hide-cell``). A question
-  written inside an answer cell (text before its ``**Solution`` line) stays visible.
+* **one fold** for everything folded, a native ``<details>`` (keyboard and screen readers
+  work without JavaScript): every nbgrader answer cell under a bar labelled with the part it
+  answers (:func:`solution_label`: ``Solution — 7.3.A.2``, ``Solution — 7.3.A (code:
+  gd_step_bound, gd_efold_steps)``), and every autograded test cell under ``What the
+  autograder checks — 7.3.A (...)`` (:func:`autograder_label`). Written answers use the
+  ``td-fold`` directive, code cells myst-nb's ``hide-cell``; both render through
+  :func:`sphinx_setup`.
+* **progress bars**: tqdm lines are removed from the outputs (:func:`strip_progress`).
+* **figures**: every image output gets a caption and an alt text from ``site/figures.toml``
+  (:func:`figure_table`), keyed by notebook and a piece of the figure cell's source; a figure
+  without an entry falls back to the titles its code sets, and the build lists it.
 * **anchors** before every ``Exercise``/``Demo`` heading and every ``Readings`` heading,
   for the exercise and reading index of the home page.
 
@@ -32,7 +47,10 @@ file, inlined, makes nbgrader's feedback pages typeset offline
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
+import hashlib
+import html
 import importlib.util
 import json
 import re
@@ -40,18 +58,31 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
+from base64 import b64decode
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+from docutils import nodes as docutils_nodes
 
 REPO = Path(__file__).resolve().parent.parent
 SITE = REPO / "site"
 OUT = REPO / "solutions" / "site"
 NOTEBOOKS = REPO / "solutions"
 STAGE = REPO / "build" / "site-src"
+STUDENT_OUT = REPO / "build" / "site-student"
+STUDENT_STAGE = REPO / "build" / "site-student-src"
 SOURCE = REPO / "course" / "source"
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+FIGURES = SITE / "figures.toml"
 MATHJAX_FILE = "tex-svg-full.js"
+EDITIONS = ("solutions", "student")
+AUTOGRADER = "What the autograder checks"
+#: calls that give a demo the course's reference result while the student's function is not
+#: written (td_lib.own_work): a demo that reaches an answer only through them shows what a
+#: student's own notebook shows before the answer is written, so it reveals nothing
+FALLBACK_CALLS = ("demo_result", "student_or")
 
 ASSIGNMENT_TITLES = {
     "td2_7_learned_first": "What is learned first (§7)",
@@ -63,6 +94,10 @@ _SECTION_NUMBER = re.compile(r"^§?\s*\d+(\.\d+)*[a-z]?\b")
 _EXERCISE = re.compile(r"^(#{1,6})\s+((?:Exercise|Demo)\s+(§?[0-9A-Za-z.]*[0-9A-Za-z]))\b(.*)$")
 _READINGS = re.compile(r"^(#{1,6})\s+(Readings?)\s*$")
 _GID = re.compile(r"^ex(?:(\d)(\d)(b?))?([A-Z])_(.*)$")
+# one line of a tqdm bar: "desc: 100%|####| 100/100 [00:00<00:00, 3237.49it/s]", or without
+# a total "desc: 123it [00:01, 99.9it/s]"
+_PROGRESS = re.compile(r"^(?:[^\n]*?:\s*)?(?:\d{1,3}%\|[^|\n]*\|\s*[\d.]+[kMGT]?/(?:[\d.]+[kMGT]?|\?)"
+                       r"|[\d.]+[kMGT]?(?:it|B)\s)\s*\[[^\]\n]*\]\s*$")
 
 
 # ----------------------------------------------------------------------------- mathjax
@@ -193,6 +228,272 @@ def solution_label(cell, exercise: str | None) -> str:
     return f"Solution — {shown} ({words})" if words else f"Solution — {shown}"
 
 
+def _is_test(cell) -> bool:
+    """An autograded test cell (nbgrader ``grade`` without ``solution``, code)."""
+    meta = _nbgrader(cell)
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def autograder_label(cell, exercise: str | None) -> str:
+    """The bar label of a test cell: ``What the autograder checks — <exercise> (<part>)``,
+    from the enclosing ``Exercise`` heading and the grade_id (``test_ex72A_kappa4``)."""
+    gid = _nbgrader(cell).get("grade_id", "")
+    from_gid, rest = _exercise_from_gid(re.sub(r"^tests?_", "", gid))
+    ex = exercise or from_gid
+    shown = "" if ex is None else (ex if re.match(r"^§?\d", ex) else f"Exercise {ex}")
+    what = rest.replace("_", " ").strip() if from_gid else gid
+    label = f"{AUTOGRADER} — {shown}" if shown else AUTOGRADER
+    return f"{label} ({what})" if what else label
+
+
+# ------------------------------------------------------------------------------ outputs
+def strip_progress(text: str) -> tuple[str, int]:
+    """``text`` without the lines of tqdm progress bars (a line rewritten by carriage returns
+    counts as what a terminal shows: its last part). Returns the text and how many lines went."""
+    kept, gone = [], 0
+    for line in text.split("\n"):
+        shown = line.rstrip("\r").rsplit("\r", 1)[-1]
+        if _PROGRESS.match(shown):
+            gone += 1
+        else:
+            kept.append(shown)
+    return "\n".join(kept), gone
+
+
+def _image_outputs(cell) -> list[dict]:
+    return [o for o in cell.get("outputs", [])
+            if o.get("output_type") in ("display_data", "execute_result")
+            and any(k.startswith("image/") for k in o.get("data", {}))]
+
+
+def _image_key(output) -> str:
+    """The name myst-nb gives the image file of an output: the sha256 of the bytes of the
+    image type it shows (its HTML priority: SVG, then PNG, JPEG, GIF)."""
+    data = output["data"]
+    mime = next((m for m in ("image/svg+xml", "image/png", "image/jpeg", "image/gif") if m in data),
+                next(k for k in data if k.startswith("image/")))
+    content = data[mime]
+    raw = ("\n".join(content.splitlines()).encode() if mime == "image/svg+xml" else b64decode(content))
+    return hashlib.sha256(raw).hexdigest()
+
+
+# ------------------------------------------------------------------------------ figures
+@lru_cache(maxsize=4)
+def _read_figure_table(path: str, mtime: float) -> dict[str, list[dict]]:
+    entries = tomllib.loads(Path(path).read_text()).get("figure", [])
+    table: dict[str, list[dict]] = {}
+    for i, e in enumerate(entries):
+        missing = [k for k in ("notebook", "match", "caption", "alt") if not str(e.get(k, "")).strip()]
+        if missing:
+            raise ValueError(f"{path}: figure entry {i + 1} lacks {', '.join(missing)}")
+        table.setdefault(e["notebook"], []).append({**e, "image": int(e.get("image", 1))})
+    return table
+
+
+def figure_table(path: Path = FIGURES) -> dict[str, list[dict]]:
+    """``site/figures.toml``: docname -> its figure entries (``match``, ``image``,
+    ``caption``, ``alt``)."""
+    if not path.exists():
+        return {}
+    return _read_figure_table(str(path), path.stat().st_mtime)
+
+
+def _string_value(node) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
+    return None
+
+
+def figure_titles(src: str) -> list[str]:
+    """The titles a figure cell sets (``suptitle``, ``set_title``, ``title``, ``set(title=)``),
+    suptitles first: what the fallback caption of an undescribed figure is made of."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return []
+    sup, other = [], []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+        if name in ("suptitle", "set_title", "title") and node.args:
+            value = _string_value(node.args[0])
+            if value:
+                (sup if name == "suptitle" else other).append(value)
+        for kw in node.keywords:
+            if kw.arg == "title" and name == "set":
+                value = _string_value(kw.value)
+                if value:
+                    other.append(value)
+    return [t.replace("\n", " ") for t in sup + other]
+
+
+def _plain(text: str) -> str:
+    """Caption text made readable without math rendering (for a fallback alt text)."""
+    return re.sub(r"\s+", " ", re.sub(r"[$\\{}^_]", "", text)).strip()
+
+
+def _describe_figures(cell, docname: str, entries: list[dict], used: dict[int, int], page: Page) -> None:
+    """Caption and alt text of each image output of ``cell`` (see :func:`figure_table`);
+    ``used`` counts the figure cells each entry matched."""
+    images = _image_outputs(cell)
+    if not images:
+        return
+    matching = [(i, e) for i, e in enumerate(entries) if e["match"] in cell.source]
+    for i, _e in matching:
+        used[i] = used.get(i, 0) + 1
+    for n, output in enumerate(images, start=1):
+        found = [e for _i, e in matching if e["image"] == n]
+        if found:
+            page.figures.append({"key": _image_key(output), "alt": found[0]["alt"].strip(),
+                                 "caption": found[0]["caption"].strip(), "described": True})
+            continue
+        titles = figure_titles(cell.source)
+        number = len(page.figures) + 1
+        caption = "; ".join(titles[:3]) if titles else f"Figure {number} of this page"
+        page.figures.append({"key": _image_key(output), "caption": caption, "described": False,
+                             "alt": f"Plot: {_plain(caption)}" if titles else caption})
+        page.figure_problems.append(f"{docname}: figure {number} ({'; '.join(titles[:2]) or 'no title'}) "
+                                    f"has no entry in {FIGURES.relative_to(REPO)}")
+
+
+# ------------------------------------------------------------------------------ student edition
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _stored(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _scan(stmt: ast.stmt) -> tuple[list[tuple[tuple[int, int], str, bool]], list[tuple[tuple[int, int], str]]]:
+    """The names one top-level statement binds in the notebook's namespace, as (position,
+    name, is_import), and the names it reads from it, as (position, name): reads inside a
+    function, lambda or comprehension of their own locals are left out, and so are reads in
+    the arguments of :data:`FALLBACK_CALLS`."""
+    stores: list[tuple[tuple[int, int], str, bool]] = []
+    loads: list[tuple[tuple[int, int], str]] = []
+
+    def pos(n: ast.AST) -> tuple[int, int]:
+        return getattr(n, "lineno", 0), getattr(n, "col_offset", 0)
+
+    def visit(node: ast.AST, local: frozenset, inner: bool) -> None:
+        if isinstance(node, _SCOPES):
+            if not isinstance(node, ast.Lambda):
+                if not inner:
+                    stores.append((pos(node), node.name, False))
+                for d in node.decorator_list:
+                    visit(d, local, inner)
+            a = node.args
+            for d in [*a.defaults, *(k for k in a.kw_defaults if k is not None)]:
+                visit(d, local, inner)
+            params = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg] if x}
+            body = node.body if isinstance(node.body, list) else [node.body]
+            own = frozenset(local | params | set().union(*(_stored(b) for b in body)))
+            for b in body:
+                visit(b, own, True)
+            return
+        if isinstance(node, ast.ClassDef):
+            if not inner:
+                stores.append((pos(node), node.name, False))
+            for b in [*node.decorator_list, *node.bases, *node.body]:
+                visit(b, local, True)
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            own = frozenset(local | set().union(*(_stored(g.target) for g in node.generators)))
+            visit(node.generators[0].iter, local, inner)
+            for g in node.generators:
+                if g is not node.generators[0]:
+                    visit(g.iter, own, True)
+                for cond in g.ifs:
+                    visit(cond, own, True)
+            for part in ([node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]):
+                visit(part, own, True)
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if not inner:
+                stores.extend((pos(node), (a.asname or a.name).split(".")[0], True) for a in node.names)
+            return
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in FALLBACK_CALLS:
+            visit(node.func, local, inner)
+            return  # its arguments reach the answers only through the fallback
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store) and not inner:
+                stores.append((pos(node), node.id, False))
+            elif isinstance(node.ctx, ast.Load) and node.id not in local:
+                loads.append((pos(node), node.id))
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, local, inner)
+
+    visit(stmt, frozenset(), False)
+    return stores, loads
+
+
+def answer_names(src: str) -> set[str]:
+    """What an answer cell defines in the notebook's namespace (imports aside)."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return set()
+    return {name for stmt in tree.body for _p, name, imported in _scan(stmt)[0] if not imported}
+
+
+def reveals(src: str, tainted: set[str]) -> bool:
+    """Whether a code cell computes with an answer: reads a name of ``tainted`` (what the
+    answer cells define, and what cells that computed with them bound since) other than
+    through :data:`FALLBACK_CALLS` (a function defined on top of an answer is tainted, not
+    revealing, until it is called). Then its output, in the solutions run, shows what the
+    answer gives. Updates ``tainted`` with what the cell binds (a name bound from clean
+    values is clean again). A cell that does not parse reveals when it names a tainted name."""
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return any(re.search(rf"\b{re.escape(n)}\b", src) for n in tainted)
+    revealed = False
+    for stmt in tree.body:
+        stores, loads = _scan(stmt)
+        compound = not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr))
+        hit = any(n in tainted and not (compound and any(sp < lp and sn == n for sp, sn, _i in stores))
+                  for lp, n in loads)
+        names = {n for _p, n, _i in stores}
+        if hit:
+            # a definition computes nothing yet: calling it does (unless through a fallback)
+            revealed |= not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            tainted |= names
+        else:
+            tainted -= names
+    return revealed
+
+
+def student_stubs(assignment: str, stem: str) -> dict[str, str]:
+    """grade_id -> the code a student finds in an answer cell of the released notebook
+    (nbgrader's stub in place of each solution region), from ``course/source``."""
+    from tools import nbcore
+
+    src = SOURCE / assignment / f"{stem}.py"
+    if not src.exists():
+        return {}
+    out = {}
+    for cell in nbcore.read_source(src).cells:
+        gid = _nbgrader(cell).get("grade_id")
+        if cell.cell_type == "code" and _nbgrader(cell).get("solution") and gid:
+            code = nbcore.strip_markers(cell.source, nbcore.BEGIN_HIDDEN, nbcore.END_HIDDEN, keep=False)
+            out[gid] = nbcore.stub_region(code, nbcore.CODE_STUB) if nbcore.BEGIN_SOL in code else nbcore.CODE_STUB
+    return out
+
+
+def _answer_box(label: str) -> str:
+    return (f"```{{admonition}} {label.replace('Solution', 'Your answer', 1)}\n:class: td-answer\n\n"
+            "Write it in this cell of your notebook, where it reads *YOUR ANSWER HERE*.\n```")
+
+
+WITHHELD_NOTE = ("```{container} td-withheld\n*Output not shown in this edition: it is computed with "
+                 "the solutions. Run the cell in your notebook once your answer is written.*\n```")
+
+
 # ------------------------------------------------------------------------------ staging
 @dataclass
 class Page:
@@ -200,10 +501,20 @@ class Page:
     stem: str
     title: str
     docname: str
+    edition: str = "solutions"
     exercises: list[tuple[str, str]] = field(default_factory=list)  # (label, heading text)
     readings: str | None = None  # label of its Readings section
-    solutions: list[str] = field(default_factory=list)  # fold labels, in order
-    images: int = 0  # image outputs (figures)
+    solutions: list[str] = field(default_factory=list)  # solution fold labels, in order
+    checks: list[str] = field(default_factory=list)  # autograder fold labels, in order
+    answers: list[str] = field(default_factory=list)  # student edition: answers left to write
+    withheld: int = 0  # student edition: code cells shown without their outputs
+    progress_lines: int = 0  # progress-bar lines removed from the outputs
+    figures: list[dict] = field(default_factory=list)  # {"key", "alt", "caption", "described"}
+    figure_problems: list[str] = field(default_factory=list)
+
+    @property
+    def images(self) -> int:
+        return len(self.figures)
 
 
 def _target(*parts: str) -> str:
@@ -216,8 +527,8 @@ def _fence_for(text: str) -> str:
 
 
 def _fold_markdown(src: str, label: str) -> str:
-    """A written answer folded in a dropdown admonition; a question above its
-    ``**Solution`` line (or a heading it starts with) stays outside."""
+    """A written answer folded (``td-fold`` directive); a question above its ``**Solution``
+    line (or a heading it starts with) stays outside."""
     lines = src.split("\n")
     start = next((i for i, ln in enumerate(lines) if re.match(r"^\s*\*\*Solution\b", ln)), None)
     if start is None:  # a leading heading never goes inside the fold
@@ -228,8 +539,17 @@ def _fold_markdown(src: str, label: str) -> str:
     body = "\n".join(re.sub(r"^#{1,6}\s+(.*)$", r"**\1**", ln) if outside else ln
                      for _i, ln, outside in _lines_outside_fences(body))
     fence = _fence_for(body)
-    fold = f"{fence}{{admonition}} {label}\n:class: dropdown td-solution\n\n{body}\n{fence}"
+    fold = f"{fence}{{td-fold}} {label}\n:class: td-solution\n\n{body}\n{fence}"
     return f"{before}\n\n{fold}" if before else fold
+
+
+def _fold_code(cell, label: str, kind: str) -> None:
+    tags = cell.metadata.setdefault("tags", [])
+    for tag in ("hide-cell", kind):
+        if tag not in tags:
+            tags.append(tag)
+    cell.metadata["mystnb"] = {**cell.metadata.get("mystnb", {}), "code_prompt_show": label,
+                               "code_prompt_hide": label}
 
 
 def separate_display_math(src: str) -> str:
@@ -265,17 +585,29 @@ def separate_display_math(src: str) -> str:
     return "\n".join(out)
 
 
-def _image_outputs(cell) -> int:
-    return sum(1 for o in cell.get("outputs", [])
-               if o.get("output_type") in ("display_data", "execute_result")
-               and any(k.startswith("image/") for k in o.get("data", {})))
+def _unique(label: str, seen: dict[str, int]) -> str:
+    seen[label] = seen.get(label, 0) + 1
+    return label if seen[label] == 1 else f"{label} #{seen[label]}"
 
 
-def stage_notebook(nb, assignment: str, stem: str) -> tuple[object, Page]:
-    """The notebook as the site shows it, and what the home page needs to know about it."""
+def stage_notebook(nb, assignment: str, stem: str, edition: str = "solutions",
+                   stubs: dict[str, str] | None = None,
+                   figures: dict[str, list[dict]] | None = None) -> tuple[object, Page]:
+    """The notebook as the site shows it in ``edition``, and what the home page needs to
+    know about it. ``stubs``: grade_id -> released code of an answer cell (student edition;
+    default :func:`student_stubs`); ``figures``: the table of :func:`figure_table`."""
+    import nbformat
+
+    if edition not in EDITIONS:
+        raise ValueError(f"edition {edition!r}: one of {EDITIONS}")
+    student = edition == "student"
     nb = copy.deepcopy(nb)
     title = page_title(nb)
-    page = Page(assignment, stem, title, f"{assignment}/{stem}")
+    page = Page(assignment, stem, title, f"{assignment}/{stem}", edition)
+    if student and stubs is None:
+        stubs = student_stubs(assignment, stem)
+    entries = (figure_table() if figures is None else figures).get(page.docname, [])
+    used: dict[int, int] = {}
     n_h1 = sum(1 for c in nb.cells if c.cell_type == "markdown"
                for _i, level, _t in headings(c.source) if level == 1)
     first_md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
@@ -284,7 +616,10 @@ def stage_notebook(nb, assignment: str, stem: str) -> tuple[object, Page]:
     restructure = n_h1 > 1 or not first_is_title
     exercise: str | None = None
     seen: dict[str, int] = {}
+    answers: set[str] = set()  # names holding what an answer computes (student edition, :func:`reveals`)
+    cells = []
     for cell in nb.cells:
+        cells.append(cell)
         if cell.cell_type == "markdown":
             cell.source = separate_display_math(cell.source)
             lines = cell.source.split("\n")
@@ -308,23 +643,53 @@ def stage_notebook(nb, assignment: str, stem: str) -> tuple[object, Page]:
                 if m:
                     exercise = m.group(1)
         if _nbgrader(cell).get("solution"):
-            label = solution_label(cell, exercise)
-            seen[label] = seen.get(label, 0) + 1
-            if seen[label] > 1:
-                label = f"{label} #{seen[label]}"
-            page.solutions.append(label)
-            if cell.cell_type == "markdown":
-                cell.source = _fold_markdown(cell.source, label)
+            label = _unique(solution_label(cell, exercise), seen)
+            if not student:
+                page.solutions.append(label)
+                if cell.cell_type == "markdown":
+                    cell.source = _fold_markdown(cell.source, label)
+                else:
+                    _fold_code(cell, label, "td-solution")
             else:
-                tags = cell.metadata.setdefault("tags", [])
-                if "hide-cell" not in tags:
-                    tags.append("hide-cell")
-                cell.metadata["mystnb"] = {"code_prompt_show": label,
-                                           "code_prompt_hide": f"Hide: {label}"}
-        page.images += _image_outputs(cell)
+                page.answers.append(label)
+                if cell.cell_type == "code":
+                    answers |= answer_names(cell.source)
+                gid = _nbgrader(cell).get("grade_id", "")
+                if cell.cell_type == "code" and gid in (stubs or {}):
+                    cell.source, cell.outputs, cell.execution_count = stubs[gid], [], None
+                else:
+                    cells[-1] = nbformat.v4.new_markdown_cell(_answer_box(label))
+                    continue
+        elif _is_test(cell):
+            label = _unique(autograder_label(cell, exercise), seen)
+            page.checks.append(label)
+            _fold_code(cell, label, "td-autograder")
+            if student:
+                cell.outputs, cell.execution_count = [], None
+        elif student and cell.cell_type == "code" and reveals(cell.source, answers):
+            if cell.get("outputs"):
+                cell.outputs = []
+                page.withheld += 1
+                cells.append(nbformat.v4.new_markdown_cell(WITHHELD_NOTE))
+        if cell.cell_type == "code":
+            outputs = []
+            for o in cell.get("outputs", []):
+                if o.get("output_type") == "stream":
+                    o["text"], gone = strip_progress(o.get("text", ""))
+                    page.progress_lines += gone
+                    if not o["text"].strip():
+                        continue
+                outputs.append(o)
+            cell.outputs = outputs
+            _describe_figures(cell, page.docname, entries, used, page)
+    nb.cells = cells
+    for i, e in enumerate(entries):
+        entry = f"{page.docname}: {FIGURES.relative_to(REPO)} entry match={e['match']!r} image={e['image']}"
+        if used.get(i, 0) > 1:
+            page.figure_problems.append(f"{entry} matches {used[i]} figure cells: make it more specific")
+        elif i not in used and not student:  # the student edition may leave a figure out
+            page.figure_problems.append(f"{entry} matches no figure")
     if restructure:
-        import nbformat
-
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
     nb.metadata.pop("jupytext", None)
     return nb, page
@@ -339,8 +704,18 @@ def _notebook_list() -> list[tuple[str, str]]:
                                          an[0], an[1]))
 
 
-def _home(pages: list[Page]) -> str:
-    text = (SITE / "index.md").read_text()
+def _edition_text(text: str, edition: str) -> str:
+    """Keep the blocks of ``site/index.md`` between ``<!-- edition: NAME -->`` and
+    ``<!-- end edition -->`` whose NAME is ``edition``; drop the others and the markers."""
+    def keep(m: re.Match) -> str:
+        return m.group(2).strip("\n") if m.group(1) == edition else ""
+
+    out = re.sub(r"<!-- edition: (\w+) -->\n(.*?)<!-- end edition -->\n?", keep, text, flags=re.S)
+    return re.sub(r"\n{3,}", "\n\n", out)
+
+
+def _home(pages: list[Page], edition: str = "solutions") -> str:
+    text = _edition_text((SITE / "index.md").read_text(), edition)
     by_assignment: dict[str, list[Page]] = {}
     for p in pages:
         by_assignment.setdefault(p.assignment, []).append(p)
@@ -365,20 +740,23 @@ def _md_text(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
 
-def stage(notebooks: Path = NOTEBOOKS, stage_dir: Path = STAGE) -> list[Page]:
-    """Write the Sphinx sources (home page + staged notebooks) into ``stage_dir``."""
+def stage(notebooks: Path = NOTEBOOKS, stage_dir: Path = STAGE, edition: str = "solutions") -> list[Page]:
+    """Write the Sphinx sources of ``edition`` (home page + staged notebooks + the captions
+    and alt texts of the figures, ``figures.json``) into ``stage_dir``."""
     import nbformat
 
     if stage_dir.exists():
         shutil.rmtree(stage_dir)
     stage_dir.mkdir(parents=True)
     pages, missing = [], []
+    table = figure_table()
     for assignment, stem in _notebook_list():
         src = notebooks / assignment / f"{stem}.ipynb"
         if not src.exists():
             missing.append(str(src))
             continue
-        nb, page = stage_notebook(nbformat.read(str(src), as_version=4), assignment, stem)
+        nb, page = stage_notebook(nbformat.read(str(src), as_version=4), assignment, stem,
+                                  edition, figures=table)
         out = stage_dir / assignment / f"{stem}.ipynb"
         out.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, str(out))
@@ -386,51 +764,174 @@ def stage(notebooks: Path = NOTEBOOKS, stage_dir: Path = STAGE) -> list[Page]:
     if missing:
         raise FileNotFoundError("executed notebooks missing (run `python -m tools.render`, or "
                                 "`--quick --out DIR`): " + ", ".join(missing))
-    (stage_dir / "index.md").write_text(_home(pages))
+    (stage_dir / "index.md").write_text(_home(pages, edition))
     (stage_dir / "pages.json").write_text(json.dumps([p.__dict__ for p in pages], indent=1))
+    figures = {f["key"]: {"alt": f["alt"], "caption": f["caption"]} for p in pages for f in p.figures}
+    (stage_dir / "figures.json").write_text(json.dumps(figures, indent=1, ensure_ascii=False))
     return pages
 
 
 def build(notebooks: Path = NOTEBOOKS, out: Path = OUT, stage_dir: Path = STAGE,
-          quiet: bool = True) -> tuple[list[Page], list[str]]:
-    """Stage and run Sphinx. Returns the pages and Sphinx's warnings."""
-    pages = stage(notebooks, stage_dir)
+          quiet: bool = True, edition: str = "solutions") -> tuple[list[Page], list[str]]:
+    """Stage ``edition`` and run Sphinx into ``out``. Returns the pages and Sphinx's warnings."""
+    pages = stage(notebooks, stage_dir, edition)
     # Sphinx writes into a folder beside the sources (myst-nb puts its jupyter_execute/
     # next to the output folder), then the finished site replaces ``out``.
     work = stage_dir.parent / (stage_dir.name + "-build")
     if work.exists():
         shutil.rmtree(work)
-    html, doctrees, warn = work / "html", work / "doctrees", work / "warnings.txt"
+    html_dir, doctrees, warn = work / "html", work / "doctrees", work / "warnings.txt"
     cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-E", "-c", str(SITE),
-           "-d", str(doctrees), "-w", str(warn), str(stage_dir), str(html)]
+           "-d", str(doctrees), "-w", str(warn), str(stage_dir), str(html_dir)]
     if quiet:
         cmd.insert(3, "-q")
     work.mkdir(parents=True)
     subprocess.run(cmd, check=True, cwd=REPO)
-    shutil.copy2(stage_dir / "pages.json", html / "pages.json")
+    shutil.copy2(stage_dir / "pages.json", html_dir / "pages.json")
     if out.exists():
         shutil.rmtree(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(html), str(out))
+    shutil.move(str(html_dir), str(out))
     warnings = [ln for ln in warn.read_text().splitlines() if ln.strip()] if warn.exists() else []
     return pages, warnings
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+# ------------------------------------------------------------------------------ sphinx
+class td_fold(docutils_nodes.General, docutils_nodes.Element):  # noqa: N801 - docutils names nodes so
+    """A folded block (the ``td-fold`` directive): drawn as ``<details>`` by :func:`sphinx_setup`.
+    Defined at module level: Sphinx pickles the doctrees that hold it."""
+
+
+def _fold_open(classes: list[str], label: str) -> str:
+    return (f'<details class="{html.escape(" ".join(classes))}">\n'
+            f'<summary class="td-fold-summary"><span class="td-fold-label">{html.escape(label)}</span>'
+            f'</summary>\n<div class="td-fold-body">\n')
+
+
+_FOLD_CLOSE = "</div>\n</details>\n"
+
+
+def _caption_nodes(text: str) -> list:
+    """Caption text as docutils nodes: ``$...$`` becomes math (typeset by MathJax)."""
+    from docutils import nodes
+
+    out: list = []
+    for i, part in enumerate(re.split(r"(?<!\\)\$(.+?)(?<!\\)\$", text)):
+        if i % 2:
+            out.append(nodes.math(part, part))
+        elif part:
+            out.append(nodes.Text(part))
+    return out
+
+
+def sphinx_setup(app) -> None:
+    """What site/conf.py adds to Sphinx: the ``td-fold`` directive (a written answer folded),
+    myst-nb's folded code cells drawn as the same ``<details>`` (label as the summary's own
+    text, no ``aria-label`` that would differ from it), and the caption and alt text of
+    every figure (``figures.json`` beside the sources, written by :func:`stage`)."""
+    from docutils import nodes
+    from docutils.parsers.rst import directives
+    from myst_nb.sphinx_ import HideCodeCellNode
+    from sphinx.util.docutils import SphinxDirective
+
+    class FoldDirective(SphinxDirective):
+        required_arguments = 1
+        final_argument_whitespace = True
+        has_content = True
+        option_spec = {"class": directives.class_option}
+
+        def run(self):
+            node = td_fold(label=self.arguments[0], classes=["td-fold", *self.options.get("class", [])])
+            self.set_source_info(node)
+            self.state.nested_parse(self.content, self.content_offset, node)
+            return [node]
+
+    def visit_fold_html(self, node):
+        self.body.append(_fold_open(node["classes"], node["label"]))
+
+    def depart_fold_html(self, node):
+        self.body.append(_FOLD_CLOSE)
+
+    def visit_code_fold(self, node):
+        # (myst-nb sets the node's children without parent links: the kind comes from the label)
+        kind = "td-autograder" if node["prompt_show"].startswith(AUTOGRADER) else "td-solution"
+        self.body.append(_fold_open(["td-fold", "td-code-fold", kind, *node["classes"]], node["prompt_show"]))
+
+    def figures(app, doctree, docname):
+        path = Path(app.srcdir) / "figures.json"
+        table = json.loads(path.read_text()) if path.exists() else {}
+        number = 0
+        for image in list(doctree.findall(nodes.image)):
+            info = table.get(Path(image.get("uri", "")).stem)
+            if info is None:
+                continue
+            image["alt"] = info["alt"]
+            if isinstance(image.parent, nodes.figure):
+                continue
+            number += 1
+            figure = nodes.figure(classes=["td-figure"], ids=[f"td-figure-{number}"])
+            image.replace_self(figure)
+            figure += image
+            figure += nodes.caption("", "", *_caption_nodes(info["caption"]))
+
+    app.add_node(td_fold, html=(visit_fold_html, depart_fold_html))
+    app.add_directive("td-fold", FoldDirective)
+    app.add_node(HideCodeCellNode, override=True, html=(visit_code_fold, depart_fold_html))
+    app.connect("doctree-resolved", figures)
+
+
+# ------------------------------------------------------------------------------ main
+def build_parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m tools.site`` (``main`` parses with it)."""
+    p = argparse.ArgumentParser(
+        prog="python -m tools.site",
+        description="Render the executed notebooks (nothing runs again) into the course site, in two\n"
+                    "editions: with the solutions folded under labelled bars, and the student edition\n"
+                    "without them, to publish before the deadline. Both work offline; every figure\n"
+                    "gets its caption and alt text from site/figures.toml.",
+        epilog="examples:\n"
+               "  make site                                      # both editions from solutions/\n"
+               "  python -m tools.site --edition student         # only build/site-student/\n"
+               "  python -m tools.site --notebooks build/site-test/notebooks --out /tmp/site\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--notebooks", type=Path, default=NOTEBOOKS,
                    help="folder of executed <assignment>/<nb>.ipynb (default: solutions/)")
-    p.add_argument("--out", type=Path, default=OUT, help="site folder (default: solutions/site/)")
-    p.add_argument("--stage", type=Path, default=STAGE, help="Sphinx sources (build/site-src/)")
+    p.add_argument("--out", type=Path, default=OUT,
+                   help="solutions edition (default: solutions/site/)")
+    p.add_argument("--stage", type=Path, default=STAGE,
+                   help="its Sphinx sources (default: build/site-src/)")
+    p.add_argument("--student-out", type=Path, default=STUDENT_OUT,
+                   help="student edition, no solutions (default: build/site-student/)")
+    p.add_argument("--student-stage", type=Path, default=STUDENT_STAGE,
+                   help="its Sphinx sources (default: build/site-student-src/)")
+    p.add_argument("--edition", choices=(*EDITIONS, "both"), default="both",
+                   help="which edition to build (default: both)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
-    t0 = time.perf_counter()
-    pages, warnings = build(a.notebooks.resolve(), a.out.resolve(), a.stage.resolve())
-    for w in warnings:
-        print("sphinx:", w)
-    print(f"site built in {time.perf_counter() - t0:.1f} s: {len(pages)} notebook pages, "
-          f"{sum(len(p.solutions) for p in pages)} folded solutions, "
-          f"{sum(p.images for p in pages)} figures -> {a.out / 'index.html'}")
+    problems: list[str] = []
+    for edition in EDITIONS:
+        if a.edition not in (edition, "both"):
+            continue
+        out, stage_dir = (a.out, a.stage) if edition == "solutions" else (a.student_out, a.student_stage)
+        t0 = time.perf_counter()
+        pages, warnings = build(a.notebooks.resolve(), out.resolve(), stage_dir.resolve(), edition=edition)
+        for w in warnings:
+            print("sphinx:", w)
+        problems += [x for pg in pages for x in pg.figure_problems if x not in problems]
+        folded = (f"{sum(len(pg.solutions) for pg in pages)} folded solutions" if edition == "solutions" else
+                  f"{sum(len(pg.answers) for pg in pages)} answers left to write, "
+                  f"{sum(pg.withheld for pg in pages)} outputs withheld")
+        print(f"{edition} edition built in {time.perf_counter() - t0:.1f} s: {len(pages)} notebook pages, "
+              f"{folded}, {sum(len(pg.checks) for pg in pages)} folded test cells, "
+              f"{sum(pg.images for pg in pages)} figures "
+              f"({sum(f['described'] for pg in pages for f in pg.figures)} described), "
+              f"{sum(pg.progress_lines for pg in pages)} progress-bar lines removed -> {out / 'index.html'}")
+    for x in problems:
+        print("figures:", x)
     return 0
 
 
