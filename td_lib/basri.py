@@ -212,7 +212,7 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
     W0, a = twin_init(pairs, rng)
     N, S = W0.shape[0], sc.size
     entk = _entk(ntk, th, Xb)
-    K0 = entk(np.broadcast_to(W0, (S, *W0.shape)), sc)
+    K0 = sc[:, None, None] ** 2 * entk(W0[None], np.ones(1))  # every scale starts from W0: one eNTK
     eta = 1.0 / np.linalg.eigvalsh(K0)[:, -1]
 
     import torch

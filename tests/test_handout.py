@@ -130,6 +130,20 @@ nbformat.write(nb, out)
 """
 
 
+def _execute_in_handout_env(s, notebook: Path) -> list:
+    """Run ``notebook`` top to bottom (quick mode) on the handout venv's kernel, with the venv's
+    own Jupyter and IPython state under its temporary HOME; return the executed cells."""
+    out = notebook.with_name(notebook.stem + ".executed.ipynb")
+    home = s.root / "home"
+    run_env = s.env(TD_QUICK="1", JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
+                    JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
+                    JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"),
+                    IPYTHONDIR=str(home / ".ipython"))
+    p = s.run("-c", RUNNER, str(notebook), str(out), cwd=notebook.parent, env=run_env, timeout=1200)
+    assert p.returncode == 0, f"executing {notebook.name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
+    return nbformat.read(str(out), as_version=4).cells
+
+
 def run_problems(cells: list[dict]) -> list[str]:
     """What a student would find wrong in a notebook run top to bottom on the stubs."""
     return bs.stub_run_problems(cells)
@@ -194,15 +208,7 @@ def test_released_notebook_runs_in_the_handout_env(installed, assignment: str, s
     work.mkdir(parents=True, exist_ok=True)
     src = s.dist / handout.NOTEBOOKS / assignment / f"{stem}.ipynb"
     shutil.copy2(src, work / src.name)
-    out = work / f"{stem}.executed.ipynb"
-    home = s.root / "home"
-    run_env = s.env(TD_QUICK="1", JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
-                    JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
-                    JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"),
-                    IPYTHONDIR=str(home / ".ipython"))
-    p = s.run("-c", RUNNER, str(work / src.name), str(out), cwd=work, env=run_env, timeout=1200)
-    assert p.returncode == 0, f"executing {src.name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
-    cells = nbformat.read(str(out), as_version=4).cells
+    cells = _execute_in_handout_env(s, work / src.name)
     problems = run_problems(cells)
     assert not problems, f"{assignment}/{stem} in the handout's environment:\n  " + "\n  ".join(problems)
     # the first test cell's failure reads as its message, not as a traceback (td_lib/short_errors.py)
@@ -223,15 +229,8 @@ def test_released_notebook_with_right_answers_runs_in_the_handout_env(installed,
     nb = fake_students.student_notebook(release, source, "solution")
     src = work / f"{stem}.ipynb"
     nbformat.write(nb, str(src))
-    out = work / f"{stem}.executed.ipynb"
-    home = s.root / "home"
-    run_env = s.env(TD_QUICK="1", JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
-                    JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
-                    JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"),
-                    IPYTHONDIR=str(home / ".ipython"))
-    p = s.run("-c", RUNNER, str(src), str(out), cwd=work, env=run_env, timeout=1200)
-    assert p.returncode == 0, f"executing {src.name} failed:\n{p.stdout[-2000:]}\n{p.stderr[-4000:]}"
-    errors = [f"cell {i}: {o.ename}: {o.evalue[:300]}" for i, c in enumerate(nbformat.read(str(out), 4).cells)
+    cells = _execute_in_handout_env(s, src)
+    errors = [f"cell {i}: {o.ename}: {o.evalue[:300]}" for i, c in enumerate(cells)
               for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors, f"{assignment}/{stem} with the right answers, in the handout's environment:\n  " + \
         "\n  ".join(errors)
