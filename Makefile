@@ -104,7 +104,7 @@ chromium: ## Debian's chromium for the browser test (apt; skipped when present)
 test: setup chromium ## the whole suite: lint, layer contracts, unit, slow, checks, nbgrader pipeline, browser; test-numerics
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -p no:cacheprovider --durations=30
 	$(MAKE) --no-print-directory test-numerics
 
 test-fast: setup ## unit tests only (no slow, pipeline or browser tests)

@@ -177,7 +177,11 @@ def information_exponent(target: Callable[[np.ndarray], np.ndarray], kmax: int =
     >>> information_exponent(lambda z: h(3, z)), information_exponent(np.abs, breakpoints=[0.0])
     (3, 2)
     """
-    c = normalised_coefficients(target, kmax, **kw)
+    kmax = V.positive_int("kmax", kmax, minimum=0)
+    quad = {"n": 64, "n_max": 256, "tol": 1e-10, **kw}
+    # E[target(Z) He_k(Z)] / sqrt(k!), k = 0..kmax, by quadrature with one convergence check
+    c = gaussian_expectation(lambda x: np.asarray(target(x), float)[:, None] * H.hermevander(x, kmax),
+                             **quad) / np.sqrt([float(math.factorial(k)) for k in range(kmax + 1)])
     norm2 = gaussian_expectation(lambda x: np.asarray(target(x), float) ** 2, **kw)
     scale = max(math.sqrt(float(norm2)), 1e-300)
     for k in range(1, len(c)):

@@ -60,7 +60,9 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                               "td_lib.hermite.coefficients",
                               "td_lib.early_linear.dual_activation",
                               "td_lib.core.gaussian.arccos_kernel",
-                              "td_lib.early_linear.cnn_linear_constants"),
+                              "td_lib.early_linear.cnn_linear_constants",
+                              "td_lib.early_linear.train_linear_model",
+                              "td_lib.hermite.normalised_coefficients"),
     # §7.2 higher cumulants
     "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy", "td_lib.mcm.log_likelihood_ratios",
                      "checks.grading.lf_7_2.bayes_accuracy_v"),

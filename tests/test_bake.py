@@ -10,6 +10,7 @@ import pytest
 from checks.grading import bake, baked
 
 
+@pytest.mark.slow  # ~1 min of references (escape laws, sweeps, demo runs): once per make test
 def test_every_baked_region_matches_what_its_reference_computes_now():
     problems = bake.bake(check=True)
     assert problems == [], "\n".join(problems)

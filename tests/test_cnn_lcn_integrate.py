@@ -140,6 +140,31 @@ def test_phase_diagram_small_grid():
     assert r[0, 1] < -0.2 and r[1, 1] < -0.2  # long horizon: the CNN wins
 
 
+def test_phase_diagram_with_a_students_optimal_eta():
+    """optimal_eta (lesson 3's optimal_eta_log_parabola) in place of refine_min: the same optima
+    where they are inside the grid; eps* is the parabola through the grid points at eta*."""
+    def vertex(etas, errors):  # the parabola's vertex in (ln eta, ln error), as the exercise asks
+        x, y = np.log(etas), np.log(errors)
+        i = int(np.nanargmin(y))
+        d = 0.5 * (y[i - 1] - y[i + 1]) / (y[i - 1] - 2 * y[i] + y[i + 1])
+        return float(np.exp(x[i] + d * (x[1] - x[0])))
+
+    kw = dict(cs=np.array([0.0, 0.75]), alpha_F=np.array([0.01, 100.0]), etas=np.geomspace(3e-3, 3.0, 13),
+              tau_max=60.0)
+    ref = cl.phase_diagram(**kw)
+    seen = []
+    mine = cl.phase_diagram(**kw, optimal_eta=lambda e, err: seen.append(err) or vertex(e, err))
+    assert len(seen) == 2 * 4 and all(err.shape == (13,) for err in seen)  # one call per (student, c, alpha_F)
+    for k in ("eta_cnn", "eta_lcn", "eps_cnn", "eps_lcn"):
+        np.testing.assert_allclose(mine[k], ref[k], rtol=1e-12)
+    # an optimum moved by a third of a grid step: eps* follows the parabola, eta* is the one given
+    third = cl.phase_diagram(**kw, optimal_eta=lambda e, err: vertex(e, err) * (e[1] / e[0]) ** (1 / 3))
+    np.testing.assert_allclose(third["eta_cnn"], ref["eta_cnn"] * (3.0 / 3e-3) ** (1 / 36), rtol=1e-12)
+    assert np.all(third["eps_cnn"] > ref["eps_cnn"])
+    with pytest.raises(TypeError, match="optimal_eta must be callable"):
+        cl.phase_diagram(**kw, optimal_eta=0.5)
+
+
 @pytest.mark.parametrize("kind", ["cnn", "lcn"])
 def test_fixed_point_direct_solve_equals_warmup(kind):
     """From the zero-error state the direct solve needs no warm-up and finds the same state."""

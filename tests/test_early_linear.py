@@ -313,6 +313,58 @@ def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
             assert 7.2 < errs[1] / errs[0] < 8.8, (layers, errs)
 
 
+def _kernels_of(constants):
+    """A linear_kernels function (X, activation, tr_sigma2_over_d) -> (K1, K2) built on ``constants``."""
+    def kernels(X, activation, tr_sigma2_over_d=1.0):
+        c = constants(activation, tr_sigma2_over_d)
+        return el.linear_kernel(X, c, "first"), el.linear_kernel(X, c, "second")
+    return kernels
+
+
+def test_experiments_take_the_callers_linear_kernels():
+    """lemma_sweep and agreement_run build the linear models from ``linear_kernels`` alone (zeta^2 and
+    nu^2 read off K1): the library's kernels passed in give the default results; other constants
+    give other results; a wrong shape is named."""
+    mine = _kernels_of(el.linear_constants)
+    a, b = el.lemma_sweep([8, 12], rng=1), el.lemma_sweep([8, 12], rng=1, linear_kernels=mine)
+    for k in ("rel1", "rel1_id", "rel1_nonu", "frob1", "rel"):
+        np.testing.assert_allclose(b[k], a[k], rtol=1e-10)
+    off = _kernels_of(lambda act, t2: el.LinearConstants(**{**el.linear_constants(act, t2).__dict__, "zeta": 0.4}))
+    assert not np.allclose(el.lemma_sweep([8], rng=1, linear_kernels=off)["rel1_id"], a["rel1_id"][:1])
+    kw = dict(n_per_d=4, n_test=50, t_max=2.0, n_checkpoints=8, rng=2, activation="gelu")
+    for layers in ("first", "both"):
+        r, s = el.agreement_run(8, layers=layers, **kw), el.agreement_run(8, layers=layers, linear_kernels=mine, **kw)
+        for k in ("test_lin", "lin_lin", "loss_lin", "mode_rates"):
+            np.testing.assert_allclose(s[k], r[k], rtol=1e-9, atol=1e-12)
+        assert abs(r["zeta2"] - el.linear_constants("gelu").zeta ** 2) < 1e-12
+    # the features returned are those of the linear model up to a rotation: the same kernel
+    X, S = el.make_data(32 + 50, 8, rng=2)                    # the run's data: n = 4 d, n_test = 50
+    c = el.linear_constants("gelu", np.trace(S @ S) / 8)
+    psi = el.agreement_run(8, layers="first", **kw)["psi_train"]
+    np.testing.assert_allclose(psi @ psi.T, el.linear_kernel(X[:32], c, "first"), atol=1e-12)
+    with pytest.raises(ValueError, match="linear_kernels must return two"):
+        el.lemma_sweep([8], linear_kernels=lambda X, a, t: (np.eye(2), np.eye(2)))
+    with pytest.raises(TypeError, match="linear_kernels must be a function"):
+        el.agreement_run(8, linear_kernels=3)
+
+
+def test_cnn_engines_need_only_the_arccos_kernels_for_relu(monkeypatch):
+    """Without dual_activation (the student edition cuts it) the CNN kernels, constants and sweeps
+    still run for ReLU and leaky ReLU, with the same numbers; a smooth activation is refused by name."""
+    from td_lib.early_linear import cnn_kernel
+
+    X = _cube(12, 8, 0)
+    want = (el.cnn_ntk_infinite(X, 4, "leaky_relu"), el.cnn_walsh_rates("relu", 4, 8),
+            el.cnn_linear_constants("relu", 4), el.cnn_kernel_sweep([8], [2, 4], rng=0))
+    monkeypatch.delattr(cnn_kernel, "dual_activation")
+    np.testing.assert_array_equal(el.cnn_ntk_infinite(X, 4, "leaky_relu"), want[0])
+    assert el.cnn_walsh_rates("relu", 4, 8) == want[1]
+    assert cnn_kernel._cnn_constants("relu", 4) == want[2]
+    np.testing.assert_array_equal(el.cnn_kernel_sweep([8], [2, 4], rng=0)["rel"], want[3]["rel"])
+    with pytest.raises(ValueError, match="activation='gelu'.*relu and leaky_relu only"):
+        el.cnn_walsh_rates("gelu", 4, 8)
+
+
 def test_experiment_helpers_shapes_and_limits():
     lem = el.lemma_sweep([8, 12], activation="relu", rng=1)
     assert list(lem["d"]) == [8, 12] and all(n % 2 == 0 for n in lem["n"])

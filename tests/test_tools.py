@@ -201,3 +201,20 @@ def test_lint_refuses_every_checks_import_even_in_hidden_tests(tmp_path):
             "checks.grading.lf_7_2 in a hidden-test region but") in text, text
     assert all("python -m checks.grading.bake" in m for m in problems), text
     assert len(problems) == 3, text
+
+
+def test_lint_refuses_a_reference_called_while_grading(tmp_path):
+    """A test cell compares with baked numbers: calling an exercise's library counterpart (module
+    attribute or bare name) is flagged, in visible and hidden parts alike; the student's own
+    function of the same name as a registry entry is not."""
+    hidden = '### BEGIN HIDDEN TESTS\nassert _f(5) == 10, "f(5) should be 10: f doubles x"\n'
+    bad = SRC.replace(hidden, hidden + "_r = escape.reduced_escape_times(2, 4, runs=9)\n")
+    bad = bad.replace('_f = own_work(f, "ans")\n', '_f = own_work(f, "ans")\n_c = cross_term(5.0, 10.0, True)\n')
+    p = tmp_path / "ref.py"
+    p.write_text(bad)
+    text = "\n".join(nbtool.lint(p))
+    assert "(test_ans) line 3: calls the reference 'cross_term' while grading" in text, text
+    assert "(test_ans) line 8: calls the reference 'reduced_escape_times' while grading" in text, text
+    own = SRC.replace("def f(x):", "def cross_term(x):").replace('own_work(f, "ans")', 'own_work(cross_term, "ans")')
+    p.write_text(own.replace('passed("f")', 'passed("cross_term")'))
+    assert nbtool.lint(p) == []

@@ -21,7 +21,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 
-from tools import env, nbcore
+from tools import env, nbcore, student_edition
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -264,10 +264,20 @@ def lint_demos(nb, name: str = "notebook") -> list[str]:
 MIN_MESSAGE = 20  # characters of a constant assert message
 
 
+def reference_names() -> set[str]:
+    """Names of the functions that answer an exercise (the registry ``td_lib.own_work.COUNTERPARTS``,
+    last components, general tools left out): what a test cell may not call while grading."""
+    keep = student_edition.general_tools()
+    return {n.split(".")[-1] for names in student_edition.counterparts().values() for n in names if n not in keep}
+
+
 def lint_tests(nb, name: str = "notebook") -> list[str]:
     """Test cells: every assert explains itself, every function a student writes is called
-    through ``td_lib.own_work.own_work`` (library counterparts off, stubs named), and the
-    visible tests end with ``passed(...)`` (the student's confirmation)."""
+    through ``td_lib.own_work.own_work`` (library counterparts off, stubs named), no reference
+    (an exercise's library counterpart) is called (expected values are baked, see
+    ``checks/grading/bake.py``), and the visible tests end with ``passed(...)`` (the student's
+    confirmation)."""
+    references = reference_names()
     answer_names: set[str] = set()
     for c in nb.cells:
         if nbcore.is_answer(c) and c.cell_type == "code":
@@ -300,6 +310,12 @@ def lint_tests(nb, name: str = "notebook") -> list[str]:
                 elif isinstance(msg, ast.Constant) and len(str(msg.value)) < MIN_MESSAGE:
                     problems.append(f"{name} ({gid}) line {node.lineno}: assert message {msg.value!r} is too "
                                     "terse: say what was checked and what is wrong")
+            elif isinstance(node, ast.Call) and (
+                    isinstance(node.func, ast.Attribute) and node.func.attr in references
+                    or isinstance(node.func, ast.Name) and node.func.id in references - answer_names):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                problems.append(f"{name} ({gid}) line {node.lineno}: calls the reference {called!r} while grading; "
+                                "bake the expected values instead (python -m checks.grading.bake)")
             elif (isinstance(node, ast.Name) and node.id in answer_names and isinstance(node.ctx, ast.Load)
                   and id(node) not in wrapped):
                 problems.append(f"{name} ({gid}) line {node.lineno}: uses the student's {node.id!r} directly; "

@@ -43,15 +43,10 @@ NAMES_EXERCISE = re.compile(r"\bExercises?\s+\d|\bex(?:7\d\w*|[A-F])_\w+")
 #: function and shows a baked reference result until it works (``td_lib.own_work.demo_result``);
 #: then its entry goes. Grading kernels cut every exercise of the notebook they grade regardless.
 HANDOUT_KEEPS: dict[str, str] = {
-    "ex71bC_linear_kernels": "7.1b's agreement runs (early_linear.experiments) and 7.2's Hermite demos "
-                             "call linear_constants, cnn_linear_constants and hermite.coefficients",
-    "ex72C_escape_times": "7.2's escape demos call escape.spherical_sgd and single_index_escape_times",
     "exA_j2_erf": "the CNN/LCN ODE integrator (cnn_lcn.integrate) calls j2_entries",
     "exB_lcn_sgd_step": "the CNN/LCN SGD simulations call Networks.step",
-    "exC_matched_init": "lesson 1's Result 3.2 demo calls matched_lcn_init",
     "exD_alpha_spec": "lesson 2's Figure 3 and 7 sweeps call observables.alpha_spec",
     "exE_initial_errors": "the CNN/LCN ODE observables call eg_from_covariance",
-    "exF_noise_floor": "lesson 3's learning-rate demo calls phase.refine_min",
 }
 
 

@@ -79,7 +79,8 @@ Noise floor (``noise``):
     and ``error_covariance_prediction(kind, eta, sigma, S)`` (eq. 34), ``noise_floor_from_M``,
     ``omega_matrix(P=, T=, c=)`` (eq. 130).
 Phase diagram (``phase``):
-    ``phase_diagram(...)`` (Figure 6), ``refine_min(x, y)`` (its parabolic minimum).
+    ``phase_diagram(..., optimal_eta=)`` (Figure 6; ``optimal_eta(etas, errors)`` locates each optimum,
+    default ``refine_min``), ``refine_min(x, y)`` (its parabolic minimum).
 Networks and SGD (``network``, ``sgd``):
     ``sample_inputs(n=, P=, D=, S=, c=, rng=)``, ``Networks`` (teacher + students, forward pass and
     update), ``sgd_step(kind, w_hat, w_teacher, x, eta, sigma, xi, activation)`` (one step on given

@@ -17,6 +17,7 @@ import numpy as np
 from td_lib.cnn_lcn.init import leading_order_init
 from td_lib.cnn_lcn.integrate import integrate
 from td_lib.cnn_lcn.model import KINDS, input_covariance
+from td_lib.own_work import counterpart
 
 __all__ = ["phase_diagram", "refine_min"]
 
@@ -58,9 +59,29 @@ def refine_min(x, y) -> tuple[np.ndarray, np.ndarray]:
     return x[i] + off * h, ymin
 
 
+def _at_optimum(optimal_eta, etas: np.ndarray, le: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(ln eta*, ln eps*)`` for each row of ``le`` (``ln eps_g`` on the grid ``etas``, ``+inf`` for
+    a diverged or cut-off run), with ``eta* = optimal_eta(etas, errors)`` (``errors``: NaN for
+    those runs) and ``ln eps*`` the parabola through the three grid points around the grid
+    minimum evaluated at ``ln eta*`` (the grid minimum where one of them is not finite)."""
+    x = np.log(etas)
+    rows = le.reshape(-1, etas.size)
+    with np.errstate(over="ignore"):
+        errors = np.where(np.isfinite(rows), np.exp(rows), np.nan)
+    xs = np.log(np.array([float(optimal_eta(etas.copy(), e)) for e in errors]))
+    i = np.clip(np.argmin(rows, axis=-1), 1, etas.size - 2)
+    r = np.arange(rows.shape[0])
+    y0, y1, y2 = rows[r, i - 1], rows[r, i], rows[r, i + 1]
+    fin = np.isfinite(y0) & np.isfinite(y1) & np.isfinite(y2)
+    z0, z1, z2 = (np.where(fin, v, 0.0) for v in (y0, y1, y2))
+    t = (xs - x[i]) / (x[1] - x[0])
+    ys = np.where(fin, z1 + t * (z2 - z0) / 2 + t**2 * (z0 - 2 * z1 + z2) / 2, rows.min(axis=-1))
+    return xs.reshape(le.shape[:-1]), ys.reshape(le.shape[:-1])
+
+
 def phase_diagram(*, P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sigma: float = 1.0,
                   cs=None, alpha_F=None, etas=None, dtau: float = 0.1, tau_max: float = 400.0,
-                  steady_tol: float | None = 1e-9, progress: bool | str = False) -> dict:
+                  steady_tol: float | None = 1e-9, optimal_eta=None, progress: bool | str = False) -> dict:
     """Figure 6: CNN vs LCN at their own optimal learning rate for each horizon ``alpha_F``.
 
     For each student and correlation ``c`` the ODEs are integrated from the leading-order
@@ -72,6 +93,11 @@ def phase_diagram(*, P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sig
     ``eta alpha <= tau_max``): larger rates are far from optimal at longer horizons. The
     returned ``clipped`` flags ``(n_c, n_F)`` entries whose optimum touches that cut or the
     grid edge (then enlarge ``tau_max`` or the grid).
+
+    ``optimal_eta(etas, errors) -> eta*`` (optional) locates the optimum instead of the library's
+    :func:`refine_min`: it receives the grid and ``eps_g(alpha_F)`` on it (NaN for a diverged or
+    cut-off run) for each ``(c, alpha_F)``, and ``eps*`` is the parabola through the three grid
+    points around the grid minimum, in ``(ln eta, ln eps_g)``, evaluated at ``ln eta*``.
 
     Returns a dict with ``cs``, ``alpha_F``, ``etas``, ``eps_cnn``, ``eps_lcn`` (``(n_c, n_F)``),
     ``eta_cnn``, ``eta_lcn`` (optimal eta), ``log10_ratio = log10(eps_cnn / eps_lcn)``,
@@ -94,6 +120,12 @@ def phase_diagram(*, P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sig
     cs = np.arange(0, 0.976, 0.025) if cs is None else np.asarray(cs, float)
     alpha_F = np.geomspace(1e-2, 1e4, 25) if alpha_F is None else np.asarray(alpha_F, float)
     etas = np.geomspace(1e-4, 3.0, 41) if etas is None else np.asarray(etas, float)
+    if optimal_eta is None:
+        refine = counterpart("refine_min", globals(), "optimal_eta")
+    elif callable(optimal_eta):
+        refine = None
+    else:
+        raise TypeError(f"optimal_eta must be callable, got {optimal_eta!r}")
     S = input_covariance(P, cs)[:, None]  # (n_c, 1, P, P)
     out = {"cs": cs, "alpha_F": alpha_F, "etas": etas}
     for kind in KINDS:
@@ -105,7 +137,7 @@ def phase_diagram(*, P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sig
             le = np.log(np.moveaxis(tr.eg, 0, -1))  # (n_c, n_eta, n_F)
         le = np.moveaxis(le, 1, -1)  # (n_c, n_F, n_eta)
         le = np.where(np.isfinite(le), le, np.inf)
-        x, y = refine_min(np.log(etas), le)
+        x, y = refine(np.log(etas), le) if refine is not None else _at_optimum(optimal_eta, etas, le)
         i = np.argmin(le, axis=-1)
         nb = np.stack([np.take_along_axis(le, np.clip(i + d, 0, etas.size - 1)[..., None], -1)[
             ..., 0] for d in (-1, 1)])

@@ -24,6 +24,9 @@ Gaussian expectations go through :func:`td_lib.core.gaussian.gaussian_expectatio
 coefficients through :func:`td_lib.hermite.coefficients` (with ``breakpoints=[0.0]``), and
 ``rng``/``progress`` follow :mod:`td_lib.core.runtime`. Every function here is general library
 code; the notebook's exercises ask for the student's own implementation and compare behaviour.
+The experiments on the two-layer network take the caller's NTK (``ntk=``) and linear-model
+kernels (``linear_kernels=``), by default the library's; the CNN's kernels and constants are
+built from its dual activations (the arc-cosine kernels for ReLU and leaky ReLU).
 
 References
 ----------

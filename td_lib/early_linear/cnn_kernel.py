@@ -7,6 +7,11 @@ On hypercube inputs the infinite-width NTK of the CNN (12) is
 close in spectral norm to the linear kernel ``2 zeta^2 x.x'/d`` plus a constant. Everything
 here is numpy (no torch).
 
+The kernels, constants and rates are built from ``Gamma`` and ``Phi`` alone (``Phi(0) = zeta^2``,
+``Gamma(0) = c_0^2``, ``Phi'(0) = c_2^2`` by Mehler's formula): for ReLU and leaky ReLU these are the
+arc-cosine kernels of :func:`td_lib.core.gaussian.arccos_kernel`, for the smooth activations
+:func:`dual_activation`'s quadrature.
+
 References
 ----------
 Hu, Xiao, Adlam & Pennington (2020), §4.1, Prop. 4.1 and App. E.
@@ -20,11 +25,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from td_lib import hermite
 from td_lib.core import validate as V
 from td_lib.core.activations import LEAKY_SLOPE
 from td_lib.core.gaussian import arccos_kernel, gauss_normal_nodes
-from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act, hypercube
+from td_lib.early_linear._shared import LAYERS, act, hypercube
 
 __all__ = ["dual_activation", "local_overlaps", "cnn_ntk_infinite", "CNNLinearConstants",
            "cnn_linear_constants", "cnn_linear_features", "cnn_linear_kernel", "cnn_walsh_rates"]
@@ -36,6 +40,50 @@ _GH_N = 120  # nodes per axis of the 2-d Gauss-Hermite rule of dual_activation
 def _gh_nodes() -> tuple[np.ndarray, np.ndarray]:
     """The nodes and normal weights of dual_activation's rule (computed once)."""
     return gauss_normal_nodes(_GH_N)
+
+
+_PIECEWISE_LINEAR = ("relu", "leaky_relu")  # dual activations in closed form
+
+
+def _correlation(s) -> np.ndarray:
+    """``s`` as a float array of correlations, clipped to [-1, 1] (a ValueError beyond round-off)."""
+    s = np.asarray(s, dtype=float)
+    if np.any(np.abs(s) > 1 + 1e-12):
+        raise ValueError("s must be a correlation in [-1, 1]")
+    return np.clip(s, -1.0, 1.0)
+
+
+def _arccos_duals(activation: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Gamma, Phi)`` of ReLU or leaky ReLU from the arc-cosine kernels."""
+    g_relu, f_relu = arccos_kernel(s, degree=1), arccos_kernel(s, degree=0)
+    if activation == "relu":
+        return g_relu, f_relu
+    sl = LEAKY_SLOPE  # phi = sl z + (1 - sl) relu(z); E[u relu(u')] = s/2
+    return (sl * sl * s + sl * (1 - sl) * s + (1 - sl) ** 2 * g_relu,
+            sl * sl + sl * (1 - sl) + (1 - sl) ** 2 * f_relu)
+
+
+def _duals(activation: str, s) -> tuple[np.ndarray, np.ndarray]:
+    """``(Gamma(s), Phi(s))`` for the kernels below: the arc-cosine kernels for ReLU and leaky ReLU,
+    :func:`dual_activation` for the smooth activations (where this copy of td_lib has it)."""
+    act(activation)
+    s = _correlation(s)
+    if activation in _PIECEWISE_LINEAR:
+        return _arccos_duals(activation, s)
+    dual = globals().get("dual_activation")
+    if dual is None:
+        raise ValueError(f"activation={activation!r}: this copy of td_lib has the CNN kernels of "
+                         f"{' and '.join(_PIECEWISE_LINEAR)} only")
+    return dual(activation, s)
+
+
+def _low_order(activation: str) -> tuple[float, float, float]:
+    """``(c_0^2, c_1^2, c_2^2)`` of ``activation`` from its dual activations: ``Gamma(0)``,
+    ``Phi(0)`` and ``Phi'(0)`` (Mehler: ``Phi(s) = sum_k c_{k+1}^2 s^k / k!``); the derivative by
+    the five-point central difference with step 1e-3 (error ~1e-13)."""
+    h = 1e-3
+    G, F = _duals(activation, np.array([0.0, -2 * h, -h, h, 2 * h]))
+    return float(G[0]), float(F[0]), float((F[1] - 8 * F[2] + 8 * F[3] - F[4]) / (12 * h))
 
 
 def dual_activation(activation: str, s) -> tuple[np.ndarray, np.ndarray]:
@@ -60,17 +108,9 @@ def dual_activation(activation: str, s) -> tuple[np.ndarray, np.ndarray]:
     (array([0.159155, 0.5     ]), array([0.25, 0.5 ]))
     """
     a = act(activation)
-    s = np.asarray(s, dtype=float)
-    if np.any(np.abs(s) > 1 + 1e-12):
-        raise ValueError("s must be a correlation in [-1, 1]")
-    s = np.clip(s, -1.0, 1.0)
-    if activation in ("relu", "leaky_relu"):
-        g_relu, f_relu = arccos_kernel(s, degree=1), arccos_kernel(s, degree=0)
-        if activation == "relu":
-            return g_relu, f_relu
-        sl = LEAKY_SLOPE  # phi = sl z + (1 - sl) relu(z); E[u relu(u')] = s/2
-        return (sl * sl * s + sl * (1 - sl) * s + (1 - sl) ** 2 * g_relu,
-                sl * sl + sl * (1 - sl) + (1 - sl) ** 2 * f_relu)
+    s = _correlation(s)
+    if activation in _PIECEWISE_LINEAR:
+        return _arccos_duals(activation, s)
     x, w = _gh_nodes()
     u = x[:, None]
     wts = w[:, None] * w[None, :]
@@ -135,7 +175,7 @@ def cnn_ntk_infinite(X: np.ndarray, q: int, activation: str = "relu", layers: st
     X2 = X if X2 is None else hypercube("X2", X2)
     q = V.positive_int("q", q)
     s = np.arange(-q, q + 1) / q
-    G, F = dual_activation(activation, s)
+    G, F = _duals(activation, s)
     tab = {"first": s * F, "second": G, "both": s * F + G}[layers]
     n, n2, d = X.shape[0], X2.shape[0], X.shape[1]
     out = np.empty((n, n2))
@@ -187,16 +227,22 @@ def cnn_linear_constants(activation: str, q: int) -> CNNLinearConstants:
     >>> round(c.zeta, 12), round(c.const1 + c.const2, 3)
     (0.5, 0.191)
     """
+    return _cnn_constants(activation, q)
+
+
+def _cnn_constants(activation: str, q: int) -> CNNLinearConstants:
+    """:class:`CNNLinearConstants` from the dual activations: ``zeta = sqrt(Phi(0))`` (``Phi(0) =
+    (E phi')^2``; the features' sign does not change the kernel), the binomial means, and
+    ``Gamma(1) = E phi^2``, ``Phi(1) = E phi'^2`` for the identity parts."""
     q = V.positive_int("q", q)
     j, p = _window_sum_law(q)
     s = j / q
-    G, F = dual_activation(activation, s)
-    c1 = float(p @ (s * F))
-    c2 = float(p @ G)
-    zeta = float(hermite.coefficients(act(activation).f, 1, breakpoints=BREAKPOINTS)[1])
-    e_phi2, e_dphi2 = (float(x[0]) for x in dual_activation(activation, np.array([1.0])))
-    return CNNLinearConstants(zeta=zeta, q=q, const1=c1, const2=c2,
-                              diag1=e_dphi2 - zeta**2 - c1, diag2=e_phi2 - zeta**2 - c2)
+    G, F = _duals(activation, np.concatenate([s, [0.0, 1.0]]))
+    c1 = float(p @ (s * F[:-2]))
+    c2 = float(p @ G[:-2])
+    zeta2, e_phi2, e_dphi2 = float(F[-2]), float(G[-1]), float(F[-1])
+    return CNNLinearConstants(zeta=math.sqrt(zeta2), q=q, const1=c1, const2=c2,
+                              diag1=e_dphi2 - zeta2 - c1, diag2=e_phi2 - zeta2 - c2)
 
 
 def cnn_linear_features(X: np.ndarray, c: CNNLinearConstants, layers: str = "both") -> np.ndarray:
@@ -263,7 +309,7 @@ def cnn_walsh_rates(activation: str, q: int, d: int, layers: str = "both") -> di
     d = V.positive_int("d", d, minimum=q)
     j, p = _window_sum_law(q)
     s = j / q
-    G, F = dual_activation(activation, s)
+    G, F = _duals(activation, s)
     h = {"first": s * F, "second": G, "both": s * F + G}[layers]
     return {"linear": float(q / d * (p @ (h * s))),
             "local": float((q - 1) / d * (p @ (h * (j**2 - q))) / (q * (q - 1)))}

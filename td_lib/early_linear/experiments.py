@@ -19,13 +19,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from td_lib import hermite
 from td_lib.core import validate as V
+from td_lib.core.gaussian import gaussian_expectation
 from td_lib.core.runtime import bar, base_seed
 from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act
 from td_lib.early_linear.cnn import cnn_ntk, cnn_symmetric_init, cnn_teacher_labels, train_cnn
 from td_lib.early_linear.cnn_kernel import (
-    cnn_linear_constants,
+    _cnn_constants,
+    _low_order,
     cnn_linear_features,
     cnn_linear_kernel,
     cnn_ntk_infinite,
@@ -38,15 +39,13 @@ from td_lib.early_linear.fcn import (  # ntk_at_init: lemma_sweep's default (cou
     teacher_labels,
     train_network,
 )
-from td_lib.early_linear.linear import (
-    LinearConstants,
+from td_lib.early_linear.linear import (  # linear_constants, linear_kernel: the default of linear_kernels
     gd_on_features,
-    linear_constants,
-    linear_features,
-    linear_kernel,
+    linear_constants,  # noqa: F401
+    linear_kernel,  # noqa: F401
+    linear_mode_rates,
     spectral_norm,
     time_scale,
-    train_linear_model,
 )
 from td_lib.own_work import counterpart
 
@@ -75,8 +74,53 @@ def _ntk_pair(ntk, X, W, v, activation: str) -> tuple[np.ndarray, np.ndarray]:
     return T1, T2
 
 
+def _kernels_fn(linear_kernels):
+    """The function ``(X, activation, tr_sigma2_over_d) -> (K1, K2)`` of the linear models (5), (9):
+    the caller's ``linear_kernels``, or one built on the library's constants and kernels."""
+    if linear_kernels is not None:
+        if not callable(linear_kernels):
+            raise TypeError("linear_kernels must be a function (X, activation, tr_sigma2_over_d) -> (K1, K2), "
+                            f"got {linear_kernels!r}")
+        return linear_kernels
+    constants = counterpart("linear_constants", globals(), "linear_kernels")
+    kernel = counterpart("linear_kernel", globals(), "linear_kernels")
+
+    def library(X, activation, tr_sigma2_over_d=1.0):
+        c = constants(activation, tr_sigma2_over_d)
+        return kernel(X, c, "first"), kernel(X, c, "second")
+
+    return library
+
+
+def _kernel_pair(kernels, X: np.ndarray, activation: str, t2: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(K1, K2)`` on the rows of ``X`` from ``kernels``, as float arrays of shape (n, n)."""
+    K1, K2 = (np.asarray(k, dtype=float) for k in kernels(np.asarray(X, dtype=float), activation, t2))
+    n = X.shape[0]
+    if K1.shape != (n, n) or K2.shape != (n, n):
+        raise ValueError(f"linear_kernels must return two ({n}, {n}) matrices, got shapes {K1.shape} and {K2.shape}")
+    return K1, K2
+
+
+def _zeta2_nu2(kernels, activation: str, t2: float) -> tuple[float, float]:
+    """``(zeta^2, nu^2)`` read off ``K1 = (zeta^2 x.x' + nu^2) / d`` on the two unit vectors of R^2."""
+    K1, _ = _kernel_pair(kernels, np.eye(2), activation, t2)
+    return float(2 * (K1[0, 0] - K1[0, 1])), float(2 * K1[0, 1])
+
+
+def _kernel_features(K: np.ndarray, K_cross: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Features ``Psi`` with ``Psi Psi^T = K`` (training set, one column per eigenvalue of ``K`` above
+    1e-10 of the largest, largest first) and the test features ``K_cross Q / sqrt(lambda)`` of the
+    rows of ``K_cross`` (test x train): GD from zero on them makes the predictions of GD on any
+    features of kernel ``K``."""
+    lam, Q = np.linalg.eigh(0.5 * (K + K.T))
+    keep = np.flatnonzero(lam > 1e-10 * max(float(lam.max()), 0.0))[::-1]
+    root = np.sqrt(lam[keep])
+    return Q[:, keep] * root, K_cross @ Q[:, keep] / root
+
+
 def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0.25,
-                n_factor: float = 2.0, rng=0, progress: bool | str = False, ntk=None) -> dict:
+                n_factor: float = 2.0, rng=0, progress: bool | str = False, ntk=None,
+                linear_kernels=None) -> dict:
     """Distance between the network's NTK at initialisation and the linear models' kernels.
 
     For each ``d`` in ``ds``: ``n = m = 2 round(n_factor d^{1+alpha} / 2)`` (the paper's
@@ -93,6 +137,9 @@ def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0
     with ``slope_<key>``, the fitted exponent of ``d``. ``ntk(X, W, v, phi, dphi)`` returns
     ``(Theta1, Theta2)`` for numpy ``W`` (m, d), ``v`` (m,) and the activation and its
     derivative (a function the caller wrote); default: :func:`ntk_at_init`.
+    ``linear_kernels(X, activation, tr_sigma2_over_d)`` returns ``(K1, K2)`` on the rows of ``X``
+    (a function the caller wrote); default: the library's. ``zeta^2`` and ``nu^2`` (for
+    ``kappa = E phi'(g)^2 - zeta^2`` and ``nu = 0``) are read off its ``K1`` on two unit vectors.
 
     References
     ----------
@@ -108,6 +155,8 @@ def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0
     alpha = V.in_interval("alpha", alpha, 0.0, 1.0, closed="both")
     n_factor = V.finite("n_factor", n_factor, positive=True)
     seed = base_seed(rng)
+    dphi = act(activation).df
+    e_dphi2 = float(gaussian_expectation(lambda x: dphi(x) ** 2, breakpoints=BREAKPOINTS))
     keys = ("rel1", "rel1_id", "rel1_nonu", "frob1", "rel")
     out: dict[str, list] = {k: [] for k in ("d", "n", *keys)}
     for i, d in enumerate(bar(ds, progress, "NTK vs linear kernel")):
@@ -115,15 +164,17 @@ def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0
         X, S = make_data(n, d, rng=seed + 1000 * i)
         W, v = symmetric_init(d, n, rng=seed + 1000 * i + 1)
         T1, T2 = _ntk_pair(ntk, X, W, v, activation)
-        c = linear_constants(activation, float(np.trace(S @ S)) / d)
-        K1, K2 = linear_kernel(X, c, "first"), linear_kernel(X, c, "second")
+        kernels = _kernels_fn(linear_kernels)
+        t2 = float(np.trace(S @ S)) / d
+        K1, K2 = _kernel_pair(kernels, X, activation, t2)
+        zeta2, nu2 = _zeta2_nu2(kernels, activation, t2)
+        kappa = e_dphi2 - zeta2
         nK1 = spectral_norm(K1)
-        c0 = LinearConstants(**{**c.__dict__, "nu": 0.0})
         out["d"].append(d)
         out["n"].append(n)
         out["rel1"].append(spectral_norm(T1 - K1) / nK1)
-        out["rel1_id"].append(spectral_norm(T1 - K1 - c.diag1 * np.eye(n)) / nK1)
-        out["rel1_nonu"].append(spectral_norm(T1 - linear_kernel(X, c0, "first")) / nK1)
+        out["rel1_id"].append(spectral_norm(T1 - K1 - kappa * np.eye(n)) / nK1)
+        out["rel1_nonu"].append(spectral_norm(T1 - (K1 - nu2 / d)) / nK1)
         out["frob1"].append(float(np.linalg.norm(T1 - K1)) / nK1)
         out["rel"].append(spectral_norm(T1 + T2 - K1 - K2) / spectral_norm(K1 + K2))
     res = {k: np.asarray(v) for k, v in out.items()}
@@ -145,14 +196,16 @@ def _log_checkpoints(T: float, t_max: float, n_checkpoints: int) -> tuple[int, n
 def agreement_run(d: int, *, activation: str = "relu", layers: str = "first",
                   eta: float | None = None, n_per_d: int = 12, n_test: int = 400,
                   t_max: float = 16.0, n_checkpoints: int = 30, rng=0,
-                  reach_rtol: float = 1e-3, progress: bool | str = False) -> dict:
+                  reach_rtol: float = 1e-3, progress: bool | str = False, linear_kernels=None) -> dict:
     """Train network (1) and the matching linear model on the same data; compare predictions.
 
     ``n = m = n_per_d * d``; labels ``y = y_lin + y_quad`` from ``teacher_labels`` (a linear
     and a quadratic part of unit variance each). ``eta`` defaults to ``d/8`` for
     ``layers="first"`` (the paper needs ``eta1 << d``) and to 1 otherwise. Checkpoints are
     log-spaced up to ``t_max * T`` with ``T = d log d / eta``. ``progress`` shows a bar over
-    the network's GD steps.
+    the network's GD steps. The linear model is GD from zero on features of its kernel ``K1``,
+    ``K2`` or ``K1 + K2``: ``linear_kernels(X, activation, tr_sigma2_over_d)`` returns ``(K1, K2)``
+    (a function the caller wrote; default: the library's).
 
     Returns
     -------
@@ -163,8 +216,11 @@ def agreement_run(d: int, *, activation: str = "relu", layers: str = "first",
     of the predictions with ``y_lin`` and ``y_quad`` on the test set
     (``E[f y_part] / E[y_part^2]``), ``lin_reach_T``: the first time (in units of ``T``, over
     every integer step up to ``t_max T``) at which the linear model's test loss is within
-    ``reach_rtol`` (relative) of ``test_best_lin`` (:func:`first_time_within`), and
-    ``psi_train``, the linear model's features.
+    ``reach_rtol`` (relative) of ``test_best_lin`` (:func:`first_time_within`),
+    ``psi_train``, the linear model's features on the training set (``Psi Psi^T = K``: the
+    features (5), (9) or (11) up to a rotation), ``mode_rates``, the per-step rates ``eta mu_k``
+    of its GD modes (:func:`linear_mode_rates`, largest first), and ``zeta2``, ``zeta^2`` read
+    off ``K1``.
 
     References
     ----------
@@ -185,18 +241,22 @@ def agreement_run(d: int, *, activation: str = "relu", layers: str = "first",
     y_quad = teacher_labels(X, S, linear=0.0, quadratic=1.0, rng=seed + 1)
     y = y_lin + y_quad
     Xtr, Xte, ytr, yte = X[:n], X[n:], y[:n], y[n:]
-    c = linear_constants(activation, float(np.trace(S @ S)) / d)
+    kernels = _kernels_fn(linear_kernels)
+    t2 = float(np.trace(S @ S)) / d
+    K1, K2 = _kernel_pair(kernels, X, activation, t2)
+    K = {"first": K1, "second": K2, "both": K1 + K2}[layers]
+    psi, psi_te = _kernel_features(K[:n, :n], K[n:, :n])
+    zeta2 = _zeta2_nu2(kernels, activation, t2)[0]
     import torch
 
     W, v = symmetric_init(d, n, rng=seed + 2, dtype=torch.float32)
     net = train_network(Xtr, ytr, W, v, activation=activation, eta=eta, layers=layers,
                         checkpoints=ts, X_test=Xte, progress=progress)
-    lin = train_linear_model(Xtr, ytr, c, layers=layers, eta=eta, checkpoints=ts, X_test=Xte)
-    psi, psi_te = linear_features(Xtr, c, layers), linear_features(Xte, c, layers)
+    lin = gd_on_features(psi, ytr, eta=eta, checkpoints=ts, psi_test=psi_te)
     best, reach = _best_linear_reach(psi, psi_te, ytr, yte, eta, t_end, reach_rtol)
     return {
         "d": d, "n": n, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
-        "lin_reach_T": reach / T, "psi_train": psi,
+        "lin_reach_T": reach / T, "psi_train": psi, "mode_rates": linear_mode_rates(psi, eta), "zeta2": zeta2,
         **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_quad[n:], best),
     }
 
@@ -267,7 +327,7 @@ def cnn_kernel_sweep(ds: Sequence[int], qs: Sequence[int], *, activation: str = 
     ``L = 2 zeta^2 X X^T / d`` (the scaled data kernel, norm ``Theta(n/d)``):
 
     * ``rel``: ``||Theta* - L - (const1 + const2) 1 1^T - kappa I|| / ||L||`` with the exact
-      constants (:func:`cnn_linear_constants`) and ``kappa = diag1 + diag2``;
+      constants (those of :class:`CNNLinearConstants`) and ``kappa = diag1 + diag2``;
     * ``rel_lead``: the same with the leading-order constant ``c_0^2 + 3 c_2^2 / (2q)``;
     * ``rel_noid``: the same as ``rel`` without the identity part ``kappa I``.
 
@@ -288,7 +348,7 @@ def cnn_kernel_sweep(ds: Sequence[int], qs: Sequence[int], *, activation: str = 
     alpha = V.in_interval("alpha", alpha, 0.0, 1.0, closed="both")
     n_factor = V.finite("n_factor", n_factor, positive=True)
     seed = base_seed(rng)
-    h = hermite.coefficients(act(activation).f, 2, breakpoints=BREAKPOINTS)
+    c0_2, zeta2, c2_2 = _low_order(activation)   # c_0^2, c_1^2 = zeta^2, c_2^2
     keys = ("rel", "rel_lead", "rel_noid")
     res = {k: np.full((len(ds), len(qs)), np.nan) for k in keys}
     ns = []
@@ -297,16 +357,15 @@ def cnn_kernel_sweep(ds: Sequence[int], qs: Sequence[int], *, activation: str = 
         ns.append(n)
         X, _ = make_data(n, d, spectrum="flat", entries="rademacher", rotate=False,
                          rng=seed + 1000 * i)
-        zeta = float(h[1])
-        L = 2 * zeta**2 * X @ X.T / d
+        L = 2 * zeta2 * X @ X.T / d
         nL = spectral_norm(L)
         for j, q in enumerate(qs):
             if q > d:
                 continue
-            c = cnn_linear_constants(activation, q)
+            c = _cnn_constants(activation, q)
             Th = cnn_ntk_infinite(X, q, activation, "both")
             kap = (c.diag1 + c.diag2) * np.eye(n)
-            lead = h[0] ** 2 + 1.5 * h[2] ** 2 / q
+            lead = c0_2 + 1.5 * c2_2 / q
             res["rel"][i, j] = spectral_norm(Th - L - (c.const1 + c.const2) - kap) / nL
             res["rel_lead"][i, j] = spectral_norm(Th - L - lead - kap) / nL
             res["rel_noid"][i, j] = spectral_norm(Th - L - (c.const1 + c.const2)) / nL
@@ -357,7 +416,7 @@ def cnn_agreement_run(d: int, q: int, *, activation: str = "relu", layers: str =
     y_loc = cnn_teacher_labels(X, linear=0.0, local=1.0, rng=seed + 1)
     y = y_lin + y_loc
     Xtr, Xte, ytr, yte = X[:n], X[n:], y[:n], y[n:]
-    c = cnn_linear_constants(activation, q)
+    c = _cnn_constants(activation, q)
     W, Vr = cnn_symmetric_init(d=d, q=q, m=m, rng=seed + 2, dtype=torch.float64)
     L = 2 * c.zeta**2 * Xtr @ Xtr.T / d
     K = cnn_linear_kernel(Xtr, c, layers)

@@ -221,7 +221,6 @@ def j2_erf(C):
 # %% nbgrader={"grade": true, "grade_id": "test_exA_j2_erf", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Visible tests: closed form at simple points, batching, and Price's theorem dI2/dc12 = J2.
 import numpy as np
-from td_lib import cnn_lcn as cl
 from td_lib.own_work import own_work, passed
 
 _j2 = own_work(j2_erf, "exA_j2_erf")
@@ -256,10 +255,56 @@ for _k, _C in enumerate(_Cs.reshape(-1, 2, 2)[:6]):
         "each batch entry must be computed from its own matrix.")
 passed("j2_erf")
 ### BEGIN HIDDEN TESTS
-# Against the engine's J2 on many random covariances (an exact identity, computed outside the graded call).
+# Eq. 45 at 200 random covariances (drawn below) and at four singular or badly scaled ones.
+# BEGIN BAKED j2_erf_hidden (python -m checks.grading.bake; do not edit by hand)
+_ref = [0.2865829486905769, 0.15091657001303846, 0.27806774323400346, 0.25011276239347374, 0.0981129328031909,
+        0.1130944665908494, 0.11139359697651281, 0.18410546861506993, 0.08357303773250858, 0.20266358876131965,
+        0.23707045117434491, 0.08463665995208146, 0.10630559654024634, 0.2915227229732523, 0.12414924771999188,
+        0.22154399292015736, 0.16565075723141562, 0.04655991602955328, 0.19427122417514944,
+        0.15399535424297947, 0.36389331770535077, 0.240669881844082, 0.14216816224826712, 0.22729385967713353,
+        0.04487517180261363, 0.11727543628230806, 0.2288773403363016, 0.3037041739896608, 0.11850623919581761,
+        0.1401007391447755, 0.14439744076816005, 0.11990824897279742, 0.118063129063467, 0.06490516572760481,
+        0.27837425930030446, 0.13428889387576246, 0.0809168359510332, 0.21721794842488207, 0.33337162824725625,
+        0.06193129052413933, 0.1004242579914374, 0.09709086057989277, 0.31274864039131006, 0.15425234487878,
+        0.20464786756670494, 0.22438386629858778, 0.21521826114636955, 0.15502138174521854, 0.1441883751079128,
+        0.0806714689100701, 0.08921191968087046, 0.07335985559332904, 0.1506130968127653, 0.11000701819913254,
+        0.15916003269871878, 0.08088924435179068, 0.1968671010759671, 0.1264445409940383, 0.09135435726146911,
+        0.10172932655464277, 0.3136710488924186, 0.11064692263184418, 0.02507692599509888, 0.1004427750742921,
+        0.2534908781311502, 0.2242374615376218, 0.13255663276135585, 0.0822836249434639, 0.0674769781935048,
+        0.10679250647558602, 0.23136910034553299, 0.07644578320742691, 0.07849971863453398,
+        0.16993664512388942, 0.49674130997402055, 0.129634350607299, 0.12575387814653477, 0.18580353874047117,
+        0.42867432449850323, 0.08294399502705449, 0.1392230167034218, 0.18176293900609605, 0.1374775214862831,
+        0.08540619613865857, 0.049995935904148824, 0.10276875049572931, 0.11767722475000746,
+        0.10221936836359084, 0.4179584573325777, 0.5064227290215111, 0.1059990284130399, 0.04583356594083247,
+        0.09275850483212848, 0.12021239559259048, 0.1333753379644997, 0.17260475546062967, 0.08136219281989569,
+        0.31792908099312, 0.09010211249256027, 0.08292806927279109, 0.2214012133246676, 0.12059149438294552,
+        0.05134388513152126, 0.08464219281012181, 0.07698978308667294, 0.14093147551365595, 0.114388760180504,
+        0.28531132395350145, 0.12974618683582967, 0.09748536726898935, 0.11179814833227729, 0.1749530419187941,
+        0.22065182407782535, 0.26027353753635984, 0.07877708238390771, 0.06948612867192716,
+        0.057976299073967924, 0.11345595927720117, 0.20045078912930245, 0.03901991811947733,
+        0.5461444413081935, 0.04150884567758499, 0.130126591634099, 0.033529002991901716, 0.14032470643706715,
+        0.07221812124613414, 0.07131505380230632, 0.4874083918687694, 0.09348439086560721, 0.14923060905808622,
+        0.16646109067092493, 0.3668274687825436, 0.21676861138827147, 0.21630783466803433, 0.05460744019937354,
+        0.4560881438691455, 0.2417074042777323, 0.21775722064866312, 0.15082968189304913, 0.35707747341155355,
+        0.26999974694209433, 0.10788137004972867, 0.09359638850928931, 0.08337166611336169,
+        0.09715052797312414, 0.051902303255458325, 0.1259210392480747, 0.19390101649539013,
+        0.17723595054919628, 0.22696556973945478, 0.15403416098898004, 0.09775161307363876,
+        0.11511523991120982, 0.07124532489619755, 0.13859464211530909, 0.14381198725753175,
+        0.10409233324098166, 0.21042372146389315, 0.09381169290010453, 0.13732376397130597,
+        0.08392123069069603, 0.15501523575450332, 0.13929628938938016, 0.19294922955553495,
+        0.27911697360295673, 0.1308870844169761, 0.10148438940124936, 0.1678286433657006, 0.06765625723156941,
+        0.27520560546606565, 0.20648579219572577, 0.11129460915401965, 0.1875124577028548, 0.03373571228114017,
+        0.06687761233710576, 0.19802825590664172, 0.0628410839328854, 0.07549112522630068, 0.2825039624978714,
+        0.12331043432651928, 0.0775588248396113, 0.06400080140009089, 0.12858781985163853, 0.11294768252426053,
+        0.4659486662109277, 0.11348633930485566, 0.07779062354156993, 0.1881499805747434, 0.42677057251503187,
+        0.09959911587370612, 0.20625441500942704, 0.25800914871837893, 0.13374533826500273,
+        0.06418620296425101, 0.07158000089856885, 0.23664076815585244, 0.10451663868189819,
+        0.10807159424585883, 0.1134899927049385, 0.05367246170534409]
+_ref_special = [0.3675525969478614, 0.2847050173668708, 0.2921011845484373, 0.0006366191357484456]
+# END BAKED j2_erf_hidden
+_ref = np.asarray(_ref)
 _A = np.random.default_rng(7).standard_normal((200, 2, 2)) * 2
 _Cs = _A @ np.swapaxes(_A, -1, -2)
-_ref = cl.J2(_Cs)
 _got = np.asarray(_j2(_Cs), dtype=float)
 assert _got.shape == _ref.shape, f"batch of shape (200, 2, 2): expected an output of shape (200,), got {_got.shape}"
 _k = int(np.argmax(np.abs(_got / _ref - 1)))
@@ -267,9 +312,8 @@ assert np.allclose(_got, _ref, rtol=1e-12, atol=0), (
     f"200 random covariances: at C = {_Cs[_k].round(4).tolist()} eq. 45 gives {_ref[_k]:.12f}, "
     f"your j2_erf gives {_got[_k]:.12f}.")
 # Singular, unequal-variance and large covariances (eq. 45 is finite there).
-for _C in (np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([[4.0, 0.0], [0.0, 0.0]]),
-           np.array([[3.0, -1.5], [-1.5, 0.75]]), np.array([[1e6, 0.0], [0.0, 1e-6]])):
-    _ref_v = float(cl.J2(_C))
+for _C, _ref_v in zip((np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([[4.0, 0.0], [0.0, 0.0]]),
+                       np.array([[3.0, -1.5], [-1.5, 0.75]]), np.array([[1e6, 0.0], [0.0, 1e-6]])), _ref_special):
     _got_v = float(np.asarray(_j2(_C), dtype=float))
     assert np.isfinite(_got_v) and abs(_got_v / _ref_v - 1) < 1e-12, (
         f"C = {_C.tolist()} (singular or badly scaled, still a valid covariance): eq. 45 gives "
@@ -665,19 +709,37 @@ for (_P, _ks, _kt, _eta, _seed) in [(5, 2, 1, 0.5, 1), (3, 3, 3, 1.5, 2), (6, 4,
 
 # %% tags=["demo"]
 # Result 3.2 at Figure 2's parameters, from an LCN that starts with the CNN's kernel at every
-# position (a matched state, eq. 21), and what the same start gives at c = 0.5.
+# position (a matched state, eq. 21, R from your matched_lcn_init), and what the same start gives at c = 0.5.
+from td_lib.own_work import demo_result
+
 R0c, Q0c = fig2[0.0, "cnn"][0].R0[0], fig2[0.0, "cnn"][0].Q0[0]
-matched_demo = student_or(matched_lcn_init, cl.matched_lcn_init, lambda f: f(np.zeros((3, 2)), np.eye(3) / 3, 4),
-                          "Exercise C's matched_lcn_init")
-Rl, _ = matched_demo(R0c, Q0c, 4)
-Ql = np.broadcast_to(Q0c, (4, 4, 3, 3)).copy()  # shared weights at every position: satisfies eq. 21
 al = np.linspace(0, pick(4.0, 1.0), 21)
+
+
+def result32_demo():
+    """Per c: the largest gap between eps_CNN(alpha) and eps_LCN(4 alpha), and both errors at alpha = 0."""
+    Rl, _ = matched_lcn_init(R0c, Q0c, 4)
+    Ql = np.broadcast_to(Q0c, (4, 4, 3, 3)).copy()  # shared weights at every position: satisfies eq. 21
+    out = {}
+    for c in (0.0, 0.5):
+        Sc = cl.input_covariance(4, c)
+        e_cnn = cl.integrate("cnn", R0c, Q0c, al, Sc, eta=1.0, dt=0.05).eg
+        e_lcn = cl.integrate("lcn", np.asarray(Rl, dtype=float), Ql, 4 * al, Sc, eta=1.0, dt=4 * 0.05).eg
+        out[c] = {"gap": float(np.abs(e_cnn - e_lcn).max()), "eps0": (float(e_cnn[0]), float(e_lcn[0]))}
+    return out
+
+
+# The same computation with the course's matched_lcn_init, for the full and the quick run
+# BEGIN BAKED matched_init_demo (python -m checks.grading.bake; do not edit by hand)
+_ref32 = {'full': {0.0: {'gap': 4.996003610813204e-16, 'eps0': (2.558809188889298, 2.558809188889298)},
+                   0.5: {'gap': 4.616862289671436, 'eps0': (6.288096487084501, 6.288096487084502)}},
+          'quick': {0.0: {'gap': 4.440892098500626e-16, 'eps0': (2.6190358625870114, 2.6190358625870114)},
+                    0.5: {'gap': 4.544691116180292, 'eps0': (6.416000106795391, 6.416000106795391)}}}
+# END BAKED matched_init_demo
+res32 = demo_result(result32_demo, pick(_ref32["full"], _ref32["quick"]), "Exercise C's matched_lcn_init")
 for c in (0.0, 0.5):
-    Sc = cl.input_covariance(4, c)
-    e_cnn = cl.integrate("cnn", R0c, Q0c, al, Sc, eta=1.0, dt=0.05).eg
-    e_lcn = cl.integrate("lcn", Rl, Ql, 4 * al, Sc, eta=1.0, dt=4 * 0.05).eg
-    print(f"c = {c}: matched start, max |eps_CNN(alpha) - eps_LCN(4 alpha)| = {np.abs(e_cnn - e_lcn).max():.2e}"
-          f"  (eps at alpha = 0: CNN {e_cnn[0]:.3f}, LCN {e_lcn[0]:.3f})")
+    print(f"c = {c}: matched start, max |eps_CNN(alpha) - eps_LCN(4 alpha)| = {res32[c]['gap']:.2e}"
+          f"  (eps at alpha = 0: CNN {res32[c]['eps0'][0]:.3f}, LCN {res32[c]['eps0'][1]:.3f})")
 
 # %% [markdown]
 # At $c=0$ the two curves agree to the integrator's rounding error. At $c=0.5$ the same

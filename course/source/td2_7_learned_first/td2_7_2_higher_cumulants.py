@@ -79,9 +79,10 @@ import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips
 # $\int_0^\infty z\,He_k(z)\varphi(z)\,dz$ by parts using $He_k\varphi=(-1)^k\varphi^{(k)}$,
 # which gives $\sigma_k = He_{k-2}(0)/\sqrt{2\pi}$ for $k\ge2$).
 #
-# `td_lib.hermite` computes these coefficients for any activation by quadrature with a
-# convergence check (Gauss–Hermite by default; split at the kink for ReLU, where plain
-# Gauss–Hermite converges only like $1/n$).
+# The course computes these coefficients for any activation by quadrature with a convergence
+# check (Gauss–Hermite, split at the kink for ReLU, where plain Gauss–Hermite converges only
+# like $1/n$). Computing the first few yourself is part of Exercise 7.1b.C, so the values below
+# are shipped with the notebook as numbers.
 
 # %% tags=["demo"]
 z = np.linspace(-3, 3, 7)
@@ -90,11 +91,18 @@ gram = gaussian.gaussian_expectation(lambda x: (V6(x)[:, :, None] * V6(x)[:, Non
 print("E[He_j He_k] / k! - delta_jk, max |.|:",
       np.abs(gram / [math.factorial(k) for k in range(6)] - np.eye(6)).max())
 
+# BEGIN BAKED hermite_demo (python -m checks.grading.bake; do not edit by hand)
+_s_relu = [0.3989422804014302, 0.4999999999999964, 0.3989422804014294, 8.617794996984221e-16,
+           -0.39894228040142665, -5.982352831462748e-17, 1.196826841204274, -1.557387853458347e-14,
+           -5.984134206021377, 1.2248764768644214e-13, 41.88893944214977]
+_s_tanh = [-5.634463165135606e-18, 0.6057055096021584, -2.656295322589486e-18, -0.36359537628097455,
+           -4.90059381963448e-17, 0.6851737935089227, -6.288372600415926e-17, -2.2324033118271362,
+           -2.703550761321211e-16, 10.493683406004521, -6.106226635438361e-16]
+# END BAKED hermite_demo
 relu = lambda x: np.maximum(x, 0.0)
-s_relu = hermite.coefficients(relu, 10, breakpoints=[0.0])
+s_relu, s_tanh = np.array(_s_relu), np.array(_s_tanh)  # sigma_0..sigma_10, by quadrature
 print("ReLU sigma_k, k = 0..6:", np.round(s_relu[:7], 6))
 print("sqrt(2 pi) * (sigma_2, sigma_4):", np.round(math.sqrt(2 * math.pi) * s_relu[[2, 4]], 12))
-s_tanh = hermite.coefficients(np.tanh, 10)
 print("tanh sigma_k, k = 0..5:", np.round(s_tanh[:6], 6), "(odd function: even k vanish)")
 
 zz = np.linspace(-3, 3, 301)
@@ -239,33 +247,158 @@ for name, f in examples.items():
 # With a finite data set reused over many epochs the counting changes (Székely, Bardone,
 # Gerace & Goldt, NeurIPS 2024: about $d^{\,2}$ samples suffice for trained two-layer networks).
 #
-# The same simulator as in 7.2.C (`td_lib.escape.spherical_sgd`) runs one ReLU neuron on the
-# mixed cumulant model ($\beta_m=0$) and follows both overlaps; a few runs per setting, started
-# with $\alpha_u,\alpha_v$ of the same sign:
+# Online spherical SGD (the algorithm you write in 7.2.C, here with the course's simulator) ran
+# one ReLU neuron on the mixed cumulant model ($\beta_m=0$, $d=32$, step $\delta/d$ with
+# $\delta=1/\ln d$) and recorded both overlaps; 8 runs per setting, started with
+# $\alpha_u,\alpha_v$ of the same sign. The demo comes before the exercise, so its overlaps are
+# shipped with the notebook as numbers (at 40 times, 2 digits) and plotted here:
 
 # %% tags=["demo"]
-d_sn = 32
-sp = mcm.orthonormal_spikes(d_sn).numpy()
-t_sn = pick(8000, 1000)
-runs_sn = pick(8, 4)
+# BEGIN BAKED mcm_overlaps_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_overlaps = {'independent': {'alpha_u': [[0.32, 0.17, 0.03, 0.26, 0.035, 0.061, 0.15, 0.22],
+                                             [0.44, 0.23, 0.074, 0.32, 0.012, 0.31, 0.31, 0.26],
+                                             [0.57, 0.4, 0.17, 0.47, -0.091, 0.41, 0.45, 0.4],
+                                             [0.69, 0.51, 0.22, 0.49, -0.13, 0.48, 0.49, 0.54],
+                                             [0.82, 0.57, 0.24, 0.62, -0.3, 0.53, 0.51, 0.64],
+                                             [0.85, 0.64, 0.32, 0.74, -0.32, 0.62, 0.64, 0.79],
+                                             [0.86, 0.69, 0.45, 0.71, -0.44, 0.64, 0.66, 0.83],
+                                             [0.87, 0.7, 0.53, 0.73, -0.56, 0.72, 0.75, 0.86],
+                                             [0.88, 0.76, 0.56, 0.68, -0.65, 0.75, 0.75, 0.86],
+                                             [0.88, 0.79, 0.71, 0.78, -0.71, 0.84, 0.74, 0.89],
+                                             [0.9, 0.87, 0.75, 0.79, -0.79, 0.8, 0.73, 0.89],
+                                             [0.92, 0.87, 0.81, 0.81, -0.83, 0.81, 0.81, 0.9],
+                                             [0.91, 0.86, 0.83, 0.86, -0.86, 0.83, 0.84, 0.93],
+                                             [0.93, 0.89, 0.85, 0.91, -0.93, 0.83, 0.91, 0.9],
+                                             [0.9, 0.88, 0.88, 0.94, -0.92, 0.84, 0.92, 0.91],
+                                             [0.91, 0.9, 0.9, 0.89, -0.93, 0.86, 0.94, 0.94],
+                                             [0.93, 0.9, 0.92, 0.92, -0.93, 0.84, 0.91, 0.94],
+                                             [0.91, 0.92, 0.91, 0.91, -0.93, 0.91, 0.94, 0.89],
+                                             [0.93, 0.91, 0.91, 0.89, -0.93, 0.95, 0.96, 0.93],
+                                             [0.95, 0.89, 0.95, 0.96, -0.93, 0.91, 0.96, 0.92],
+                                             [0.94, 0.86, 0.93, 0.92, -0.95, 0.94, 0.92, 0.92],
+                                             [0.96, 0.8, 0.94, 0.89, -0.94, 0.92, 0.89, 0.89],
+                                             [0.93, 0.89, 0.92, 0.91, -0.93, 0.95, 0.9, 0.91],
+                                             [0.91, 0.95, 0.94, 0.9, -0.94, 0.92, 0.9, 0.92],
+                                             [0.87, 0.92, 0.95, 0.83, -0.91, 0.9, 0.91, 0.94],
+                                             [0.9, 0.95, 0.92, 0.91, -0.93, 0.91, 0.92, 0.87],
+                                             [0.92, 0.9, 0.94, 0.9, -0.89, 0.95, 0.93, 0.9],
+                                             [0.96, 0.9, 0.92, 0.9, -0.92, 0.92, 0.93, 0.93],
+                                             [0.88, 0.91, 0.93, 0.91, -0.94, 0.88, 0.92, 0.94],
+                                             [0.9, 0.91, 0.91, 0.93, -0.87, 0.92, 0.93, 0.91],
+                                             [0.9, 0.87, 0.93, 0.89, -0.88, 0.93, 0.87, 0.93],
+                                             [0.91, 0.92, 0.94, 0.89, -0.88, 0.91, 0.91, 0.85],
+                                             [0.92, 0.92, 0.9, 0.95, -0.91, 0.91, 0.9, 0.91]],
+                                 'alpha_v': [[0.017, 0.096, 0.23, 0.15, 0.18, 0.12, 0.13, 0.18],
+                                             [0.021, 0.12, 0.25, 0.14, 0.16, 0.1, 0.18, 0.22],
+                                             [0.041, 0.096, 0.22, 0.13, 0.15, 0.041, 0.19, 0.19],
+                                             [-0.016, 0.094, 0.21, 0.12, 0.13, 0.076, 0.15, 0.16],
+                                             [0.02, 0.15, 0.25, 0.064, 0.033, 0.12, 0.13, 0.15],
+                                             [-0.013, 0.13, 0.23, 0.094, -0.013, 0.056, 0.12, 0.073],
+                                             [-0.027, 0.077, 0.2, 0.015, -0.1, 0.041, 0.15, 0.067],
+                                             [-0.062, 0.083, 0.21, 0.021, -0.053, 0.039, 0.14, 0.098],
+                                             [-0.051, 0.13, 0.27, -0.035, -0.036, 0.061, 0.19, 0.15],
+                                             [-0.13, 0.18, 0.25, -0.085, -0.06, 0.066, 0.18, 0.087],
+                                             [-0.13, 0.099, 0.26, -0.09, -0.11, 0.072, 0.15, 0.12],
+                                             [-0.082, 0.068, 0.26, -0.12, -0.093, -0.014, 0.18, 0.21],
+                                             [-0.15, 0.12, 0.23, -0.087, -0.084, 0.0017, 0.13, 0.14],
+                                             [-0.079, 0.067, 0.28, -0.038, -0.034, -0.044, 0.087, 0.14],
+                                             [-0.066, 0.066, 0.23, -0.052, 0.017, -0.11, 0.056, 0.15],
+                                             [-0.098, 0.066, 0.017, 0.065, 0.0057, -0.078, -0.082, 0.12],
+                                             [-0.03, -0.0045, -0.075, 0.13, -0.035, -0.057, 0.039, 0.0012],
+                                             [-0.053, 0.085, 0.0013, 0.085, -0.011, 0.041, -0.012, 0.018],
+                                             [-0.045, 0.038, 0.057, 0.11, 0.02, -0.053, -0.064, -0.012],
+                                             [-0.02, 0.12, -0.03, 0.042, 0.0059, -0.084, -0.06, 0.073],
+                                             [0.011, 0.0095, -0.011, 0.091, -0.057, -0.11, -0.0099, 0.062],
+                                             [0.012, 0.011, 0.073, -0.015, -0.0023, 0.021, -0.044, -0.0046],
+                                             [0.15, 0.02, -0.12, -0.059, 0.051, -0.0023, 0.0053, 0.14],
+                                             [0.02, 0.0074, 0.004, -0.0013, 0.074, -0.045, 0.19, 0.15],
+                                             [-0.021, -0.027, 0.14, -0.014, -0.14, -0.092, 0.02, -0.013],
+                                             [0.23, -0.0024, 0.064, -0.04, -0.067, -0.13, -0.029, -0.13],
+                                             [0.041, -0.068, 0.012, -0.031, 0.022, -0.043, 0.14, 0.026],
+                                             [0.072, 0.094, 0.017, -0.07, 0.08, 0.0057, 0.032, 0.015],
+                                             [-0.059, -0.11, 0.036, 0.05, -0.063, -0.023, 0.16, -0.028],
+                                             [0.11, 0.011, -0.0017, -0.012, 0.022, 0.034, -0.027, -0.023],
+                                             [0.016, 0.17, -0.058, 0.063, 0.085, 0.039, -0.099, 0.011],
+                                             [-0.08, 0.085, 0.095, -0.11, -0.058, 0.027, -0.047, 0.046],
+                                             [-0.1, 0.016, -0.027, -0.059, 0.12, -0.027, 0.045, -0.11]]},
+                 't': [0, 40, 80, 120, 160, 200, 240, 280, 320, 360, 400, 480, 520, 600, 680, 800, 920, 1040,
+                       1200, 1360, 1560, 1800, 2040, 2360, 2680, 3080, 3560, 4040, 4640, 5320, 6080, 7000,
+                       8000],
+                 'correlated': {'alpha_u': [[0.32, 0.17, 0.03, 0.26, 0.035, 0.061, 0.15, 0.22],
+                                            [0.3, 0.2, 0.17, 0.4, 0.19, 0.22, 0.25, 0.27],
+                                            [0.43, 0.2, 0.24, 0.49, 0.3, 0.24, 0.39, 0.2],
+                                            [0.54, 0.22, 0.25, 0.65, 0.45, 0.31, 0.61, 0.33],
+                                            [0.63, 0.38, 0.38, 0.73, 0.51, 0.32, 0.69, 0.39],
+                                            [0.67, 0.44, 0.44, 0.81, 0.56, 0.46, 0.73, 0.53],
+                                            [0.66, 0.57, 0.59, 0.79, 0.62, 0.54, 0.75, 0.62],
+                                            [0.72, 0.64, 0.63, 0.82, 0.63, 0.62, 0.8, 0.7],
+                                            [0.69, 0.67, 0.64, 0.84, 0.7, 0.71, 0.79, 0.76],
+                                            [0.73, 0.7, 0.63, 0.84, 0.73, 0.74, 0.82, 0.79],
+                                            [0.79, 0.7, 0.7, 0.84, 0.78, 0.76, 0.83, 0.87],
+                                            [0.83, 0.77, 0.81, 0.8, 0.81, 0.82, 0.84, 0.86],
+                                            [0.84, 0.83, 0.85, 0.85, 0.82, 0.86, 0.83, 0.85],
+                                            [0.86, 0.87, 0.86, 0.81, 0.86, 0.9, 0.83, 0.86],
+                                            [0.87, 0.88, 0.83, 0.87, 0.79, 0.89, 0.86, 0.86],
+                                            [0.86, 0.87, 0.82, 0.87, 0.85, 0.88, 0.85, 0.87],
+                                            [0.89, 0.87, 0.85, 0.83, 0.87, 0.85, 0.88, 0.86],
+                                            [0.83, 0.79, 0.85, 0.79, 0.88, 0.79, 0.87, 0.84],
+                                            [0.86, 0.82, 0.84, 0.89, 0.89, 0.85, 0.88, 0.8],
+                                            [0.84, 0.85, 0.81, 0.84, 0.9, 0.85, 0.91, 0.77],
+                                            [0.89, 0.84, 0.84, 0.87, 0.9, 0.89, 0.87, 0.76],
+                                            [0.85, 0.85, 0.9, 0.83, 0.9, 0.88, 0.84, 0.82],
+                                            [0.86, 0.88, 0.83, 0.86, 0.83, 0.87, 0.89, 0.86],
+                                            [0.89, 0.91, 0.88, 0.85, 0.84, 0.82, 0.85, 0.85],
+                                            [0.86, 0.89, 0.89, 0.83, 0.87, 0.84, 0.83, 0.84],
+                                            [0.9, 0.89, 0.8, 0.9, 0.87, 0.85, 0.77, 0.78],
+                                            [0.91, 0.82, 0.86, 0.88, 0.88, 0.84, 0.79, 0.86],
+                                            [0.86, 0.85, 0.89, 0.8, 0.89, 0.89, 0.85, 0.84],
+                                            [0.77, 0.84, 0.83, 0.87, 0.88, 0.86, 0.9, 0.82],
+                                            [0.84, 0.83, 0.85, 0.8, 0.86, 0.85, 0.84, 0.85],
+                                            [0.86, 0.91, 0.89, 0.89, 0.83, 0.81, 0.86, 0.81],
+                                            [0.88, 0.83, 0.85, 0.84, 0.83, 0.77, 0.8, 0.87],
+                                            [0.84, 0.84, 0.84, 0.85, 0.88, 0.84, 0.86, 0.83]],
+                                'alpha_v': [[0.017, 0.096, 0.23, 0.15, 0.18, 0.12, 0.13, 0.18],
+                                            [0.046, 0.1, 0.22, 0.19, 0.22, 0.13, 0.066, 0.16],
+                                            [0.1, 0.099, 0.23, 0.2, 0.27, 0.11, 0.13, 0.16],
+                                            [0.19, 0.15, 0.23, 0.23, 0.28, 0.13, 0.2, 0.13],
+                                            [0.2, 0.23, 0.25, 0.22, 0.33, 0.13, 0.2, 0.15],
+                                            [0.21, 0.27, 0.24, 0.24, 0.34, 0.17, 0.17, 0.19],
+                                            [0.19, 0.25, 0.26, 0.24, 0.34, 0.21, 0.19, 0.25],
+                                            [0.22, 0.27, 0.27, 0.23, 0.39, 0.2, 0.24, 0.26],
+                                            [0.23, 0.27, 0.31, 0.25, 0.34, 0.2, 0.27, 0.3],
+                                            [0.27, 0.26, 0.27, 0.24, 0.33, 0.18, 0.27, 0.36],
+                                            [0.29, 0.28, 0.3, 0.24, 0.37, 0.25, 0.27, 0.32],
+                                            [0.33, 0.32, 0.27, 0.27, 0.36, 0.29, 0.26, 0.35],
+                                            [0.34, 0.3, 0.29, 0.25, 0.35, 0.27, 0.26, 0.35],
+                                            [0.35, 0.27, 0.34, 0.32, 0.31, 0.28, 0.27, 0.34],
+                                            [0.35, 0.32, 0.41, 0.33, 0.46, 0.33, 0.33, 0.36],
+                                            [0.37, 0.37, 0.4, 0.38, 0.37, 0.37, 0.3, 0.39],
+                                            [0.23, 0.32, 0.41, 0.37, 0.38, 0.36, 0.3, 0.38],
+                                            [0.34, 0.43, 0.37, 0.38, 0.32, 0.38, 0.24, 0.36],
+                                            [0.32, 0.44, 0.31, 0.29, 0.29, 0.35, 0.28, 0.49],
+                                            [0.41, 0.35, 0.31, 0.37, 0.24, 0.32, 0.28, 0.48],
+                                            [0.33, 0.41, 0.31, 0.3, 0.3, 0.31, 0.38, 0.48],
+                                            [0.42, 0.43, 0.26, 0.36, 0.26, 0.3, 0.41, 0.42],
+                                            [0.39, 0.34, 0.38, 0.39, 0.39, 0.32, 0.3, 0.37],
+                                            [0.31, 0.31, 0.37, 0.3, 0.37, 0.38, 0.34, 0.36],
+                                            [0.29, 0.31, 0.37, 0.39, 0.29, 0.41, 0.44, 0.43],
+                                            [0.32, 0.33, 0.37, 0.29, 0.33, 0.35, 0.51, 0.47],
+                                            [0.29, 0.41, 0.34, 0.29, 0.31, 0.34, 0.47, 0.34],
+                                            [0.29, 0.3, 0.34, 0.39, 0.3, 0.34, 0.46, 0.41],
+                                            [0.39, 0.32, 0.33, 0.32, 0.3, 0.35, 0.34, 0.38],
+                                            [0.32, 0.4, 0.42, 0.36, 0.36, 0.43, 0.41, 0.35],
+                                            [0.35, 0.29, 0.31, 0.33, 0.42, 0.36, 0.38, 0.34],
+                                            [0.25, 0.44, 0.41, 0.33, 0.45, 0.43, 0.41, 0.33],
+                                            [0.4, 0.29, 0.42, 0.37, 0.31, 0.47, 0.36, 0.42]]}}
+# END BAKED mcm_overlaps_demo
 fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
-for ax, corr in zip(axes, [False, True]):
-    rng_sn = np.random.default_rng(5)
-    w0 = rng_sn.standard_normal((runs_sn, d_sn))
-    w0 /= np.linalg.norm(w0, axis=1, keepdims=True)
-    for row in (1, 2):  # alpha_u, alpha_v >= 0 at the start
-        a0 = w0 @ sp[row]
-        w0 -= 2 * np.minimum(a0, 0)[:, None] * sp[row]
-    res = escape.spherical_sgd(escape.mcm_sampler(sp, correlated=corr, rng=6),
-                               activations.get("relu").df, w0, delta=1 / math.log(d_sn), t_max=t_sn,
-                               directions=sp[1:], rng=rng_sn, record_every=max(t_sn // 200, 1),
-                               stop_when_escaped=False, progress=("correlated" if corr else "independent"))
-    for j, (name, col) in enumerate([("$\\alpha_u$", "C0"), ("$\\alpha_v$", "C3")]):
-        ax.plot(res.trace_t, np.median(res.trace[:, :, j], axis=1), color=col, lw=2,
-                label=f"median {name}")
-        ax.plot(res.trace_t, res.trace[:, :, j], color=col, lw=0.4, alpha=0.4)
+for ax, latents in zip(axes, ["independent", "correlated"]):
+    for key, name, col in [("alpha_u", "$\\alpha_u$", "C0"), ("alpha_v", "$\\alpha_v$", "C3")]:
+        trace = np.array(_ref_overlaps[latents][key])  # (time, run)
+        ax.plot(_ref_overlaps["t"], np.median(trace, axis=1), color=col, lw=2, label=f"median {name}")
+        ax.plot(_ref_overlaps["t"], trace, color=col, lw=0.4, alpha=0.4)
     ax.set(xscale="symlog", xlabel="SGD step (one fresh sample each)",
-           title=("correlated" if corr else "independent") + f" latents, d = {d_sn}")
+           title=f"{latents} latents, d = 32")
 axes[0].set_ylabel("overlap")
 axes[0].legend(fontsize=8)
 plt.tight_layout()
@@ -463,21 +596,23 @@ assert abs(_got - 1.7010956) < 1e-6, (
     "E[lambda nu] for nu = sign(lambda) (see the hint) and what Q does to v (part 1).")
 passed("cross_term_c")
 ### BEGIN HIDDEN TESTS
-for _bu, _bv in [(1.0, 1.0), (2.0, 0.5), (5.0, 10.0), (0.0, 3.0), (3.0, 0.0), (0.5, 40.0)]:
-    _got, _ref = _cx(_bu, _bv), mcm.cross_term(_bu, _bv, True)
+# BEGIN BAKED cross_term_hidden (python -m checks.grading.bake; do not edit by hand)
+_cases = [(1.0, 1.0), (2.0, 0.5), (5.0, 10.0), (0.0, 3.0), (3.0, 0.0), (0.5, 40.0)]
+_refs = [0.5641895835477564, 0.65147001587056, 1.7010955993225252, 0.0, 0.0, 0.5572667497915252]
+_cuv = 0.974515586379459
+_n_plus = 100057
+# END BAKED cross_term_hidden
+for (_bu, _bv), _ref in zip(_cases, _refs):
+    _got = _cx(_bu, _bv)
     assert abs(_got - _ref) < 1e-12, (
         f"cross_term_c({_bu}, {_bv}) returned {_got!r}; expected {_ref:.12f} (to 1e-12): the "
         "dependence on beta_u and beta_v is wrong.")
-# Monte Carlo: empirical u-v covariance of class +1 (2e5 samples, 6 standard errors)
-_S = np.linalg.qr(np.random.default_rng(4).standard_normal((8, 3)))[0].T  # orthonormal m, u, v
-_X, _y = mcm.sample(200000, spikes=_S, beta_m=0.0, beta_u=2.0, beta_v=3.0, correlated=True,
-                    rng=np.random.default_rng(4))
-_Xp = _X[_y > 0]
-_cuv = float(((_Xp @ _S[1]) * (_Xp @ _S[2])).mean())
-_got, _tol = _cx(2.0, 3.0), 6 * math.sqrt(3 * 1.0 / _Xp.shape[0]) + 0.01
+# Monte Carlo: empirical u-v covariance of class +1 from the model's sampler (2e5 samples,
+# beta = (0, 2, 3), correlated latents; 6 standard errors)
+_got, _tol = _cx(2.0, 3.0), 6 * math.sqrt(3 * 1.0 / _n_plus) + 0.01
 assert abs(_cuv - _got) < _tol, (
     f"cross_term_c(2, 3) returned {_got!r}; the empirical u-v covariance of class +1 from "
-    f"{_Xp.shape[0]} samples of the model is {_cuv:.4f} (tolerance {_tol:.3f}, 6 standard errors).")
+    f"{_n_plus} samples of the model is {_cuv:.4f} (tolerance {_tol:.3f}, 6 standard errors).")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex72B_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
@@ -636,6 +771,11 @@ assert _T.shape == (16,) and np.all(np.isinf(_T)), (
     "alpha > 1/2 in 5 steps, and the loop must stop at t_max)")
 passed("escape_times")
 ### BEGIN HIDDEN TESTS
+# BEGIN BAKED escape_shares_hidden (python -m checks.grading.bake; do not edit by hand)
+_q_one_step = 0.47793
+_q_censored = 0.75342
+_n_chain = 100000
+# END BAKED escape_shares_hidden
 _T = _esc(2, 32, 1 / np.log(32), runs=1, t_max=10**5, seed=3)
 assert _T.shape == (1,) and np.isfinite(_T[0]), (
     f"runs = 1 (k = 2, d = 32): got {_T!r}; expected an array of shape (1,) with a finite time")
@@ -656,10 +796,10 @@ assert abs(_p - 0.5) < 5 * math.sqrt(0.25 / 10000), (
     f"step is {_p:.4f}; expected 0.5 (tolerance 0.025, 5 standard errors). Check the start: "
     "uniform on the sphere (normalised Gaussian vectors) with alpha_0 >= 0.")
 # one large step (k = 2, d = 4, delta = 8, t_max = 1): the law of alpha after the first update,
-# binomial against the reference, 5 standard errors of the difference
+# binomial against the reference share (exact overlap chain), 5 standard errors of the difference
 _p = np.isfinite(_esc(2, 4, 8.0, runs=4000, t_max=1, seed=8)).mean()
-_q = np.isfinite(escape.reduced_escape_times(2, 4, delta=8.0, runs=20000, t_max=1, rng=9)).mean()
-_tol = 5 * math.sqrt(_q * (1 - _q) * (1 / 4000 + 1 / 20000))
+_q = _q_one_step
+_tol = 5 * math.sqrt(_q * (1 - _q) * (1 / 4000 + 1 / _n_chain))
 assert abs(_p - _q) < _tol, (
     f"k = 2, d = 4, delta = 8, t_max = 1: fraction of runs with alpha > 1/2 after the first step "
     f"yours {_p:.3f}, reference {_q:.3f} (tolerance {_tol:.3f}, 5 standard errors). Check that "
@@ -668,9 +808,8 @@ assert abs(_p - _q) < _tol, (
 # censoring: fraction of runs not escaped by t_max agrees with the reference law (binomial,
 # 5 standard errors of the difference)
 _ts = _esc(2, 32, 1 / np.log(32), runs=400, t_max=60, seed=5)
-_tr = escape.reduced_escape_times(2, 32, delta=1 / np.log(32), runs=10000, t_max=60, rng=6)
-_p, _q = np.isinf(_ts).mean(), np.isinf(_tr).mean()
-_tol = 5 * math.sqrt(_q * (1 - _q) * (1 / 400 + 1 / 10000))
+_p, _q = np.isinf(_ts).mean(), _q_censored
+_tol = 5 * math.sqrt(_q * (1 - _q) * (1 / 400 + 1 / _n_chain))
 assert abs(_p - _q) < _tol, (
     f"k = 2, d = 32, t_max = 60: fraction of runs not escaped yours {_p:.3f}, reference "
     f"{_q:.3f} (tolerance {_tol:.3f}, 5 standard errors)")
@@ -679,48 +818,163 @@ assert np.all(_ts[np.isfinite(_ts)] <= 60), (
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72C_distribution", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Distributional test: your escape times against the reference law of the same process
-# (simulated exactly through the overlap alone), two-sample Kolmogorov–Smirnov test at level
-# 1e-4, so a correct implementation fails with probability about 1e-4 whatever random stream
-# it uses.
+# Distributional test: your escape times against the reference law of the same process (its
+# CDF F at the knots x, from 100000 runs of an exact simulation through the overlap alone),
+# Kolmogorov–Smirnov test at level 1e-4: a correct implementation fails with probability about
+# 1e-4 whatever random stream it uses.
 from scipy import stats as _stats
 
 from td_lib.own_work import own_work, passed
 
+# BEGIN BAKED escape_laws_visible (python -m checks.grading.bake; do not edit by hand)
+_laws = {'k1_d16': {'x': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 25],
+                    'F': [0.10225, 0.19922, 0.30819, 0.41509, 0.51588, 0.60537, 0.68198, 0.74639, 0.80041,
+                          0.84393, 0.87727, 0.90434, 0.9253, 0.94176, 0.95502, 0.96463, 0.97201, 0.97811,
+                          0.98262, 0.98648, 0.99176, 0.99606],
+                    'quartiles': [3.0, 5.0, 9.0]},
+         'k2_d16': {'x': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+                          24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44,
+                          45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65,
+                          66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 78, 79, 80, 81, 83, 84, 86, 87, 89, 91,
+                          93, 95, 97, 99, 101, 104, 106, 109, 113, 116, 120, 125, 131, 138, 147, 159, 181],
+                    'F': [0.04991, 0.06087, 0.07147, 0.08353, 0.0956, 0.1086, 0.12202, 0.13552, 0.15004,
+                          0.16434, 0.17827, 0.19379, 0.20823, 0.22294, 0.23809, 0.25385, 0.26976, 0.28562,
+                          0.30065, 0.31659, 0.33159, 0.34757, 0.36307, 0.37833, 0.39273, 0.40707, 0.42135,
+                          0.43587, 0.45043, 0.46455, 0.47819, 0.49239, 0.50525, 0.51826, 0.53089, 0.54343,
+                          0.55567, 0.56709, 0.57856, 0.59077, 0.60201, 0.61322, 0.62372, 0.63436, 0.64479,
+                          0.65527, 0.66569, 0.67495, 0.68425, 0.69305, 0.70186, 0.71054, 0.71877, 0.72681,
+                          0.73539, 0.74375, 0.75125, 0.75861, 0.76597, 0.7732, 0.77984, 0.78665, 0.7929,
+                          0.79915, 0.8049, 0.81074, 0.8163, 0.82157, 0.82713, 0.83213, 0.83741, 0.84218,
+                          0.84681, 0.85133, 0.85578, 0.86043, 0.86897, 0.87308, 0.87674, 0.88041, 0.88738,
+                          0.8905, 0.89706, 0.90002, 0.90613, 0.91167, 0.91718, 0.9225, 0.92744, 0.9318,
+                          0.93591, 0.94181, 0.94576, 0.95072, 0.95643, 0.96053, 0.96504, 0.97009, 0.97542,
+                          0.98038, 0.98524, 0.99012, 0.99515],
+                    'quartiles': [16.0, 33.0, 57.0]}}
+# END BAKED escape_laws_visible
 
-def _ks_check(k, d, delta, runs, t_max, seed, hint):
-    mine = own_work(escape_times, "ex72C_escape_times")(k, d, delta, runs=runs, t_max=t_max, seed=seed)
-    ref = escape.reduced_escape_times(k, d, delta=delta, runs=10000, t_max=t_max, rng=seed + 1000)
-    p = _stats.ks_2samp(mine, ref).pvalue
+
+def _ks_check(k, d, delta, runs, t_max, seed, law, hint):
+    mine = np.asarray(own_work(escape_times, "ex72C_escape_times")(k, d, delta, runs=runs, t_max=t_max,
+                                                                    seed=seed), dtype=float)
+    assert mine.shape == (runs,), f"escape_times must return an array of shape ({runs},), got {mine.shape}"
+    fn = np.searchsorted(np.sort(mine), law["x"], side="right") / runs  # your CDF at the knots
+    p = _stats.kstwo.sf(np.max(np.abs(fn - np.asarray(law["F"]))), runs)
+    ref = [np.inf if q is None else q for q in law["quartiles"]]
     assert p > 1e-4, (
         f"k={k}, d={d}, delta={delta:.3g}: your escape times (median {np.median(mine)}, "
         f"quartiles {np.quantile(mine, [0.25, 0.75])}) differ from the reference law (median "
-        f"{np.median(ref)}, quartiles {np.quantile(ref, [0.25, 0.75])}); KS p = {p:.1e}. {hint}")
+        f"{ref[1]}, quartiles {[ref[0], ref[2]]}); KS p = {p:.1e}. {hint}")
 
 
-_ks_check(1, 16, 4.0, 400, 10**4, 21, "With this large step every detail of the update "
+_ks_check(1, 16, 4.0, 400, 10**4, 21, _laws["k1_d16"], "With this large step every detail of the update "
           "matters: the step delta/d, the projection and the renormalisation after every step.")
-_ks_check(2, 16, 1 / np.log(16), 400, 10**5, 22, "Check the projection g - (g·w) w, the "
+_ks_check(2, 16, 1 / np.log(16), 400, 10**5, 22, _laws["k2_d16"], "Check the projection g - (g·w) w, the "
           "step delta/d, the labels y = h_2(x_0) and the start (uniform on the sphere).")
 passed("escape_times")
 ### BEGIN HIDDEN TESTS
-_ks_check(2, 32, 1 / np.log(32), 300, 10**5, 23, "Check the step delta/d, the "
+# BEGIN BAKED escape_laws_hidden (python -m checks.grading.bake; do not edit by hand)
+_laws_h = {'k2_d32': {'x': [3, 7, 10, 13, 15, 17, 19, 21, 22, 24, 25, 27, 28, 29, 30, 31, 33, 34, 35, 36, 37,
+                            38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+                            59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79,
+                            80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99,
+                            100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115,
+                            116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 132,
+                            133, 134, 135, 136, 137, 138, 140, 141, 142, 143, 145, 146, 147, 149, 150, 151,
+                            153, 154, 156, 158, 159, 161, 163, 165, 166, 168, 170, 172, 174, 175, 177, 179,
+                            181, 184, 186, 188, 190, 193, 195, 198, 200, 203, 206, 209, 212, 216, 219, 223,
+                            227, 230, 235, 239, 244, 249, 255, 260, 267, 274, 282, 292, 302, 316, 331, 352,
+                            380, 431],
+                      'F': [0.00562, 0.01059, 0.01529, 0.02103, 0.02581, 0.0308, 0.03654, 0.04231, 0.04541,
+                            0.05197, 0.05527, 0.06332, 0.06737, 0.07118, 0.07545, 0.08011, 0.08907, 0.09372,
+                            0.09843, 0.10331, 0.10857, 0.11366, 0.11913, 0.12415, 0.12954, 0.13499, 0.14074,
+                            0.14612, 0.15188, 0.15756, 0.16364, 0.1699, 0.17584, 0.18189, 0.18818, 0.19434,
+                            0.20067, 0.20734, 0.21339, 0.21947, 0.22574, 0.23239, 0.23923, 0.24577, 0.25193,
+                            0.25855, 0.26522, 0.27191, 0.2791, 0.28618, 0.29282, 0.29931, 0.30589, 0.31267,
+                            0.31956, 0.32597, 0.33284, 0.3395, 0.34597, 0.35287, 0.3595, 0.3664, 0.37286,
+                            0.37963, 0.38598, 0.39248, 0.39882, 0.40553, 0.41193, 0.41872, 0.42512, 0.43145,
+                            0.43769, 0.44431, 0.4507, 0.45711, 0.46352, 0.46979, 0.47564, 0.4818, 0.48796,
+                            0.49416, 0.50017, 0.50604, 0.51178, 0.51761, 0.52343, 0.52928, 0.53488, 0.54018,
+                            0.54568, 0.5511, 0.55652, 0.56185, 0.56694, 0.57214, 0.57768, 0.58297, 0.5883,
+                            0.59339, 0.59854, 0.60355, 0.60853, 0.61325, 0.6183, 0.62314, 0.62809, 0.63274,
+                            0.63696, 0.64189, 0.6465, 0.65118, 0.65603, 0.66022, 0.66965, 0.67437, 0.67896,
+                            0.68322, 0.68718, 0.69186, 0.69568, 0.70407, 0.70856, 0.71233, 0.71584, 0.72371,
+                            0.72769, 0.73081, 0.73833, 0.74197, 0.74536, 0.75211, 0.75526, 0.7614, 0.76774,
+                            0.7707, 0.77629, 0.78184, 0.78752, 0.79063, 0.79609, 0.80191, 0.80707, 0.81264,
+                            0.81503, 0.82019, 0.82517, 0.83031, 0.83681, 0.84147, 0.84595, 0.85016, 0.85629,
+                            0.86035, 0.86665, 0.87003, 0.87547, 0.88079, 0.88553, 0.89024, 0.89612, 0.90065,
+                            0.9061, 0.91114, 0.91505, 0.92062, 0.92518, 0.93068, 0.93553, 0.94041, 0.94506,
+                            0.95018, 0.95522, 0.96014, 0.96554, 0.97038, 0.9754, 0.98014, 0.98519, 0.99007,
+                            0.99511],
+                      'quartiles': [61.0, 99.0, 153.0]},
+           'k1_d32': {'x': [1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+                            25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 36, 38],
+                      'F': [0.00555, 0.01517, 0.0238, 0.0353, 0.05031, 0.07003, 0.09549, 0.12572, 0.16087,
+                            0.20046, 0.24538, 0.29529, 0.3486, 0.40371, 0.45919, 0.51439, 0.56934, 0.6237,
+                            0.67402, 0.72045, 0.76219, 0.80042, 0.83443, 0.86494, 0.89039, 0.91256, 0.93089,
+                            0.94617, 0.95841, 0.96783, 0.97573, 0.98174, 0.98636, 0.99275, 0.99633],
+                      'quartiles': [13.0, 17.0, 22.0]}}
+# END BAKED escape_laws_hidden
+_ks_check(2, 32, 1 / np.log(32), 300, 10**5, 23, _laws_h["k2_d32"], "Check the step delta/d, the "
           "projection, the labels y = h_2(x_0) and the start (uniform on the sphere).")
-_ks_check(1, 32, 1.0, 300, 10**5, 24, "Check the step delta/d, the "
+_ks_check(1, 32, 1.0, 300, 10**5, 24, _laws_h["k1_d32"], "Check the step delta/d, the "
           "projection, the renormalisation and the start (uniform on the sphere, alpha_0 >= 0).")
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72C_sign", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Odd k: escape means alpha > +1/2. With k = 3, d = 16 and delta = 2 the noise is strong enough
 # that many runs visit alpha < -1/2 first; counting those as escapes shortens the times.
-_ks_check(3, 16, 2.0, 400, 2 * 10**4, 31, "For odd k escape is alpha > 1/2, not |alpha| > 1/2 "
+# BEGIN BAKED escape_laws_sign (python -m checks.grading.bake; do not edit by hand)
+_law_k3 = {'x': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
+                 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
+                 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 61, 62, 63, 65, 66, 67, 68, 69, 70, 71, 72, 74, 75,
+                 76, 77, 79, 80, 82, 83, 84, 86, 87, 89, 90, 92, 94, 95, 97, 99, 101, 103, 105, 106, 108, 111,
+                 113, 115, 117, 119, 122, 124, 127, 130, 132, 135, 138, 142, 145, 149, 153, 157, 161, 166, 171,
+                 177, 182, 189, 196, 205, 214, 225, 237, 253, 272, 300, 346],
+           'F': [0.05292, 0.07189, 0.09161, 0.11008, 0.12976, 0.14949, 0.16942, 0.18812, 0.20682, 0.22422,
+                 0.24213, 0.25912, 0.27521, 0.2914, 0.30736, 0.32173, 0.33509, 0.34804, 0.36103, 0.37282,
+                 0.38444, 0.39569, 0.40637, 0.41692, 0.42706, 0.43713, 0.44686, 0.45585, 0.46423, 0.47255,
+                 0.48113, 0.48933, 0.49668, 0.50465, 0.51177, 0.51924, 0.52638, 0.53332, 0.54072, 0.54776,
+                 0.5544, 0.56113, 0.56779, 0.57458, 0.5807, 0.5866, 0.59306, 0.59932, 0.60519, 0.61125,
+                 0.61669, 0.62215, 0.62779, 0.63347, 0.63892, 0.64444, 0.6497, 0.65523, 0.66013, 0.66991,
+                 0.67501, 0.68005, 0.68958, 0.69455, 0.69906, 0.70358, 0.70784, 0.71188, 0.71618, 0.7201,
+                 0.728, 0.73182, 0.73587, 0.74044, 0.7478, 0.75157, 0.75866, 0.76186, 0.76535, 0.77231, 0.7754,
+                 0.78171, 0.78505, 0.79108, 0.79717, 0.80024, 0.80609, 0.81148, 0.81727, 0.82228, 0.82731,
+                 0.83006, 0.83519, 0.84225, 0.84674, 0.85101, 0.8557, 0.86002, 0.86628, 0.87011, 0.87592,
+                 0.88164, 0.88549, 0.89043, 0.89504, 0.90114, 0.90534, 0.91065, 0.91552, 0.92065, 0.92513,
+                 0.9307, 0.93575, 0.94089, 0.945, 0.95056, 0.95534, 0.96037, 0.96514, 0.97047, 0.9751, 0.98035,
+                 0.98508, 0.99018, 0.99512],
+           'quartiles': [12.0, 34.0, 80.0]}
+# END BAKED escape_laws_sign
+_ks_check(3, 16, 2.0, 400, 2 * 10**4, 31, _law_k3, "For odd k escape is alpha > 1/2, not |alpha| > 1/2 "
           "(at alpha = -1/2 the loss 1 - alpha^3 is worse than at the start); and start from "
           "alpha_0 >= 0.")
 from td_lib.own_work import passed
 
 passed("escape_times")
 ### BEGIN HIDDEN TESTS
-_ks_check(3, 12, 1.0, 400, 2 * 10**4, 32, "For odd k escape is alpha > 1/2; "
+# BEGIN BAKED escape_laws_sign_hidden (python -m checks.grading.bake; do not edit by hand)
+_law_k3h = {'x': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+                  26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48,
+                  49, 50, 51, 52, 53, 54, 55, 57, 58, 59, 60, 62, 63, 64, 66, 67, 68, 70, 71, 72, 74, 75, 77,
+                  79, 80, 82, 83, 85, 87, 89, 90, 92, 94, 96, 98, 100, 102, 104, 107, 109, 111, 114, 116, 118,
+                  121, 123, 126, 129, 132, 135, 138, 141, 144, 148, 152, 155, 159, 163, 168, 172, 176, 181,
+                  187, 193, 198, 204, 211, 219, 226, 235, 245, 258, 272, 286, 305, 331, 367, 427],
+            'F': [0.09497, 0.11672, 0.13753, 0.15703, 0.17689, 0.19504, 0.21398, 0.23287, 0.25015, 0.26705,
+                  0.28343, 0.29916, 0.31428, 0.32914, 0.34286, 0.35609, 0.36909, 0.38147, 0.39347, 0.40495,
+                  0.41563, 0.42588, 0.4355, 0.44505, 0.45445, 0.46362, 0.47269, 0.48107, 0.48916, 0.49716,
+                  0.50498, 0.51227, 0.51945, 0.5263, 0.53294, 0.53956, 0.54594, 0.55236, 0.55859, 0.56458,
+                  0.57022, 0.57604, 0.58185, 0.58699, 0.59207, 0.59748, 0.60224, 0.60736, 0.61228, 0.61712,
+                  0.62204, 0.62686, 0.63154, 0.63587, 0.64068, 0.64907, 0.65301, 0.65695, 0.66069, 0.66854,
+                  0.6722, 0.67587, 0.68303, 0.68695, 0.69061, 0.69781, 0.70152, 0.70508, 0.71176, 0.71517,
+                  0.7216, 0.72797, 0.73132, 0.73739, 0.74027, 0.74594, 0.75151, 0.75745, 0.76013, 0.76545,
+                  0.77085, 0.77581, 0.78073, 0.78587, 0.79072, 0.79542, 0.80214, 0.80637, 0.81062, 0.81695,
+                  0.82134, 0.82553, 0.8314, 0.83524, 0.84057, 0.84578, 0.85128, 0.85614, 0.86085, 0.86582,
+                  0.87046, 0.8761, 0.88131, 0.88546, 0.89047, 0.89516, 0.901, 0.90543, 0.91014, 0.91514,
+                  0.92059, 0.92594, 0.9304, 0.93524, 0.94011, 0.94546, 0.95008, 0.95512, 0.96012, 0.96531,
+                  0.97025, 0.97512, 0.98003, 0.98508, 0.99, 0.99502],
+            'quartiles': [9.0, 31.0, 87.0]}
+# END BAKED escape_laws_sign_hidden
+_ks_check(3, 12, 1.0, 400, 2 * 10**4, 32, _law_k3h, "For odd k escape is alpha > 1/2; "
           "check also the start (alpha_0 >= 0), the labels y = h_3(x_0) and the step delta/d.")
 ### END HIDDEN TESTS
 
@@ -732,30 +986,77 @@ _ks_check(3, 12, 1.0, 400, 2 * 10**4, 32, "For odd k escape is alpha > 1/2; "
 # 48 runs per point, each point with its own seed. Medians are compared with the laws $d$,
 # $d\ln^2 d$ and $d^{\,2}\ln d$, whose log–log slopes over $d=16\ldots64$ are
 # 1.00, 1.58 and 2.29; the spread of the fitted slopes comes from resampling the runs
-# (bootstrap). The cell first calls your function once on a small case; if it is not written
-# yet or fails there, the study runs on the library simulator
-# `td_lib.escape.single_index_escape_times` instead (the same algorithm, vectorised and seeded)
-# and the cell says which one it used. With a vectorised `escape_times` the whole study takes
-# a few seconds.
+# (bootstrap). The study runs on your `escape_times`; until it is written and runs, the cell
+# shows the reference results shipped with the notebook (the course's solution of 7.2.C with
+# the same seeds) and says so. With a vectorised `escape_times` the whole study takes a few
+# seconds.
 
 # %% tags=["demo"]
-from td_lib.own_work import student_or
+from td_lib.own_work import demo_result
 
-
-def library_escape_times(k, d, delta, runs=48, t_max=10**6, seed=None):
-    return escape.single_index_escape_times(k, d, delta=delta, runs=runs, t_max=t_max, rng=seed)
-
-
-study_escape_times = student_or(
-    escape_times, library_escape_times, lambda f: f(2, 8, 0.5, runs=4, t_max=2000, seed=0),
-    "Exercise 7.2.C's escape_times",
-    agree=lambda mine, lib: np.shape(mine) == np.shape(lib) and np.all(np.asarray(mine) >= 1))
+# BEGIN BAKED escape_study_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_study = {'full': {(1, 16): [7, 2, 2, 1, 1, 14, 6, 3, 3, 5, 11, 4, 15, 9, 8, 5, 9, 4, 9, 5, 12, 6, 11, 11,
+                                 14, 15, 7, 3, 8, 6, 5, 7, 13, 9, 1, 15, 3, 15, 9, 22, 6, 7, 3, 5, 5, 4, 13, 4],
+                       (1, 32): [8, 23, 23, 33, 20, 20, 7, 17, 16, 26, 19, 17, 31, 17, 19, 4, 17, 14, 12, 14,
+                                 24, 15, 19, 18, 12, 21, 24, 21, 18, 11, 17, 11, 12, 8, 12, 18, 26, 17, 19, 10,
+                                 2, 23, 26, 28, 33, 8, 12, 30],
+                       (1, 64): [50, 49, 25, 43, 32, 39, 39, 45, 44, 50, 44, 40, 44, 36, 38, 54, 30, 62, 27,
+                                 42, 37, 41, 47, 34, 46, 40, 22, 58, 27, 36, 43, 23, 48, 23, 29, 30, 33, 37,
+                                 42, 29, 42, 38, 48, 57, 26, 55, 51, 25],
+                       (2, 16): [20, 131, 74, 45, 19, 75, 42, 21, 37, 27, 60, 68, 3, 72, 22, 24, 61, 25, 42,
+                                 41, 24, 4, 65, 48, 44, 40, 21, 86, 6, 16, 62, 177, 21, 7, 55, 38, 52, 51, 27,
+                                 41, 60, 55, 71, 19, 1, 47, 35, 100],
+                       (2, 32): [176, 136, 95, 85, 132, 299, 122, 95, 41, 291, 38, 184, 81, 150, 206, 112, 77,
+                                 119, 99, 67, 92, 177, 127, 198, 139, 21, 69, 49, 162, 55, 208, 207, 458, 84,
+                                 44, 168, 44, 146, 162, 193, 275, 198, 137, 216, 45, 266, 102, 118],
+                       (2, 64): [289, 198, 298, 80, 330, 419, 211, 141, 130, 199, 329, 125, 309, 294, 106, 206,
+                                 436, 476, 249, 120, 284, 432, 396, 143, 119, 597, 497, 358, 233, 628, 153,
+                                 335, 90, 84, 390, 81, 272, 1135, 359, 294, 125, 191, 325, 390, 470, 299, 210,
+                                 345],
+                       (3, 16): [14, 9012, 749, 120, 91, 3238, 77, 1528, 355, 59, 340, 103, 1026, 1165, 1312,
+                                 280, 737, 195, 1704, 92, 279, 716, 54, 58, 82, 597, 265, 328, 311, 423, 732,
+                                 98, 829, 321, 59, 186, 641, 400, 137, 267, 754, 805, 346, 1286, 1590, 4491,
+                                 1919, 484],
+                       (3, 32): [619, 9186, 5091, 6414, 8789, 3427, 6342, 4650, 6500, 4811, 5522, 4694, 1917,
+                                 1048, 6140, 1137, 898, 916, 2378, 817, 571, 3641, 1450, 1299, 2471, 2728, 773,
+                                 2167, 888, 718, 771, 550, 2274, 2514, 2370, 377, 780, 174, 6421, 2537, 2416,
+                                 981, 347, 770, 8031, 622, 4299, 1968],
+                       (3, 64): [9968, 10981, 3661, 2111, 46384, 3089, 15260, 29609, 27432, 2341, 6853, 33293,
+                                 3034, 20057, 1485, 1854, 9963, 7131, 30268, 4512, 3963, 2490, 7307, 7734,
+                                 3706, 2502, 4486, 8749, 662, 6144, 560, 1704, 11461, 14006, 9921, 4496, 6278,
+                                 5282, 2665, 4205, 15344, 28286, 9466, 1220, 31059, 11352, 5146, 9240]},
+              'quick': {(1, 8): [2, 5, 4, 3, 1, 5, 2, 6, 3, 3, 4, 4, 10, 6, 3, 2, 2, 1, 1, 1, 1, 2, 1, 5, 3, 7,
+                                 5, 1, 2, 3, 1, 7, 2, 1, 1, 2, 5, 7, 4, 3, 1, 4, 6, 1, 5, 6, 6, 1],
+                        (1, 16): [7, 2, 2, 1, 1, 14, 6, 3, 3, 5, 11, 4, 15, 9, 8, 5, 9, 4, 9, 5, 12, 6, 11, 11,
+                                  14, 15, 7, 3, 8, 6, 5, 7, 13, 9, 1, 15, 3, 15, 9, 22, 6, 7, 3, 5, 5, 4, 13,
+                                  4],
+                        (2, 8): [13, 4, 1, 24, 9, 1, 1, 5, 1, 2, 6, 18, 70, 7, 28, 31, 8, 42, 88, 21, 1, 1, 8,
+                                 35, 25, 33, 8, 9, 36, 9, 1, 50, 33, 6, 5, 1, 33, 30, 1, 37, 43, 16, 2, 35, 1,
+                                 8, 1, 7],
+                        (2, 16): [20, 131, 74, 45, 19, 75, 42, 21, 37, 27, 60, 68, 3, 72, 22, 24, 61, 25, 42,
+                                  41, 24, 4, 65, 48, 44, 40, 21, 86, 6, 16, 62, 177, 21, 7, 55, 38, 52, 51, 27,
+                                  41, 60, 55, 71, 19, 1, 47, 35, 100],
+                        (3, 8): [133, 1, 65, 1, 84, 323, 15, 1, 72, 336, 62, 29, 8, 15, 66, 196, 1, 31, 77, 60,
+                                 999, 1, 192, 76, 9, 75, 14, 21, 1, 232, 41, 345, 569, 222, 41, 438, 36, 23, 1,
+                                 124, 81, 769, 3, 327, 37, 330, 1, 1],
+                        (3, 16): [14, 9012, 749, 120, 91, 3238, 77, 1528, 355, 59, 340, 103, 1026, 1165, 1312,
+                                  280, 737, 195, 1704, 92, 279, 716, 54, 58, 82, 597, 265, 328, 311, 423, 732,
+                                  98, 829, 321, 59, 186, 641, 400, 137, 267, 754, 805, 346, 1286, 1590, 4491,
+                                  1919, 484]}}
+# END BAKED escape_study_demo
 dims = pick([16, 32, 64], [8, 16])  # quick mode: a small version of the study
 study_runs = 48
-study = {}
-for k, d in progress([(k, d) for k in (1, 2, 3) for d in dims], desc="escape-time study"):
-    study[k, d] = np.asarray(study_escape_times(k, d, escape.STEPS[k](d), runs=study_runs,
-                                                t_max=10**6, seed=7200 + 100 * k + d), dtype=float)
+
+
+def run_study(escape_times):
+    cases = [(k, d) for k in (1, 2, 3) for d in dims]
+    return {(k, d): np.asarray(escape_times(k, d, escape.STEPS[k](d), runs=study_runs, t_max=10**6,
+                                            seed=7200 + 100 * k + d), dtype=float)
+            for k, d in progress(cases, desc="escape-time study")}
+
+
+study = demo_result(lambda: run_study(escape_times), pick(_ref_study["full"], _ref_study["quick"]),
+                    "escape_times")
 fig, ax = plt.subplots(1, 2, figsize=(10.5, 3.6))
 slopes = {}
 for k in (1, 2, 3):
@@ -790,8 +1091,8 @@ plt.show()
 # spreads of these. For $k=2$ and $k=3$ the slopes lie 1.5 and 0.8 bootstrap spreads below
 # their laws'. For $k=1$ the slope lies 3.0 spreads above the law's: a fluctuation of 48 runs,
 # not a steeper law. At these sizes the $k=1$ times are a few dozen steps, so the median jumps
-# between small integers, and the exact overlap chain (`td_lib.escape.reduced_escape_times`,
-# 400 runs per point) gives the slopes 1.06, 1.51 and 2.21. The ratios of the medians to the
+# between small integers, and the exact overlap chain (the course's simulation through the
+# overlap alone, 400 runs per point) gives the slopes 1.06, 1.51 and 2.21. The ratios of the medians to the
 # laws (printed above) vary by at most a factor 1.6 over the three dimensions. This is a
 # finite-size consistency check of the powers at the theory's step sizes, not a measurement of
 # exponents or of logarithmic factors: with 48 runs and a factor 4 in $d$, the slopes are
@@ -799,18 +1100,29 @@ plt.show()
 #
 # ### Too large a step
 #
-# That larger steps fail needs a separate sweep: $d=64$, $k=3$, 32 runs per step parameter,
-# $\delta$ from 0.03 to 10, at most 60000 steps (one vectorised call: every run has its own
-# $\delta$).
+# That larger steps fail needs a separate sweep, again with your `escape_times` (or the shipped
+# reference results until it runs): $d=64$, $k=3$, 32 runs per step parameter, $\delta$ from
+# 0.03 to 10, at most 60000 steps, one seed per step parameter.
 
 # %% tags=["demo"]
+# BEGIN BAKED escape_sweep_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_sweep = {'full': {'med': [7278.5, 2985.0, 2182.5, 1913.0, 1521.0, 1359.0, 2255.0, 1910.0, 17478.0,
+                               41237.0],
+                       'never': [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.28125]},
+              'quick': {'med': [None, None, 1017.0, 899.0, None], 'never': [0.875, 0.5, 0.125, 0.375, 0.875]}}
+# END BAKED escape_sweep_demo
 deltas = np.geomspace(0.03, 10, pick(10, 5))
 sweep_runs, sweep_tmax = pick(32, 8), pick(60000, 3000)
-res_sweep = escape.single_index_escape_times(
-    3, 64, delta=np.repeat(deltas, sweep_runs), runs=len(deltas) * sweep_runs, t_max=sweep_tmax,
-    rng=7299, progress="step-size sweep").reshape(len(deltas), sweep_runs)
-med_sweep = np.median(res_sweep, axis=1)
-never = np.isinf(res_sweep).mean(axis=1)
+
+
+def run_sweep(escape_times):
+    T = np.stack([np.asarray(escape_times(3, 64, dl, runs=sweep_runs, t_max=sweep_tmax, seed=7299 + i), dtype=float)
+                  for i, dl in enumerate(progress(deltas, desc="step-size sweep"))])
+    return {"med": np.median(T, axis=1), "never": np.isinf(T).mean(axis=1)}
+
+
+sweep = demo_result(lambda: run_sweep(escape_times), pick(_ref_sweep["full"], _ref_sweep["quick"]), "escape_times")
+med_sweep, never = sweep["med"], sweep["never"]
 for dl, m, f in zip(deltas, med_sweep, never):
     print(f"delta = {dl:6.3f}: median escape time {m:9.1f}, not escaped after {sweep_tmax} steps: {f:.0%}")
 best = np.nanmin(np.where(np.isfinite(med_sweep), med_sweep, np.nan))
@@ -830,11 +1142,12 @@ plt.show()
 print(f"slowest/fastest median ratio: {med_sweep[-1] / best:.1f} (delta = 10 vs the best delta)")
 
 # %% [markdown]
-# The median escape time is smallest, and nearly flat, over a broad window around
-# $\delta\approx 0.4$ (the original course notes found their fastest runs near 0.3–1), and grows
-# steeply above; at $\delta=10$ it is about 21 times the best median and 31 % of the runs have
-# not escaped after 60000 steps (the original course notes' own sweep gave
-# about 25 times and 44 % for comparison).
+# In the reference run (the course's solution with these seeds, full mode) the median escape
+# time is smallest at $\delta\approx 0.76$, within a broad and nearly flat window (the original
+# course notes found their fastest runs near 0.3–1), and grows steeply above; at $\delta=10$ it
+# is about 30 times the best median and 28 % of the runs have not escaped after 60000 steps (the
+# original course notes' own sweep gave about 25 times and 44 % for comparison; with 32 runs per
+# step these numbers move by tens of per cent from one random stream to another).
 # Small steps are slow because the drift is proportional to $\delta$; large steps are slow
 # because the renormalisation term $\propto\delta^2$ pulls $\alpha$ back to 0 (7.2.B.2). A
 # $k=4$ run would need about $d^{\,3}$ steps, which is why demo 7.2.E uses a small $d$.
@@ -922,26 +1235,25 @@ assert abs(_got - 1.8582629438374059) < 1e-12, (
     "Check the u-v cross term of the class +1 covariance (7.2.A.3) and how it enters w^T Cov w.")
 passed("var_X")
 ### BEGIN HIDDEN TESTS
-for _args in [(-0.2, 0.7, 3.0, 1.5, True), (0.6, 0.5, 2.0, 4.0, False), (0.1, -0.9, 0.5, 20.0, True),
-              (0.0, 1.0, 2.0, 3.0, True), (0.8, 0.0, 7.0, 0.5, True)]:
-    _au, _av, _bu, _bv, _corr = _args
+# BEGIN BAKED var_x_hidden (python -m checks.grading.bake; do not edit by hand)
+_cases = [(-0.2, 0.7, 3.0, 1.5, True), (0.6, 0.5, 2.0, 4.0, False), (0.1, -0.9, 0.5, 20.0, True),
+          (0.0, 1.0, 2.0, 3.0, True), (0.8, 0.0, 7.0, 0.5, True)]
+_refs = [0.8202671484863345, 1.72, 0.9058933219666094, 1.0, 5.48]
+_mc = {False: (1.4965185155330092, 99787), True: (0.886010077067743, 99787)}
+# END BAKED var_x_hidden
+for _args, _ref in zip(_cases, _refs):
     _got = _vx(*_args)
-    _ref = 1 + _bu * _au**2 + 2 * mcm.cross_term(_bu, _bv, _corr) * _au * _av
     assert abs(_got - _ref) < 1e-12, (
         f"var_X{_args} returned {_got!r}; expected {_ref:.12f} (to 1e-12).")
-# Monte Carlo against the sampler (class +1 only; 6 standard errors)
+# Monte Carlo: the empirical variance of w·x over class +1 samples of the model's sampler
+# (2e5 samples, w with overlaps (0.5, -0.6), beta = (0, 2, 4); 6 standard errors)
 for _corr in (False, True):
-    _S = np.linalg.qr(np.random.default_rng(8).standard_normal((6, 3)))[0].T  # m, u, v
-    _au, _av = 0.5, -0.6
-    _w = _au * _S[1] + _av * _S[2] + math.sqrt(1 - _au**2 - _av**2) * _S[0]
-    _X, _y = mcm.sample(200000, spikes=_S, beta_m=0.0, beta_u=2.0, beta_v=4.0,
-                        correlated=_corr, rng=np.random.default_rng(9))
-    _Xw = _X[_y > 0] @ _w
-    _v = _vx(_au, _av, 2.0, 4.0, _corr)
-    _tol = 6 * _v * math.sqrt(3.0 / _Xw.size)
-    assert abs(_Xw.var() - _v) < _tol, (
+    _var, _n = _mc[_corr]
+    _v = _vx(0.5, -0.6, 2.0, 4.0, _corr)
+    _tol = 6 * _v * math.sqrt(3.0 / _n)
+    assert abs(_var - _v) < _tol, (
         f"var_X(0.5, -0.6, 2, 4, correlated={_corr}) returned {_v!r}; the empirical variance of "
-        f"w·x over {_Xw.size} class +1 samples of the model is {_Xw.var():.4f} (tolerance "
+        f"w·x over {_n} class +1 samples of the model is {_var:.4f} (tolerance "
         f"{_tol:.3f}, 6 standard errors).")
 ### END HIDDEN TESTS
 
