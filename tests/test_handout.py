@@ -83,6 +83,9 @@ def test_handout_holds_what_a_student_needs(dist: Path) -> None:
     exts = srv["ServerApp"]["jpserver_extensions"]
     assert exts["nbgrader.server_extensions.validate_assignment"] is True
     assert exts["nbgrader.server_extensions.assignment_list"] is False
+    # kernels on encrypted connections: no "Kernel is running over TCP without encryption" per kernel
+    server = json.loads((dist / "jupyter-config" / "jupyter_server_config.json").read_text())
+    assert server == {"MappingKernelManager": {"transport_encryption": "auto"}}, server
     assert handout.leaks(dist) == []
 
 
@@ -90,7 +93,7 @@ def test_deploy_student_config_is_the_generated_one(tmp_path: Path) -> None:
     """The hub's student config is what write_student_config writes with an exchange."""
     deploy = env.REPO / "deploy" / "student-config"
     fresh = handout.write_student_config(tmp_path / "cfg", exchange=True)
-    for rel in ("labconfig/page_config.json", "jupyter_server_config.d/td-student.json"):
+    for rel in ("labconfig/page_config.json", "jupyter_server_config.d/td-student.json", "jupyter_server_config.json"):
         assert (deploy / rel).read_text() == (fresh / rel).read_text(), (
             f"deploy/student-config/{rel} is stale: python -m tools.handout --student-config deploy/student-config")
 

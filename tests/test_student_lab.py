@@ -119,6 +119,19 @@ async () => {
 """
 
 
+_JS_RUN = """
+async (code) => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  await panel.sessionContext.ready;
+  let out = '';
+  const future = panel.sessionContext.session.kernel.requestExecute({code});
+  future.onIOPub = (msg) => { if (msg.header.msg_type === 'stream') out += msg.content.text; };
+  await future.done;
+  return out;
+}
+"""
+
+
 def _status(lab: bs.JupyterLab, path: str) -> int:
     try:
         return lab.api("GET", path)[0]
@@ -182,6 +195,13 @@ def test_student_lab_has_no_instructor_ui(student_lab, browser) -> None:
         assert not toasts, f"the student's Lab shows toasts on a fresh HOME: {toasts}"
         dirty = page.locator(".lm-TabBar-tab.jp-mod-dirty").count()
         assert dirty == 0, "the notebook shows as modified right after it was opened"
+        # the notebook's kernel answers over its encrypted connection, and says nothing about TCP
+        out = page.evaluate(_JS_RUN, "print(6 * 7)")
+        assert out == "42\n", f"the student's kernel did not run code: {out!r}\n" + student_lab.log_tail()
+        log = student_lab.log_path.read_text(errors="replace")
+        assert "without encryption" not in log, (
+            "a student's kernel warns about an unencrypted connection (handout.KERNEL_TRANSPORT):\n"
+            + student_lab.log_tail())
     finally:
         ui["context"].close()
     assert _status(student_lab, "formgrader") == 404, "the student's server serves /formgrader"

@@ -23,7 +23,8 @@ solution/hidden-test markers anywhere (the wheel's files included).
 The student configuration (:func:`write_student_config`) is Jupyter's own extension
 config: ``labconfig/page_config.json`` disables nbgrader's instructor Lab plugins (create
 assignment, formgrader, course list) and ``jupyter_server_config.d/`` disables the
-formgrader and course-list server extensions. It takes effect for a server that has the
+formgrader and course-list server extensions; ``jupyter_server_config.json`` encrypts the
+kernels' connections (:data:`KERNEL_TRANSPORT`). It takes effect for a server that has the
 folder on ``JUPYTER_CONFIG_PATH`` (the README's start command; ``deploy/`` does the same on
 JupyterHub). ``deploy/student-config`` is written by the same function.
 """
@@ -219,6 +220,13 @@ def install(dist: Path, venv: Path, extra_requirements: str = "") -> Path:
     return py
 
 
+#: How the student's server talks to its kernels (jupyter_server's policy for every kernel it
+#: starts): CurveZMQ keys provisioned by jupyter_client for a kernel that supports them (ipykernel
+#: >= 7.4; pyzmq's wheels carry CURVE), so the connection on 127.0.0.1 is encrypted and no kernel
+#: prints "Kernel is running over TCP without encryption".
+KERNEL_TRANSPORT = {"transport_encryption": "auto"}
+
+
 def write_student_config(dest: Path, exchange: bool = True) -> Path:
     """A Jupyter config dir enabling only the student side of nbgrader (see module doc);
     ``exchange=False`` (a laptop, the handout) also turns off the assignment list, which needs
@@ -235,6 +243,9 @@ def write_student_config(dest: Path, exchange: bool = True) -> Path:
     if not exchange:
         exts |= dict.fromkeys(EXCHANGE_SERVER_EXTENSIONS, False)
     srv.write_text(json.dumps({"ServerApp": {"jpserver_extensions": exts}}, indent=2) + "\n")
+    # the server's own config file: a ``.d`` fragment only contributes the extensions' switches
+    (dest / "jupyter_server_config.json").write_text(
+        json.dumps({"MappingKernelManager": KERNEL_TRANSPORT}, indent=2) + "\n")
     return dest
 
 
