@@ -105,11 +105,20 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
 }
 
 
-#: Names of :data:`COUNTERPARTS` that are general tools rather than an exercise's answer: they
-#: are switched off while that exercise is graded, but the student edition of td_lib keeps
-#: them, because engines across the course are built on them.
+#: Names of :data:`COUNTERPARTS` that are general tools rather than an exercise's answer: the
+#: student edition of td_lib that students work with keeps them, because engines across the
+#: course are built on them, and each is either a building block of the answer only or a formula
+#: the exercise's statement prints (so the tests cannot tell a copy from a derivation, and the
+#: statement says so). The grading kernel of a notebook whose exercise lists one has it cut all
+#: the same (``tools/grade.py``), and :func:`own_work` switches it off while that exercise is graded.
 GENERAL_TOOLS: tuple[str, ...] = (
     "td_lib.core.gaussian.arccos_kernel",  # E[relu(u) relu(v)]-type integrals: kernels, teacher-student theory
+    "td_lib.cnn_lcn.integrals.J2",  # eq. 45, printed in the statement; the ODEs' noise term
+    "td_lib.cnn_lcn.integrals.j2_entries",
+    "td_lib.cnn_lcn.network.sgd_step",  # eq. 68, printed in the statement; every SGD simulation
+    "td_lib.cnn_lcn.network.Networks.step",
+    "td_lib.cnn_lcn.model.generalisation_error",  # eq. 81: the error every ODE run reports
+    "td_lib.cnn_lcn.model.eg_from_covariance",
 )
 
 

@@ -24,9 +24,10 @@ def test_no_counterpart_is_importable_and_the_rest_works(edition):
     code = ("import sys\n"
             "import td_lib, td_lib.mcm as m, td_lib.cnn_lcn as cl, td_lib.early_linear as el\n"
             "assert td_lib.__file__.startswith(sys.argv[1])\n"
-            "missing = [n for n, mod in (('kappa4_v', m), ('J2', cl), ('noise_floor', cl), ('ntk_at_init', el))"
-            " if hasattr(mod, n)]\n"
+            "missing = [n for n, mod in (('kappa4_v', m), ('initial_error', cl), ('noise_floor', cl),"
+            " ('ntk_at_init', el)) if hasattr(mod, n)]\n"
             "assert not missing, missing\n"
+            "assert cl.J2 and cl.generalisation_error\n"  # general tools (own_work.GENERAL_TOOLS) stay
             "try:\n    from td_lib.mcm import kappa4_v\nexcept ImportError:\n    pass\n"
             "else:\n    raise SystemExit('kappa4_v imported')\n"
             "X, S = el.make_data(20, 5, rng=0)\n"  # what answers may use is still there
@@ -90,3 +91,17 @@ def test_the_handout_cuts_every_exercise_it_does_not_keep_for_a_stated_reason():
     assert all(len(why) > 20 for why in se.HANDOUT_KEEPS.values())
     assert set(se.handout_exercises()) == set(reg) - set(se.HANDOUT_KEEPS)
     assert se.general_tools() <= {n for ns in reg.values() for n in ns}
+
+
+def test_the_grading_edition_cuts_the_general_tools_of_its_exercises_too(tmp_path):
+    """The grading kernel of lesson 1 has no J2 (a general tool of its exercise A), while the
+    students' edition keeps it; other notebooks' general tools stay in both."""
+    lesson1 = ["exA_j2_erf", "exB_lcn_sgd_step", "exC_matched_init"]
+    edition = se.build(tmp_path / "grading", exercises=lesson1, keep_general=False)
+    assert se.check(edition, exercises=lesson1, keep_general=False) == []
+    code = ("import td_lib.cnn_lcn as cl\nfrom td_lib.core.gaussian import arccos_kernel\n"
+            "print(sorted(n for n in ('J2', 'j2_entries', 'sgd_step', 'generalisation_error') if hasattr(cl, n)))\n")
+    out = subprocess.run([sys.executable, "-s", "-c", code], capture_output=True, text=True,
+                         cwd=str(edition.parent), env=se.edition_env(edition))
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["['generalisation_error']"], out.stdout

@@ -198,6 +198,7 @@ def _sandbox_execute_class(base: type | None = None):
         def preprocess(self, nb, resources=None, km=None):
             self._td_notebook = (resources or {}).get("unique_key", "")
             self._td_baseline, self._td_flags, self._td_cells = None, set(), []
+            self.td_failed_lines = {}  # grade_id -> line where the test cell failed (tools/remote_tests.py)
             t0 = time.perf_counter()
             try:
                 return super().preprocess(nb, resources, km)
@@ -205,7 +206,7 @@ def _sandbox_execute_class(base: type | None = None):
                 self._td_close()
                 name = (resources or {}).get("unique_key", "?")
                 _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
-                                      "cells": self._td_cells}
+                                      "cells": self._td_cells, "failed_lines": self.td_failed_lines}
 
     SandboxExecute.__qualname__ = SandboxExecute.__name__ = f"Sandbox{base.__name__}"
     _SANDBOXED[base] = SandboxExecute
@@ -378,6 +379,7 @@ def grade_submission(job: dict, shared: dict) -> dict:
         out["flags"] = {k: v["flags"] for k, v in _EXEC_REPORT.items() if v["flags"]}
         out["timing"] = {k: v["seconds"] for k, v in _EXEC_REPORT.items()}
         out["cells"] = {k: v["cells"] for k, v in _EXEC_REPORT.items()}
+        out["failed_lines"] = {k: v["failed_lines"] for k, v in _EXEC_REPORT.items() if v["failed_lines"]}
     except Exception as e:
         import traceback
         out["errors"].append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
@@ -505,7 +507,7 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
         from tools import student_edition
 
         for nb in notebooks:
-            student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, [])))
+            student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, []), keep_general=False))
     shared = {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
               "gradebook": gradebook_snapshot(course, assignment),
               "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
@@ -558,6 +560,7 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
             rec["submitted_stamp"] = job["stamp"]
             rec["log"] = result["log"]
             rec["cells"] = result.get("cells")
+            rec["failed_lines"] = result.get("failed_lines") or {}
             (course / RESULTS_DIR / assignment / f"{job['student']}.json").write_text(
                 json.dumps({k: v for k, v in rec.items() if k != "log"}, indent=1))
             records[job["student"]] = rec

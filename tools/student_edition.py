@@ -8,7 +8,9 @@ exercise counterparts (``td_lib.own_work.COUNTERPARTS``):
 - every td_lib function or method the registry names is absent: its ``def`` (with its
   decorators) is cut from the module that defines it, and its name from every ``import`` and
   ``__all__`` that re-exported it, so ``from td_lib.mcm import kappa4_v`` fails and nothing is
-  left to read, copy or call;
+  left to read, copy or call. The registry's general tools (``own_work.GENERAL_TOOLS``: building
+  blocks, or formulas a statement prints) stay in the students' edition and go from the grading
+  kernel's (``keep_general=False``);
 - the registry itself is empty (there is nothing to switch off);
 - no docstring or comment names an exercise: a line of a docstring or a comment that mentions
   one (``Exercise 7.3.C.3``) is dropped.
@@ -43,10 +45,7 @@ NAMES_EXERCISE = re.compile(r"\bExercises?\s+\d|\bex(?:7\d\w*|[A-F])_\w+")
 #: function and shows a baked reference result until it works (``td_lib.own_work.demo_result``);
 #: then its entry goes. Grading kernels cut every exercise of the notebook they grade regardless.
 HANDOUT_KEEPS: dict[str, str] = {
-    "exA_j2_erf": "the CNN/LCN ODE integrator (cnn_lcn.integrate) calls j2_entries",
-    "exB_lcn_sgd_step": "the CNN/LCN SGD simulations call Networks.step",
     "exD_alpha_spec": "lesson 2's Figure 3 and 7 sweeps call observables.alpha_spec",
-    "exE_initial_errors": "the CNN/LCN ODE observables call eg_from_covariance",
 }
 
 
@@ -211,16 +210,18 @@ def _names(reg: dict[str, tuple[str, ...]], exercises=None, keep: set[str] = fro
                    for n in ns if n.startswith("td_lib.") and n not in keep})
 
 
-def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None) -> Path:
+def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None,
+          keep_general: bool = True) -> Path:
     """Write the student edition to ``out/td_lib``; return that folder.
 
     ``exercises``: the answer ``grade_id`` s whose counterparts go (default: every exercise of the
     registry). The grader builds one edition per notebook, without the answers of the exercises
     that notebook grades: a statement may point to the library's version of an exercise another
     notebook grades (lesson 3 of CNN/LCN computes W with ``cl.J2``, the library's version of
-    lesson 1's ``j2_erf``)."""
+    lesson 1's ``j2_erf``). ``keep_general=False`` cuts the general tools of those exercises too
+    (``own_work.GENERAL_TOOLS``): the grading kernel's edition."""
     reg = counterparts(source)
-    names = _names(reg, exercises, general_tools(source))
+    names = _names(reg, exercises, general_tools(source) if keep_general else set())
     where = locate(names, python) if names else {}
     dest = Path(out) / "td_lib"
     if dest.exists():
@@ -286,10 +287,11 @@ def edition_env(edition: Path) -> dict[str, str]:
     return env
 
 
-def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None) -> list[str]:
+def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None,
+          keep_general: bool = True) -> list[str]:
     """What is wrong with a built edition (empty: nothing)."""
     edition = Path(edition)
-    names = _names(counterparts(source), exercises, general_tools(source))
+    names = _names(counterparts(source), exercises, general_tools(source) if keep_general else set())
     out = subprocess.run([python, "-s", "-c", _CHECK, str(edition.parent), json.dumps(names)],
                          capture_output=True, text=True, cwd=tempfile.gettempdir(), env=edition_env(edition))
     if out.returncode != 0:
@@ -302,21 +304,21 @@ def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, ex
     return problems
 
 
-def cached(exercises=None, source: Path = SOURCE, python: str = sys.executable) -> Path:
-    """A checked edition for ``exercises``, built once per content of td_lib, of this generator
-    and exercise set (in the temporary folder, ``td-editions/<hash>``); raises ``RuntimeError``
-    if unsound."""
+def cached(exercises=None, source: Path = SOURCE, python: str = sys.executable, keep_general: bool = True) -> Path:
+    """A checked edition for ``exercises`` (``keep_general``: see :func:`build`), built once per
+    content of td_lib, of this generator and exercise set (in the temporary folder,
+    ``td-editions/<hash>``); raises ``RuntimeError`` if unsound."""
     import hashlib
 
-    h = hashlib.sha256(repr(sorted(exercises) if exercises is not None else None).encode())
+    h = hashlib.sha256(repr((sorted(exercises) if exercises is not None else None, keep_general)).encode())
     h.update(Path(__file__).read_bytes())  # a changed generator builds anew
     for p in sorted(Path(source).rglob("*.py")):
         h.update(str(p.relative_to(source)).encode() + b"\0" + p.read_bytes())
     root = Path(tempfile.gettempdir()) / "td-editions" / h.hexdigest()[:20]
     if not (root / "ok").exists():
         tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root.parent if root.parent.exists() else None))
-        edition = build(tmp, source, python, exercises)
-        problems = check(edition, source, python, exercises)
+        edition = build(tmp, source, python, exercises, keep_general)
+        problems = check(edition, source, python, exercises, keep_general)
         if problems:
             shutil.rmtree(tmp, ignore_errors=True)
             raise RuntimeError("the student edition of td_lib is not sound:\n  " + "\n  ".join(problems))

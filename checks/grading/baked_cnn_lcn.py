@@ -219,3 +219,11 @@ def _figure9(quick: bool) -> list[dict[str, Any]]:
 def phase_fig9_demo() -> dict[str, Any]:
     """Lesson 3's Figure 9 (reference result): the log ratio of each variant."""
     return {"_ref9": _modes(_figure9)}
+
+
+@baked
+def initial_errors_demo() -> dict[str, Any]:
+    """Lesson 3, the early-time demo: (eps0_CNN, eps0_LCN) of eq. 28 at P = 4, T = 1, c = 0.5."""
+    from td_lib import cnn_lcn as cl
+
+    return {"_ref_eps0": tuple(float(cl.initial_error(k, P=4, T=1.0, c=0.5)) for k in ("cnn", "lcn"))}

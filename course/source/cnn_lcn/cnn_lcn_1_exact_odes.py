@@ -170,6 +170,11 @@ print(np.einsum("npd,nqd->pq", x, x).round(0) / (5 * D))
 #    shape `(..., 2, 2)`, returning an array of shape `(...)`, and check it against Monte
 #    Carlo in the cell after it.
 #
+# Eqs 44–45 are printed above, so the tests of `j2_erf` cannot tell an implementation from a
+# copy of them: the derivations (parts 1 and 2, graded by hand) are the exercise. The course's
+# library has $J_2$ as well (`cl.J2`: the ODEs of all three lessons need it), but not while your
+# work is graded: then `j2_erf` must compute it itself.
+#
 # *Hint.* For 1: $g'(z)=\sqrt{2/\pi}\,e^{-z^2/2}$, so $J_2$ is $\frac2\pi\,\mathbb E[e^{-u^\top u/2}]$, a
 # Gaussian integral. For 2: $\operatorname{erf}(z/\sqrt2)=2\Phi(z)-1=\mathbb E_{z'}[\operatorname{sign}(z-z')]$ with
 # $z'\sim\mathcal N(0,1)$ independent, and for a centred Gaussian pair with correlation $r$,
@@ -350,7 +355,10 @@ for _C in _Cs:
 # return the new `w_hat` (do not modify the argument). Differentiate the loss yourself:
 # the answer is eq. 68, $\Delta\hat w^{(p)}_l=\frac{\eta\,\delta}{\sqrt{k_sD}}\,g'(\hat\lambda_p)\,x_{(p+l)_P}$.
 # The tests compare your step with exact numerical derivatives of the loss on fixed inputs
-# (random labels, and labels of a teacher with label noise).
+# (random labels, and labels of a teacher with label noise). Eq. 68 is printed, so they cannot
+# tell your differentiation from a copy of it. The course's SGD simulator (`cl.simulate_sgd`,
+# used from Figure 2 on) makes the same step, but not while your work is graded: then
+# `lcn_sgd_step` must make it itself.
 #
 # *Hint.* Build the index array `idx[p, l] = (p + l) % P` once; `x[idx]` then has shape
 # `(P, k_s, D)` and holds $x_{(p+l)_P}$.

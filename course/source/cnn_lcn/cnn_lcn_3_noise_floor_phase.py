@@ -42,7 +42,7 @@ import numpy as np
 
 from td_lib import cnn_lcn as cl
 from td_lib.core.runtime import QUICK, pick, progress
-from td_lib.own_work import demo_result, student_or
+from td_lib.own_work import demo_result
 
 _t_start = time.time()
 
@@ -190,8 +190,11 @@ c0_num = cl.c_star_slope_numeric(P=P6, k_s=k6, k_t=k6, T=T6, sigma=s6)
 c0_eq = cl.c_star_slope(P=P6, k_s=k6, T=T6, sigma=s6)
 print(f"c0 from the ODE's A, B: {c0_num:.4f};  eq. 119 as printed: {c0_eq:.4f}")
 # The early-time expansion against the ODE at a small horizon:
-eps0_demo = student_or(initial_errors, lambda P, T, c: (cl.initial_error("cnn", P=P, T=T, c=c), cl.initial_error("lcn", P=P, T=T, c=c)),
-                       lambda f: f(4, 1.0, 0.5), "Exercise E's initial_errors")
+# BEGIN BAKED initial_errors_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_eps0 = (6.527336582914646, 4.597001624790657)
+# END BAKED initial_errors_demo
+eps0 = demo_result(lambda: tuple(float(e) for e in initial_errors(P6, T6, 0.5)), _ref_eps0, "initial_errors",
+                   rtol=1e-9)
 al_small = np.array([0.0, 1e-3, 2e-3])
 for kind in ("cnn", "lcn"):
     R0, Q0 = cl.leading_order_init(kind, P=P6, k_s=k6, k_t=k6)
@@ -200,7 +203,7 @@ for kind in ("cnn", "lcn"):
                      dt=1e-4).eg
     print(f"{kind.upper()} c = 0.5: eps_g slope from the ODE {(e[1] - e[0]) / 1e-3:+.4f}, "
           f"from eq. 27 {-(0.3 * A_ode - 0.09 * B_ode):+.4f};  eps0 {e[0]:.4f} vs eq. 28 "
-          f"{float(eps0_demo(P6, T6, 0.5)[kind == 'lcn']):.4f}")
+          f"{eps0[kind == 'lcn']:.4f}")
 
 # %% [markdown]
 # At $c=0$ the ODE gives $A_{\rm CNN}=$ 4.323, which is $P=4$ times $A_{\rm LCN}$, and
