@@ -72,13 +72,18 @@ def _alpha_spec_panel(ax, Ds, runs: dict, title: str, n_init: int) -> dict:
     return data
 
 
+def _alpha_spec(r: dict) -> np.ndarray:
+    """Eq. 25 on the trajectories of a specialisation run: ``(n_D, n_init)``."""
+    return cl.alpha_spec(r["alpha"], r["gamma"], 0.99)
+
+
 def figure3(out: Path, coarse: bool) -> None:
     """alpha_spec (eq. 25) vs D; erf, k_t = 1, P = 6, S = I, eta = 0.5, T = 1, sigma = 0."""
     Ds = np.geomspace(1e2, 1e12, 3 if coarse else 11)
     n_init = 2 if coarse else 16
     ks_list = (1, 2) if coarse else (1, 2, 3, 4)
-    runs = {k_s: cl.specialisation_runs(Ds, k_s=k_s, n_init=n_init, alpha_max=nbcheck.AMAX3[k_s],
-                                        **nbcheck.FIG3)["alpha_spec"]
+    runs = {k_s: _alpha_spec(cl.specialisation_runs(Ds, k_s=k_s, n_init=n_init, alpha_max=nbcheck.AMAX3[k_s],
+                                                    **nbcheck.FIG3))
             for k_s in progress(ks_list, desc="Figure 3")}
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     data = _alpha_spec_panel(ax, Ds, runs, r"Figure 3: erf, $k_t=1$, $P=6$, $S=I$, $\eta=0.5$, $T=1$, "
@@ -98,8 +103,8 @@ def figure7(out: Path, coarse: bool) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
     saved = {}
     for ax, (panel, ks) in zip(axes, panels.items()):
-        runs = {k_s: cl.specialisation_runs(Ds, k_s=k_s, n_init=n_init, alpha_max=nbcheck.AMAX7[panel, k_s],
-                                            **nbcheck.FIG7[panel])["alpha_spec"]
+        runs = {k_s: _alpha_spec(cl.specialisation_runs(Ds, k_s=k_s, n_init=n_init,
+                                                        alpha_max=nbcheck.AMAX7[panel, k_s], **nbcheck.FIG7[panel]))
                 for k_s in progress(ks, desc=f"Figure 7{panel}")}
         saved |= {f"{panel}_{k}": v for k, v in _alpha_spec_panel(ax, Ds, runs, titles[panel], n_init).items()}
     fig.suptitle("Figure 7: specialisation time against $D$ (erf, $P=6$, $S=I$, $T=1$, $\\sigma=0$)")

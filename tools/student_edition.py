@@ -40,18 +40,11 @@ SOURCE = REPO / "td_lib"
 NAMES_EXERCISE = re.compile(r"\bExercises?\s+\d|\bex(?:7\d\w*|[A-F])_\w+")
 
 
-#: Exercises whose counterparts the *handout's* edition still holds, and why: a demo or engine
-#: of a released notebook still calls them. Each is to become a demo that takes the student's
-#: function and shows a baked reference result until it works (``td_lib.own_work.demo_result``);
-#: then its entry goes. Grading kernels cut every exercise of the notebook they grade regardless.
-HANDOUT_KEEPS: dict[str, str] = {
-    "exD_alpha_spec": "lesson 2's Figure 3 and 7 sweeps call observables.alpha_spec",
-}
-
-
 def handout_exercises(source: Path = SOURCE) -> list[str]:
-    """The exercises whose counterparts the handout's edition of td_lib cuts."""
-    return sorted(ex for ex in counterparts(source) if ex not in HANDOUT_KEEPS)
+    """The exercises whose counterparts the handout's edition of td_lib cuts: every one. A demo
+    or engine of a released notebook that needs an exercise's answer takes the student's own
+    function and shows a baked reference result until it works (``td_lib.own_work.demo_result``)."""
+    return sorted(counterparts(source))
 
 
 def _literal(source: Path, name: str):
@@ -339,13 +332,14 @@ def files(edition: Path) -> dict[str, bytes]:
 HELP = """\
 Write the student edition of td_lib into OUT/td_lib and check it: the library without the
 functions that answer graded exercises (the counterparts registry of td_lib/own_work.py), an
-empty registry, and no line naming an exercise. The grading sandbox and the handout's wheel
-are built the same way (per notebook, and without HANDOUT_KEEPS, respectively)."""
+empty registry, and no line naming an exercise; general tools (building blocks, formulas a
+statement prints: own_work.GENERAL_TOOLS) stay. The handout's wheel is this edition; the
+grading sandbox builds one per notebook, without that notebook's general tools too."""
 
 EXAMPLES = """\
 examples:
   python -m tools.student_edition /tmp/edition        # then: PYTHONPATH=/tmp/edition python ...
-  python -m tools.student_edition /tmp/handout-lib --handout   # what the handout's wheel holds"""
+  python -m tools.student_edition /tmp/handout-lib --handout   # the same: what the handout's wheel holds"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -353,7 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out", type=Path, metavar="OUT", help="folder to write td_lib/ into (replaced if present)")
     p.add_argument("--handout", action="store_true",
-                   help="cut only the handout's exercises (all but HANDOUT_KEEPS) (default: every exercise)")
+                   help="the handout's edition (every exercise cut: the same as the default)")
     return p
 
 

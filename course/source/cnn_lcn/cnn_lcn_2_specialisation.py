@@ -41,7 +41,7 @@ import numpy as np
 
 from td_lib import cnn_lcn as cl
 from td_lib.core.runtime import QUICK, pick, progress
-from td_lib.own_work import student_or
+from td_lib.own_work import demo_result
 
 _t_start = time.time()
 
@@ -214,48 +214,129 @@ amax3 = {1: 40.0, 2: 400.0, 3: 800.0, 4: 1500.0}  # horizons: every run has spec
 runs3 = {k: cl.specialisation_runs(Ds3, k_s=k, n_init=n_init3, alpha_max=amax3[k],
                                    n_ckpt=pick(400, 100), **FIG3)
          for k in progress(pick([1, 2, 3, 4], [1, 2]), desc="Figure 3 (one batch per k_s)")}
-# alpha_spec of every run with your functions of Exercise D (the library's when yours do not run)
-spec_demo = student_or(alpha_spec_from_trajectory, lambda a, g, th=0.99: float(cl.alpha_spec(a, g, th)),
-                       lambda f: f(np.array([0.0, 1.0]), np.array([[0.5], [1.0]])), "Exercise D's alpha_spec_from_trajectory")
-fit_demo = student_or(fit_log_d, lambda d, a: tuple(np.polyfit(np.log(d), a, 1)[::-1]),
-                      lambda f: f(np.array([10.0, 100.0]), np.array([1.0, 2.0])), "Exercise D's fit_log_d")
 
 
-def spec_plot(ax, runs, title, D_min=1e4):
+def specialisation_analysis(runs, alpha_spec_fn, fit_fn, D_min=1e4):
+    """For each k_s: alpha_spec of every run (eq. 25) and the fit a + b ln D through the means
+    over the initialisations at D >= D_min, with the given functions (yours of Exercise D)."""
+    out = {}
+    for k, r in runs.items():
+        g = r["gamma"]
+        a_sp = np.array([[float(alpha_spec_fn(r["alpha"], g[:, i, j])) for j in range(g.shape[2])]
+                         for i in range(g.shape[1])])
+        fit = r["D"] >= D_min
+        ok = fit.sum() >= 2 and np.all(np.isfinite(a_sp[fit]))
+        out[k] = {"a_sp": a_sp, "fit": tuple(float(v) for v in fit_fn(r["D"][fit], a_sp[fit].mean(1))) if ok else None}
+    return out
+
+
+def spec_plot(ax, runs, analysis, title, D_min=1e4):
     """Markers: mean alpha_spec over the initialisations (error bar: standard error), small dots:
     single runs, open marker: D < D_min (not fitted); dashed: a + b ln D fitted to the means."""
-    fits = {}
     for k, r in runs.items():
-        a_sp = np.array([[spec_demo(r["alpha"], r["gamma"][:, i, j]) for j in range(r["gamma"].shape[2])]
-                         for i in range(len(r["D"]))])
-        Dk, mean = r["D"], a_sp.mean(1)
+        a_sp, Dk = np.asarray(analysis[k]["a_sp"], dtype=float), r["D"]
+        mean = a_sp.mean(1)
         se = a_sp.std(1, ddof=1) / np.sqrt(a_sp.shape[1]) if a_sp.shape[1] > 1 else 0 * mean
         fit = Dk >= D_min
         col = f"C{k}"
         ax.semilogx(np.repeat(Dk, a_sp.shape[1]), a_sp.ravel(), ".", color=col, ms=3, alpha=0.4)
         ax.errorbar(Dk[fit], mean[fit], se[fit], fmt="o", color=col, ms=5, capsize=2, label=f"$k_s={k}$")
         ax.errorbar(Dk[~fit], mean[~fit], se[~fit], fmt="o", mfc="none", color=col, ms=5, capsize=2)
-        if np.all(np.isfinite(mean[fit])):
-            a, b = fit_demo(Dk[fit], mean[fit])
-            fits[k] = (a, b, cl.log_d_fit(Dk, a_sp, D_min))
+        if analysis[k]["fit"] is not None:
+            a, b = analysis[k]["fit"]
             dd = np.geomspace(Dk.min(), Dk.max(), 50)
             ax.semilogx(dd, a + b * np.log(dd), "--", color=col, lw=1)
     ax.set(xlabel="feature dimension $D$", ylabel=r"$\alpha_{\rm spec}$ (eq. 25, $\gamma_{\rm th}=0.99$)", title=title)
     ax.legend(title="markers: ODE, mean over inits; dashed: $a+b\\ln D$", fontsize=8, title_fontsize=8)
-    return fits
 
 
-def print_fits(fits, n_init):
-    for k, (a, b, f) in fits.items():
+def print_fits(analysis, spread, n_init):
+    """The fits a + b ln D; their standard errors from the scatter of the initialisations and the
+    scatter of single runs are the course's reference run's (``spread``)."""
+    for k, res in analysis.items():
+        if res["fit"] is None:
+            continue
+        (a, b), s = res["fit"], spread[k]
         print(f"k_s = {k}: alpha_spec = {a:.2f} + {b:.3f} ln D  (means over {n_init} inits at D >= 1e4; "
-              f"standard errors {f['se_a']:.2f} and {f['se_b']:.3f}; single runs scatter by {f['sd']:.2f})")
+              f"standard errors {s['se_a']:.2f} and {s['se_b']:.3f}; single runs scatter by {s['sd']:.2f})")
 
 
+# BEGIN BAKED specialisation_fig3_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_fig3 = {'full': {'analysis': {1: {'a_sp': [[5.862094243, 8.461197699, 6.638580252, 6.754710937,
+                                                 7.360887577, 7.483301482, 8.006156016, 7.285575169],
+                                                [6.980298813, 6.992040185, 7.041442081, 6.935421872,
+                                                 6.91048955, 7.000272523, 6.97939167, 6.855485396],
+                                                [6.980002063, 6.990770717, 6.984429634, 6.982568389,
+                                                 6.983809132, 6.985278829, 6.984983022, 6.978747298],
+                                                [6.98360972, 6.983227678, 6.983510178, 6.984872329,
+                                                 6.983139254, 6.982681244, 6.983526918, 6.982801843],
+                                                [6.983375477, 6.98323004, 6.983093754, 6.98338087, 6.983241993,
+                                                 6.983289859, 6.983306112, 6.983307983],
+                                                [6.983268951, 6.983268119, 6.9832635, 6.983277987, 6.983272388,
+                                                 6.983273429, 6.98326946, 6.983275188]],
+                                       'fit': (6.962215343, 0.0009182365984)},
+                                   2: {'a_sp': [[48.27412617, 66.77335728, 87.56097039, 57.05811273,
+                                                 46.63891737, 75.72570776, 80.39125953, 74.45279611],
+                                                [106.8953891, 86.235132, 105.1147784, 90.07629535, 102.2032236,
+                                                 96.23205186, 107.9586316, 109.8408214],
+                                                [121.0331153, 129.3728869, 142.103542, 123.4576807,
+                                                 128.7209461, 138.517377, 132.4355195, 132.3562177],
+                                                [147.7725856, 163.396555, 173.6368829, 154.5193464,
+                                                 148.5329163, 168.6538252, 146.8094718, 143.9682276],
+                                                [181.0450773, 174.1232013, 190.9971101, 189.7614661,
+                                                 170.5727753, 195.4033928, 176.2108039, 175.8783258],
+                                                [239.6174849, 214.463926, 273.9371337, 215.3782995, 207.697782,
+                                                 241.3733879, 254.564288, 222.9751778]],
+                                       'fit': (33.75121727, 6.886002791)},
+                                   3: {'a_sp': [[105.6996358, 179.8616915, 133.6603417, 94.51365095,
+                                                 166.0136965, 150.68014, 138.3651509, 122.7127136],
+                                                [210.252337, 228.1159274, 201.4100172, 244.7581184,
+                                                 338.3339788, 254.3046821, 249.6219567, 190.8156311],
+                                                [267.6190918, 294.8571946, 321.1848139, 325.5014246,
+                                                 284.8172573, 254.9244819, 272.0397413, 250.8845972],
+                                                [326.4376767, 303.1582021, 347.3487861, 318.0743771,
+                                                 304.8706534, 331.118169, 349.0595794, 303.9640494],
+                                                [347.1375139, 362.2471031, 358.9818964, 356.6963772,
+                                                 343.5034704, 369.9569555, 405.2596487, 367.2044267],
+                                                [462.9377852, 438.6808432, 430.9820215, 397.5734293,
+                                                 415.7289577, 429.3297622, 476.6787431, 426.3432568]],
+                                       'fit': (141.0457188, 10.20712302)},
+                                   4: {'a_sp': [[173.3479484, 296.1488305, 148.0066418, 312.8083974,
+                                                 236.2026658, 209.4970301, 198.3557324, 210.7111366],
+                                                [366.4882854, 338.3245165, 405.3411363, 435.0457473,
+                                                 401.9783164, 350.7267286, 370.0646755, 486.418079],
+                                                [523.3592616, 496.9888619, 501.3880933, 481.836533,
+                                                 530.0275813, 462.6415233, 505.2050527, 528.9797395],
+                                                [611.98128, 632.2655784, 569.3863073, 576.6804225, 567.7510222,
+                                                 553.657427, 644.3621487, 526.0279845],
+                                                [680.165896, 636.1898776, 605.1651893, 628.7272814,
+                                                 642.5330036, 626.3366563, 616.5586898, 598.3082627],
+                                                [674.7575417, 725.4973155, 725.2809451, 667.4445991,
+                                                 725.4490578, 700.8799819, 676.5021791, 684.8360804]],
+                                       'fit': (269.2350394, 15.8953915)}},
+                      'spread': {1: {'se_a': 0.02072544226, 'se_b': 0.0008998987944, 'sd': 0.02625032505},
+                                 2: {'se_a': 6.027230929, 'se_b': 0.3856831262, 'sd': 13.08946237},
+                                 3: {'se_a': 18.28543623, 'se_b': 0.848524553, 'sd': 29.23747479},
+                                 4: {'se_a': 19.06407161, 'se_b': 0.8840468077, 'sd': 34.26987048}}},
+             'quick': {'analysis': {1: {'a_sp': [[6.384928227, 8.130148932],
+                                                 [6.90433762, 7.042612475],
+                                                 [6.998658712, 6.999995265]],
+                                        'fit': (6.947623106, 0.00280683885)},
+                                    2: {'a_sp': [[44.51668266, 68.63949351],
+                                                 [108.362685, 87.21265705],
+                                                 [151.9216096, 163.3031581]],
+                                        'fit': (37.96295819, 6.495385665)}},
+                       'spread': {1: {'se_a': 0.1382764704, 'se_b': 0.007506851503, 'sd': 0.06914065746},
+                                  2: {'se_a': 21.90225086, 'se_b': 1.303859481, 'sd': 12.00898962}}}}
+# END BAKED specialisation_fig3_demo
+fig3 = pick(_ref_fig3["full"], _ref_fig3["quick"])
+analysis3 = demo_result(lambda: specialisation_analysis(runs3, alpha_spec_from_trajectory, fit_log_d), fig3["analysis"],
+                        "alpha_spec_from_trajectory and fit_log_d", rtol=1e-9)
 fig, ax = plt.subplots(figsize=(6.5, 4.3))
-fits3 = spec_plot(ax, runs3, "Figure 3: specialisation time of the CNN, $k_t=1$, $P=6$, $\\eta=0.5$")
+spec_plot(ax, runs3, analysis3, "Figure 3: specialisation time of the CNN, $k_t=1$, $P=6$, $\\eta=0.5$")
 plt.tight_layout()
 plt.show()
-print_fits(fits3, n_init3)
+print_fits(analysis3, fig3["spread"], n_init3)
 
 # %% [markdown]
 # With the teacher's kernel size, $k_s=k_t=1$, the student specialises at
@@ -282,7 +363,7 @@ for ax, k_s3 in zip(axes[0], panels):
     gam4 = r["gamma"][:, -1, 0]  # (n_alpha, n_s) at D = Ds3[-1], first initialisation
     for s_ in range(gam4.shape[-1]):
         ax.semilogx(r["alpha"][1:], gam4[1:, s_], label=f"$s={s_}$")
-    a_sp = spec_demo(r["alpha"], gam4)
+    a_sp = np.asarray(analysis3[k_s3]["a_sp"], dtype=float)[-1, 0]
     if np.isfinite(a_sp):
         ax.axvline(a_sp, color="k", ls=":", lw=1, label=r"$\alpha_{\rm spec}$")
     ax.axhline(0, color="gray", lw=0.5)
@@ -346,16 +427,113 @@ runs7 = {"a": {}, "b": {}}
 for panel, k in progress(jobs7, desc="Figure 7 (one batch per panel and k_s)"):
     runs7[panel][k] = cl.specialisation_runs(Ds7, k_s=k, n_init=n_init7, alpha_max=amax7[panel, k],
                                              n_ckpt=pick(400, 100), **FIG7[panel])
+# BEGIN BAKED specialisation_fig7_demo (python -m checks.grading.bake; do not edit by hand)
+_ref_fig7 = {'full': {'analysis': {'a': {2: {'a_sp': [[63.0057258, 57.16820793, 60.42202833, 55.27148337,
+                                                       64.08054088, 61.82660961, 55.40612939, 57.80666747],
+                                                      [59.85255254, 59.53905412, 60.02148528, 61.21633784,
+                                                       59.486255, 60.94686826, 61.42945472, 59.81418991],
+                                                      [60.40186604, 60.46842062, 60.45186486, 60.59489812,
+                                                       60.57336526, 60.5083226, 60.48427649, 60.53136652],
+                                                      [60.50878569, 60.48993351, 60.47966223, 60.48822125,
+                                                       60.49327541, 60.4848007, 60.50239229, 60.48421758],
+                                                      [60.49213583, 60.49218178, 60.49233989, 60.49258649,
+                                                       60.49266733, 60.49305977, 60.49254917, 60.49261947],
+                                                      [60.49285973, 60.49290044, 60.4929386, 60.49282982,
+                                                       60.49292349, 60.49276176, 60.49284072, 60.49276025]],
+                                             'fit': (60.29342086, 0.008683157713)},
+                                         3: {'a_sp': [[162.273235, 163.6217057, 125.023462, 147.8085312,
+                                                       122.8138419, 162.8529446, 162.2415122, 110.7504387],
+                                                      [263.1676069, 172.7753075, 181.0785612, 244.5296142,
+                                                       158.7793526, 191.1994719, 231.9038699, 167.2043733],
+                                                      [219.9037681, 264.1094177, 211.729824, 242.6528708,
+                                                       212.3800963, 223.3132538, 276.3613296, 283.2276226],
+                                                      [254.4079686, 258.234657, 331.5194122, 257.9420952,
+                                                       298.4189666, 280.3226306, 322.0883188, 286.3298499],
+                                                      [310.6312438, 326.2815849, 352.1457316, 353.1032795,
+                                                       339.0199866, 341.086838, 305.8055579, 313.8646289],
+                                                      [406.9298206, 361.1099012, 439.0683202, 385.8945946,
+                                                       393.0814228, 373.881574, 378.3617304, 366.6125395]],
+                                             'fit': (104.6682668, 10.03454816)},
+                                         4: {'a_sp': [[206.0460315, 222.2575637, 249.4234242, 267.8046041,
+                                                       178.8327316, 198.9427149, 222.6748624, 210.7498803],
+                                                      [311.5727858, 359.7791515, 282.1021358, 352.481779,
+                                                       288.4424664, 322.685071, 305.4488992, 355.5561951],
+                                                      [438.2626249, 391.6578225, 410.0391831, 374.6857526,
+                                                       413.2222034, 400.0430835, 379.2782769, 378.9394263],
+                                                      [444.5203523, 500.416724, 435.832792, 443.9544414,
+                                                       444.0725188, 465.2100581, 475.3421085, 458.1403607],
+                                                      [582.1666701, 537.1317661, 526.6624629, 525.4684857,
+                                                       522.5865183, 565.2253369, 522.8433722, 518.5896488],
+                                                      [600.3295149, 590.0936857, 573.3823284, 742.267071,
+                                                       607.5392242, 572.1993978, 573.8723825, 593.8558782]],
+                                             'fit': (181.3731046, 15.37806329)}},
+                                   'b': {1: {'a_sp': [[9.443857658, 9.798119638, 9.917530027, 10.23272826,
+                                                       9.317514058, 9.416779875, 8.812112823, 8.392664458],
+                                                      [9.671801797, 9.806259403, 9.794478705, 9.829273154,
+                                                       9.795082726, 9.677123564, 9.806366995, 9.683278604],
+                                                      [9.763074495, 9.760228279, 9.765857222, 9.762093764,
+                                                       9.754959446, 9.76797949, 9.761791897, 9.763568937],
+                                                      [9.76228858, 9.76097411, 9.761085602, 9.762111462,
+                                                       9.761544388, 9.760519592, 9.763291661, 9.761839084],
+                                                      [9.761494826, 9.761399133, 9.76154587, 9.761452984,
+                                                       9.76147286, 9.761629578, 9.761523593, 9.761666],
+                                                      [9.76154343, 9.761550749, 9.761539165, 9.761543175,
+                                                       9.76154189, 9.761553775, 9.761544516, 9.761540221]],
+                                             'fit': (9.758534605, 0.0001357584593)},
+                                         2: {'a_sp': [[485.0056826, 421.7651747, 445.3502954, 368.2046835,
+                                                       568.8092854, 550.1247858, 396.3694439, 407.0434472],
+                                                      [497.2945872, 671.9912161, 623.5775699, 490.5908022,
+                                                       582.6468606, 509.4510865, 778.6448727, 529.7390771],
+                                                      [809.2229154, 722.3746524, 738.1100561, 798.9415103,
+                                                       759.342317, 890.6630094, 810.1188421, 714.4519389],
+                                                      [925.3419791, 890.5234092, 990.3404482, 922.9442188,
+                                                       952.9461271, 910.2295558, 947.2677599, 1109.043386],
+                                                      [1177.8525, 1210.361455, 1057.027215, 1128.937839,
+                                                       1182.615247, 1107.051055, 1182.788068, 1109.866345],
+                                                      [1640.291518, 1358.639377, 1446.268884, 1290.625925,
+                                                       1281.573554, 1374.769098, 1365.011755, 1340.529621]],
+                                             'fit': (183.7091014, 42.7259503)},
+                                         3: {'a_sp': [[878.1849475, 857.6470505, 655.218917, 1210.94401,
+                                                       910.4915196, 627.1600685, 816.107908, 734.2261103],
+                                                      [1042.679789, 1246.888111, 1000.059496, 1024.746336,
+                                                       1361.662197, 1034.394489, 974.060277, 1259.707233],
+                                                      [1365.05711, 1463.458508, 1719.317964, 1567.335927,
+                                                       1357.879333, 1359.189184, 1424.204474, 2278.372295],
+                                                      [1531.198224, 1620.135338, 1666.145522, 1547.215612,
+                                                       1683.65646, 1665.892187, 1533.871253, 1694.020961],
+                                                      [1878.23329, 1887.257547, 2064.062722, 1909.896321,
+                                                       1958.05898, 1899.168665, 1948.897689, 2031.504854],
+                                                      [2617.528805, 2308.40046, 2168.375082, 2148.165374,
+                                                       2354.288373, 2394.77137, 2368.643402, 2173.795987]],
+                                             'fit': (602.2145738, 60.31755132)}}},
+                      'spread': {'a': {2: {'se_a': 0.2770384794, 'se_b': 0.0120271856, 'sd': 0.351200877},
+                                       3: {'se_a': 16.38826093, 'se_b': 0.768015736, 'sd': 29.26577895},
+                                       4: {'se_a': 16.93362049, 'se_b': 1.015221872, 'sd': 33.44763147}},
+                                 'b': {1: {'se_a': 0.02392197036, 'se_b': 0.001038726665, 'sd': 0.03029346988},
+                                       2: {'se_a': 45.45457828, 'se_b': 2.423267187, 'sd': 82.76004162},
+                                       3: {'se_a': 91.04747059, 'se_b': 4.119667605, 'sd': 175.5784498}}}},
+             'quick': {'analysis': {'a': {2: {'a_sp': [[61.24411807], [60.93203429]],
+                                              'fit': (61.55620185, -0.03388406608)}},
+                                    'b': {1: {'a_sp': [[9.788735592], [9.771491453]],
+                                              'fit': (9.80597973, -0.001872258529)}}},
+                       'spread': {'a': {2: {'se_a': 0.0, 'se_b': 0.0, 'sd': 0.0}},
+                                  'b': {1: {'se_a': 0.0, 'se_b': 0.0, 'sd': 0.0}}}}}
+# END BAKED specialisation_fig7_demo
+fig7 = pick(_ref_fig7["full"], _ref_fig7["quick"])
+analysis7 = demo_result(lambda: {panel: specialisation_analysis(runs7[panel], alpha_spec_from_trajectory, fit_log_d)
+                                 for panel in "ab"}, fig7["analysis"], "alpha_spec_from_trajectory and fit_log_d",
+                        rtol=1e-9)
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.3))
-fits7 = {panel: spec_plot(ax, runs7[panel], title) for panel, ax, title in
-         (("a", axes[0], "(a) $k_t=2$, $c=0$, $\\eta=0.5$"), ("b", axes[1], "(b) $k_t=1$, $c=0.5$, $\\eta=0.2$"))}
+for panel, ax, title in (("a", axes[0], "(a) $k_t=2$, $c=0$, $\\eta=0.5$"),
+                         ("b", axes[1], "(b) $k_t=1$, $c=0.5$, $\\eta=0.2$")):
+    spec_plot(ax, runs7[panel], analysis7[panel], title)
 fig.suptitle("Figure 7: specialisation time of the CNN against $D$ (as Figure 3); erf, $P=6$, $T=1$, "
              "$\\sigma=0$", fontsize=10)
 plt.tight_layout()
 plt.show()
 for panel in "ab":
     print(f"panel ({panel}):")
-    print_fits(fits7[panel], n_init7)
+    print_fits(analysis7[panel], fig7["spread"][panel], n_init7)
 
 # %% [markdown]
 # Both panels repeat Figure 3. (a) The student that matches the teacher, $k_s=k_t=2$,
