@@ -111,3 +111,41 @@ HUB_ROOT.mkdir(parents=True, exist_ok=True)
 if not Path(EXCHANGE).exists():
     Path(EXCHANGE).mkdir(parents=True)
     Path(EXCHANGE).chmod(0o777)
+
+# ------------------------------------------------------------ live grading (optional)
+# TD_GRADING_SERVICE=1: a hub-managed service (python -m tools.live_grading, in the instructor
+# environment) grades each submission as it arrives in the exchange and shows the student
+# the result under /services/grading/ (deploy/README.md, "Live grading"). Every user may
+# reach it (the default `user` role gets access:services!service=grading); the service
+# itself decides what each one sees.
+if os.environ.get("TD_GRADING_SERVICE", "") not in ("", "0"):
+    GRADING_STATE = os.environ.get("TD_GRADING_STATE", str(HUB_ROOT / "grading"))
+    _grading = [str(INSTRUCTOR_ENV / "bin" / "python"), "-m", "tools.live_grading",
+                "--course", COURSE_DIR, "--exchange", EXCHANGE, "--course-id", COURSE_ID,
+                "--state", GRADING_STATE, "--instructors", ",".join(INSTRUCTORS),
+                "--max-per-hour", os.environ.get("TD_GRADING_MAX_PER_HOUR", "3"),
+                "--hidden", os.environ.get("TD_GRADING_HIDDEN", "passfail"),
+                "--poll", os.environ.get("TD_GRADING_POLL", "2"),
+                "--mem-gb", os.environ.get("TD_GRADING_MEM_GB", "6")]
+    if os.environ.get("TD_GRADING_POLICY"):
+        _grading += ["--policy", os.environ["TD_GRADING_POLICY"]]
+    if os.environ.get("TD_GRADING_SCHEDULER"):
+        _grading += ["--scheduler", os.environ["TD_GRADING_SCHEDULER"]]
+    if os.environ.get("TD_GRADING_WORKERS"):
+        _grading += ["--workers", os.environ["TD_GRADING_WORKERS"]]
+    if os.environ.get("TD_GRADING_NO_SANDBOX", "") not in ("", "0"):
+        _grading.append("--no-sandbox")
+    if c.JupyterHub.spawner_class == "localprocess":  # one system user per student: they own their submissions
+        _grading.append("--check-owner")
+    c.JupyterHub.services = [{
+        "name": "grading",
+        "url": f"http://127.0.0.1:{os.environ.get('TD_GRADING_PORT', '10101')}",
+        "command": _grading,
+        "cwd": str(REPO),
+        "environment": {"TD_EXCHANGE": EXCHANGE, "TD_COURSE_DIR": COURSE_DIR, "TD_COURSE_ID": COURSE_ID,
+                        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+                        "PATH": f"{INSTRUCTOR_ENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"},
+        "oauth_no_confirm": True,
+        "display": True,
+    }]
+    c.JupyterHub.load_roles = [{"name": "user", "scopes": ["self", "access:services!service=grading"]}]

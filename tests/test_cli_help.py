@@ -20,7 +20,7 @@ import pytest
 
 from tools import env
 
-CLIS = ["grade", "pipeline", "collect_zip", "fake_students", "mutants", "handout", "student_edition"]
+CLIS = ["grade", "pipeline", "collect_zip", "fake_students", "mutants", "handout", "student_edition", "live_grading"]
 # tools/handout.py is being reworked elsewhere (issue 23, the handout): it still prints its
 # module docstring and has an option without help. Drop this mark when it has build_parser().
 PENDING: dict[str, str] = {}

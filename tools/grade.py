@@ -606,12 +606,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="regrade submissions already graded (default: skip them)")
     p.add_argument("--students", metavar="A,B",
                    help="comma-separated student ids to grade (default: every collected student)")
+    add_kernel_options(p)
+    return p
+
+
+def add_kernel_options(p: argparse.ArgumentParser, runs_as: str = "you") -> None:
+    """``--no-sandbox`` and ``--mem-gb``: how a grader of the course runs a student's kernel
+    (``make grade`` and the live grading service take the same two)."""
     p.add_argument("--no-sandbox", action="store_true",
-                   help="ordinary kernels running as you, no root needed: trusted submissions only "
+                   help=f"ordinary kernels running as {runs_as}, no root needed: trusted submissions only "
                         "(default: sandboxed, needs root)")
     p.add_argument("--mem-gb", type=float, default=6.0, metavar="G",
                    help="memory (address-space) limit of a student's kernel in the sandbox, GiB (default: 6)")
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

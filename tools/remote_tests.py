@@ -114,6 +114,7 @@ class Runner:
         self.ch = channel
         self.ns: dict = {"__name__": "__main__", "__builtins__": builtins}
         self.from_student: set[str] = set()
+        self.last_line: int | None = None  # line of the test cell where the last failing cell stopped
         self.callbacks: dict[int, object] = {}
         # Tests wrap the student's function in td_lib.own_work.own_work(fn, exercise): keep the
         # exercise with the proxy, so the call in the student's kernel runs under the guard.
@@ -208,9 +209,26 @@ class Runner:
             exec(code, self.ns)  # noqa: S102 - the instructor's test cell
             return None
         except BaseException as exc:  # noqa: BLE001 - the cell's failure is its result
+            self.last_line = failed_line(exc, label)  # the grader asks for it: {"op": "where"}
             return wire.error_of(exc)
         finally:
             sys.stdout, sys.stderr = saved
+
+
+def failed_line(exc: BaseException, label: str) -> int | None:
+    """The line of the test cell (compiled as ``label``) where ``exc`` stopped it, 1-based, or None.
+
+    The grader keeps it (``tools/grade.py``: ``failed_lines`` of a grading record), so a service
+    can tell whether a test cell failed in its visible part or in its hidden tests."""
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == label:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line is None and isinstance(exc, SyntaxError) and exc.filename == label:
+        line = exc.lineno
+    return line
 
 
 class Remote:
@@ -236,6 +254,8 @@ def serve(fd_out: int) -> None:
         if msg["op"] == "run":
             err = runner.run(msg["source"], msg.get("label", "<test cell>"))
             ch.send({"op": "done", "error": err})
+        elif msg["op"] == "where":  # where the last failing cell stopped (its visible or hidden part)
+            ch.send({"op": "where", "line": runner.last_line})
         elif msg["op"] == "exit":
             return
 
@@ -430,6 +450,12 @@ class RemoteTestsMixin:
                 error = msg.get("error")
                 break
         outputs += cap.finish()
+        lines = getattr(self, "td_failed_lines", None)  # tools/grade.py collects them per notebook
+        if error and lines is not None and self._td_runner is not None:
+            runner.send({"op": "where"})
+            msg = runner.recv(time.monotonic() + 10)
+            if msg and msg.get("op") == "where" and msg.get("line"):
+                lines[cell.metadata.get("nbgrader", {}).get("grade_id", str(index))] = int(msg["line"])
         if error:
             error = cap_error(dict(error), int(getattr(self, "max_output_bytes", 0) or 0))
             outputs.append(error_output(error["ename"], error["evalue"]))

@@ -1,0 +1,352 @@
+"""The live grading service's parts (tools/live_grading/), fast: no hub, no real grading.
+
+- the durable queue: a submission is written once however often it is noticed, a row left
+  ``grading`` by a crash is queued again on start, a result is recorded once;
+- the rate limit: at most N accepted submissions per student, assignment and hour, the rest
+  refused with a message that says when to submit again;
+- the policy: visible tests at once, hidden tests as pass/fail (or nothing) before the
+  deadline and with their messages after it; instructors see everything;
+- the watcher on a fake exchange: complete submission folders only, each once;
+- the test runner reports the line where a test cell failed (visible or hidden part);
+- a burst: 60 submissions of 20 students at once, limit 2 per hour, graded by an injected
+  grading function in a real service process (``python -m tools.live_grading --no-web``),
+  which is killed (SIGKILL) mid-queue and restarted: the final table equals an uninterrupted
+  run's, every accepted submission graded to completion once, the rest refused, none lost;
+  a second service on the same state folder refuses to start.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tools import env
+from tools.live_grading import policy as pol
+from tools.live_grading.queue import Arrival, Queue
+from tools.live_grading.watch import Watcher, parse_name, scan
+
+T0 = dt.datetime(2026, 11, 30, 10, 0, 0, tzinfo=dt.UTC)  # in the past: a future timestamp counts as now
+
+
+def stamp(t: dt.datetime) -> str:
+    """nbgrader's timestamp format."""
+    return t.strftime("%Y-%m-%d %H:%M:%S.%f %Z")
+
+
+def arrival(student: str, minutes: float, assignment: str = "a1") -> Arrival:
+    t = T0 + dt.timedelta(minutes=minutes)
+    return Arrival(student, assignment, stamp(t), t.timestamp(), f"{student}+{assignment}+{stamp(t)}+r")
+
+
+# ---------------------------------------------------------------------- the queue
+def test_queue_once_and_recovery(tmp_path):
+    q = Queue(tmp_path / "q.sqlite")
+    new = q.add([arrival("alice", 0), arrival("bob", 1)], limit=lambda a: 0)
+    assert [r.state for r in new] == ["queued", "queued"]
+    assert q.add([arrival("alice", 0), arrival("bob", 1)], limit=lambda a: 0) == [], "noticed twice, written twice"
+    (first,) = q.claim(1)
+    assert first.student == "alice" and first.state == "grading" and first.attempts == 1
+    # The service dies while grading alice: a new process opens the same file.
+    q2 = Queue(tmp_path / "q.sqlite")
+    assert q2.recover() == 1
+    assert q2.get(first.id).state == "queued"
+    assert q2.finish(first.id, {"score": 1}) is False, "a result for a row nobody is grading"
+    rows = q2.claim(5)
+    assert [r.student for r in rows] == ["alice", "bob"] and rows[0].attempts == 2
+    assert q2.finish(rows[0].id, {"score": 2}) is True
+    assert q2.finish(rows[0].id, {"score": 3}) is False, "graded to completion twice"
+    assert q2.get(rows[0].id).result == {"score": 2}
+    # A grading error: retried, then failed with the reason.
+    assert q2.fail(rows[1].id, "boom", retries=1) == "queued"
+    (again,) = q2.claim(1)
+    assert q2.fail(again.id, "boom again", retries=1) == "failed"
+    assert q2.get(again.id).reason == "boom again"
+    assert q2.counts() == {"queued": 0, "grading": 0, "graded": 1, "refused": 0, "failed": 1}
+
+
+def test_claim_keeps_a_students_order(tmp_path):
+    q = Queue(tmp_path / "q.sqlite")
+    q.add([arrival("alice", 0), arrival("alice", 5), arrival("bob", 2), arrival("carol", 1, "a2")],
+          limit=lambda a: 0)
+    batch = q.claim(4)  # one assignment per batch, one submission per student
+    assert [(r.student, r.assignment) for r in batch] == [("alice", "a1"), ("bob", "a1")]
+
+
+# --------------------------------------------------------------------- rate limit
+def test_rate_limit(tmp_path):
+    q = Queue(tmp_path / "q.sqlite")
+    rows = q.add([arrival("alice", m) for m in (0, 10, 20)] + [arrival("alice", 30, "a2")], limit=lambda a: 2)
+    states = {(r.assignment, r.timestamp[11:16]): r.state for r in rows}
+    assert states == {("a1", "10:00"): "queued", ("a1", "10:10"): "queued", ("a1", "10:20"): "refused",
+                      ("a2", "10:30"): "queued"}, "the limit is per student and assignment"
+    refused = next(r for r in rows if r.state == "refused")
+    assert "the limit is 2 per hour" in refused.reason and "after 2026-11-30 11:00 UTC" in refused.reason, \
+        refused.reason
+    # an hour after the first accepted one, a new submission is accepted again; the refused one does not count
+    (later,) = q.add([arrival("alice", 61)], limit=lambda a: 2)
+    assert later.state == "queued"
+    (too_soon,) = q.add([arrival("alice", 65)], limit=lambda a: 2)
+    assert too_soon.state == "refused", "10:10 and 11:01 were accepted within the hour before 11:05"
+    assert [r.state for r in q.add([arrival("bob", m) for m in range(5)], limit=lambda a: 0)] == ["queued"] * 5
+
+
+# ------------------------------------------------------------------------ policy
+def _result() -> dict:
+    def cell(gid, passed, part=None, hidden=True, msg=None, points=None, kind="test"):
+        return {"notebook": "nb", "grade_id": gid, "kind": kind, "max_points": 2.0,
+                "points": (2.0 if passed else 0.0) if points is None else points, "has_hidden": hidden,
+                "passed": passed, "failed_part": part, "message": msg}
+    return {"score": 4.0, "max_score": 12.0, "cells": [
+        cell("test_ex1_visible_only", False, "visible", hidden=False, msg="AssertionError: shape (3,) expected"),
+        cell("test_ex1_hidden_fails", False, "hidden", msg="AssertionError: hidden: negative numbers"),
+        cell("test_ex2_all_pass", True),
+        cell("test_ex2_visible_fails", False, "visible", msg="AssertionError: double(2) should be 4"),
+        cell("test_ex3_unknown", False, "unknown", msg="CellTimeoutError: the test did not finish"),
+        cell("ex3_answer", None, kind="manual", points=None)]}
+
+
+def _cells(v: dict) -> dict:
+    return {c["grade_id"]: c for ex in v["exercises"] for c in ex["cells"]}
+
+
+def test_policy_before_and_after_the_deadline(tmp_path):
+    deadline = T0 + dt.timedelta(days=1)
+    before, after = T0.timestamp(), (deadline + dt.timedelta(seconds=1)).timestamp()
+    p = pol.AssignmentPolicy(deadline=deadline)
+    v = pol.view(_result(), p, now=before)
+    c = _cells(v)
+    assert not v["after_deadline"] and [e["name"] for e in v["exercises"]] == ["ex1", "ex2", "ex3"]
+    assert c["test_ex1_visible_only"]["visible"] == {"status": "failed"}
+    assert c["test_ex1_visible_only"]["hidden"] is None
+    assert c["test_ex1_visible_only"]["message"] == "AssertionError: shape (3,) expected"
+    assert c["test_ex1_hidden_fails"]["visible"]["status"] == "passed"
+    assert c["test_ex1_hidden_fails"]["hidden"]["status"] == "failed" and c["test_ex1_hidden_fails"]["message"] is None
+    assert c["test_ex2_all_pass"]["hidden"]["status"] == "passed" and c["test_ex2_all_pass"]["points"] == 2
+    assert c["test_ex2_visible_fails"]["hidden"]["status"] == "not run"
+    assert c["test_ex2_visible_fails"]["message"] == "AssertionError: double(2) should be 4"
+    assert c["test_ex3_unknown"]["message"] is None and c["ex3_answer"]["points"] is None
+    assert v["score"] == 2.0 and v["withheld"] == 0 and v["manual"] == 2.0
+    ex3 = v["exercises"][2]
+    assert (ex3["points"], ex3["max_points"], ex3["manual"], ex3["withheld"]) == (0, 4, 2, False)
+    assert "negative numbers" not in json.dumps(v) and "did not finish" not in json.dumps(v)
+    # "nothing": hidden results and the points that would reveal them wait for the deadline too
+    v = pol.view(_result(), pol.AssignmentPolicy(deadline=deadline, hidden_before_deadline="nothing"), now=before)
+    c = _cells(v)
+    assert c["test_ex1_hidden_fails"]["hidden"]["status"] == "withheld" and c["test_ex1_hidden_fails"]["points"] is None
+    assert c["test_ex2_all_pass"]["hidden"]["status"] == "withheld" and c["test_ex2_all_pass"]["points"] is None
+    assert c["test_ex2_visible_fails"]["points"] == 0 and c["test_ex2_visible_fails"]["message"]
+    assert v["withheld"] == 6.0 and v["exercises"][1]["withheld"]
+    # after the deadline, and for an instructor at any time: every message
+    for v in (pol.view(_result(), p, now=after), pol.view(_result(), p, now=before, instructor=True)):
+        c = _cells(v)
+        assert c["test_ex1_hidden_fails"]["message"] == "AssertionError: hidden: negative numbers"
+        assert c["test_ex3_unknown"]["message"].startswith("CellTimeoutError")
+    # without a deadline, "before" lasts; the gradebook's due date is used when the policy has none
+    assert not pol.view(_result(), pol.AssignmentPolicy(), now=after)["after_deadline"]
+    assert pol.view(_result(), pol.AssignmentPolicy(), deadline=deadline, now=after)["after_deadline"]
+
+
+def test_policy_file(tmp_path):
+    f = tmp_path / "live_grading.toml"
+    f.write_text('[defaults]\nmax_per_hour = 5\nhidden_before_deadline = "nothing"\n\n'
+                 '[assignments.a1]\ndeadline = 2026-12-15T18:00:00Z\nmax_per_hour = 2\n\n'
+                 '[assignments.exam]\nenabled = false\n')
+    p = pol.Policy.load(f)
+    assert p.limit("a1") == 2 and p.limit("other") == 5
+    assert p.get("a1").hidden_before_deadline == "nothing", "an assignment inherits [defaults]"
+    assert p.get("a1").deadline == dt.datetime(2026, 12, 15, 18, tzinfo=dt.UTC)
+    assert not p.get("exam").enabled
+    time.sleep(0.01)
+    f.write_text('[assignments.a1]\nmax_per_hour = 1\n')
+    os.utime(f, (time.time() + 5, time.time() + 5))
+    assert p.limit("a1") == 1, "the file is read again when it changes"
+    f.write_text('[assignments.a1]\nmax_per_hr = 1\n')
+    with pytest.raises(ValueError, match="unknown setting"):
+        pol.Policy.load(f)
+    assert pol.hidden_lines("a\n### BEGIN HIDDEN TESTS\nb\n### END HIDDEN TESTS\nc") == {2, 3, 4}
+    assert pol.exercise_of("test_ex71A_loss") == "ex71A" == pol.exercise_of("ex71A_1_answer")
+
+
+def test_the_gradebooks_due_date_is_the_deadline(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from tools.live_grading.app import Service
+
+    due = dt.datetime(2026, 12, 20, 18, 0)
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        gb.add_assignment("a1", duedate=due)
+        gb.add_assignment("a2")
+    s = Service(Queue(tmp_path / "q.sqlite"), pol.Policy.load(None), tmp_path, tmp_path, {"prof"})
+    assert s.duedate("a1") == due.replace(tzinfo=dt.UTC) and s.duedate("a2") is None and s.duedate("zz") is None
+    assert s.is_instructor({"name": "prof"}) and s.is_instructor({"name": "x", "groups": ["instructors"]})
+    assert not s.is_instructor({"name": "alice", "groups": []})
+
+
+# ----------------------------------------------------------------------- watcher
+def _submit(inbound: Path, student: str, assignment: str, t: dt.datetime, complete: bool = True) -> Path:
+    d = inbound / f"{student}+{assignment}+{stamp(t)}+{os.urandom(4).hex()}"
+    d.mkdir(parents=True)
+    (d / "nb.ipynb").write_text("{}")
+    if complete:
+        (d / "timestamp.txt").write_text(stamp(t))
+        (d / "submission_secret.txt").write_text("s")
+    return d
+
+
+def test_watcher_on_a_fake_exchange(tmp_path):
+    inbound = tmp_path / "exchange" / "c" / "inbound"
+    q = Queue(tmp_path / "q.sqlite")
+    w = Watcher(q, inbound, limit=lambda a: 0, settle=1.0)
+    assert w.poll() == [], "no exchange yet"
+    _submit(inbound, "alice", "a1", T0)
+    half = _submit(inbound, "bob", "a1", T0 + dt.timedelta(seconds=5), complete=False)
+    (inbound / "not-a-submission").mkdir()
+    (inbound / "stray.txt").write_text("x")
+    rows = w.poll()
+    assert [(r.student, r.assignment, r.timestamp) for r in rows] == [("alice", "a1", stamp(T0))]
+    assert w.poll() == [], "noticed once"
+    (half / "timestamp.txt").write_text(stamp(T0 + dt.timedelta(seconds=5)))  # an older nbgrader: no secret file
+    assert w.poll() == [], "still being written"
+    old = time.time() - 10
+    for p in half.iterdir():
+        os.utime(p, (old, old))
+    (rows,) = [w.poll()]
+    assert [r.student for r in rows] == ["bob"]
+    assert Watcher(q, inbound, limit=lambda a: 0).poll() == [], "a restarted watcher knows what it saw"
+    assert parse_name("a+b+c+d+2026-12-02 10:00:00.000000 UTC+ff") == ("a+b+c", "d", "2026-12-02 10:00:00.000000 UTC")
+    assert parse_name("..+a1+2026-12-02 10:00:00.000000 UTC+ff") is None, "a student id that climbs out"
+    assert parse_name("alice+..+2026-12-02 10:00:00.000000 UTC+ff") is None
+    assert scan(inbound, set(), now=time.time())[0].submitted == T0.timestamp()
+
+
+def test_refused_outright(tmp_path):
+    import pwd
+
+    from tools.live_grading.__main__ import refuser
+
+    me = pwd.getpwuid(os.getuid()).pw_name
+    course, inbound = tmp_path / "course", tmp_path / "inbound"
+    (course / "source" / "a1").mkdir(parents=True)
+    (course / "source" / "exam").mkdir(parents=True)
+    f = tmp_path / "p.toml"
+    f.write_text("[assignments.exam]\nenabled = false\n")
+    for who in (me, "mallory"):
+        _submit(inbound, who, "a1", T0)
+    arrivals = {a.student: a for a in scan(inbound, set(), now=time.time())}
+    refuse = refuser(pol.Policy.load(f), course, inbound)
+    assert refuse(arrivals[me]) is None
+    assert refuse(arrivals["mallory"]) == f"this submission was written by {me}, not by mallory"
+    assert refuser(pol.Policy.load(f), course)(arrivals["mallory"]) is None, "no owner check unless asked"
+    other = arrival(me, 0, "exam")
+    assert "live grading is off for exam" in refuse(other)
+    assert refuse(arrival(me, 0, "nope")) == "the course has no assignment nope"
+
+
+# ------------------------------------------------------------- the failing line
+def test_test_runner_reports_the_failing_line():
+    from tools.remote_tests import failed_line
+
+    src = "x = 1\nassert x == 1, 'visible'\n### BEGIN HIDDEN TESTS\nassert x == 2, 'hidden'\n### END HIDDEN TESTS\n"
+    try:
+        exec(compile(src, "<test cell t>", "exec"), {})
+    except AssertionError as e:
+        assert failed_line(e, "<test cell t>") == 4
+    def helper():
+        raise ValueError("inside a function")
+    try:
+        exec(compile("y = 0\nhelper()\n", "<test cell u>", "exec"), {"helper": helper})
+    except ValueError as e:
+        assert failed_line(e, "<test cell u>") == 2, "the line of the test cell, not of the function"
+
+
+# ------------------------------------------------------------------------ burst
+def fake_grade(rows) -> dict:
+    """A grading function for the burst test (``--grader tests.test_live_grading:fake_grade``):
+    logs start and end of each grading to $LG_FAKE_LOG, takes $LG_FAKE_DELAY s; with
+    $LG_FAKE_HANG_AFTER=N it hangs on the grading after the N-th (the test kills it there)."""
+    log = Path(os.environ["LG_FAKE_LOG"])
+    out = {}
+    for r in rows:
+        key = f"{r.student}|{r.assignment}|{r.timestamp}"
+        with log.open("a") as f:
+            f.write(f"start {key}\n")
+        done = sum(1 for ln in log.read_text().splitlines() if ln.startswith("done "))
+        hang = int(os.environ.get("LG_FAKE_HANG_AFTER", "0") or 0)
+        if hang and done >= hang:
+            time.sleep(3600)
+        time.sleep(float(os.environ.get("LG_FAKE_DELAY", "0.02")))
+        with log.open("a") as f:
+            f.write(f"done {key}\n")
+        out[r.id] = {"score": float(sum(map(ord, key)) % 3), "max_score": 2.0, "cells": []}
+    return out
+
+
+def _service(exchange: Path, state: Path, log: Path, **extra) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "tools.live_grading", "--no-web", "--exit-when-idle", "--grader",
+           "tests.test_live_grading:fake_grade", "--exchange", str(exchange), "--course-id", "c",
+           "--course", str(exchange.parent / "nocourse"), "--state", str(state), "--max-per-hour", "2",
+           "--poll", "0.1", "--batch", "1"]
+    e = {**os.environ, "LG_FAKE_LOG": str(log), "LG_FAKE_DELAY": "0.03", **extra}
+    return subprocess.Popen(cmd, cwd=env.REPO, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.slow  # ~10 s of subprocesses: once per make test, not again in test-numerics
+def test_burst_kill_and_restart(tmp_path):
+    exchange = tmp_path / "exchange"
+    inbound = exchange / "c" / "inbound"
+    students = [f"s{i:02d}" for i in range(20)]
+    for k in range(3):  # 60 submissions, 3 per student within a few minutes: all there at once
+        for i, s in enumerate(students):
+            _submit(inbound, s, "a1", T0 + dt.timedelta(minutes=k, seconds=i))
+    t0 = time.monotonic()
+    # an uninterrupted run
+    p = _service(exchange, tmp_path / "A", tmp_path / "A.log")
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 0, out
+    table_a = Queue(tmp_path / "A" / "queue.sqlite").table()
+    t_a = time.monotonic() - t0
+    # the same, killed with SIGKILL while grading the 11th submission, then started again
+    log_b = tmp_path / "B.log"
+    p = _service(exchange, tmp_path / "B", log_b, LG_FAKE_HANG_AFTER="10")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log_b.exists() and log_b.read_text().count("start ") == 11:
+            break
+        time.sleep(0.05)
+    q = Queue(tmp_path / "B" / "queue.sqlite")
+    assert q.counts()["grading"] == 1 and q.counts()["graded"] == 10, q.counts()
+    second = _service(exchange, tmp_path / "B", log_b)  # the same state folder: refused while B runs
+    out, _ = second.communicate(timeout=60)
+    assert second.returncode == 1 and "another grading service runs on" in out, out
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    p = _service(exchange, tmp_path / "B", log_b)
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 0, out
+    assert "1 submission(s) left 'grading' by a previous run are queued again" in out, out
+    table_b = q.table()
+    assert table_b == table_a, "the restarted queue ends with another table"
+    # every submission is there once; 2 per student accepted and graded; the third refused, with the message
+    assert len(table_a) == 60 and len({r[:3] for r in table_a}) == 60
+    graded = [r for r in table_a if r[3] == "graded"]
+    refused = [r for r in table_a if r[3] == "refused"]
+    assert len(graded) == 40 and len(refused) == 20
+    assert {r[0] for r in refused} == set(students) and all("limit is 2 per hour" in r[4] for r in refused)
+    assert all(r[2][14:16] == "02" for r in refused), "the third submission of each student is the refused one"
+    for log in (tmp_path / "A.log", log_b):
+        lines = log.read_text().splitlines()
+        done = [ln[5:] for ln in lines if ln.startswith("done ")]
+        keys = {"|".join(r[:3]) for r in graded}
+        assert set(done) == keys, "a refused submission was graded, or an accepted one was not"
+        assert len(done) == len(keys), "a submission was graded to completion twice"
+    starts = [ln[6:] for ln in log_b.read_text().splitlines() if ln.startswith("start ")]
+    assert len(starts) == 41, "only the grading the kill interrupted is started again"
+    print(f"\nburst: uninterrupted {t_a:.1f} s, all {time.monotonic() - t0:.1f} s")

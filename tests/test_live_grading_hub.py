@@ -1,0 +1,250 @@
+"""Live grading on JupyterHub, end to end on 127.0.0.1 (``deploy/jupyterhub_config.py`` with
+``TD_GRADING_SERVICE=1``): the hub, the configurable HTTP proxy, the dummy authenticator,
+the simple spawner, the grading service the hub starts (``python -m tools.live_grading``)
+with its local Dask cluster, sandboxed when the machine allows it.
+
+The course is ``tests/test_hub.py``'s tiny assignment (one test cell, 2 points, a visible and a
+hidden assert), generated and released by nbgrader; the policy gives it a deadline tomorrow and
+one accepted submission per student and hour.
+alice answers right, bob wrong in a way the visible assert does not see (``x * x``: 2 * 2 = 4).
+Both fetch and submit through their Lab servers; then, through the proxy with their hub tokens:
+
+1. each one's feedback comes from the service within 60 s of the submission (measured);
+   alice: visible and hidden passed, 2/2; bob: visible passed, hidden failed, 0/2, and not a
+   word of the hidden assert's message;
+2. bob gets 404 for alice's submission (page and API) and 403 for the class page;
+3. the instructor sees both, bob's hidden message included, and the report of the assignment;
+4. a browser session (the hub's login form, then the service's OAuth) reaches the page, and
+   the hub's home page (the Lab's *File > Hub Control Panel*) links to it;
+5. alice's second submission within the hour is refused (the policy allows one), with the reason;
+6. once the deadline has passed (the policy file changes), bob sees the hidden message.
+
+The hub is stopped with SIGTERM; no process it started (servers, proxy, service, Dask
+workers) may survive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+try:
+    from tests import browser_support as bs
+    from tests.handout_support import student_env
+    from tests.test_hub import ASSIGNMENT, COURSE_ID, HIDDEN, INSTRUCTOR, STUDENTS, Hub, User, _write_course
+except ImportError:  # tests/ on sys.path
+    import browser_support as bs
+    from handout_support import student_env
+    from test_hub import ASSIGNMENT, COURSE_ID, HIDDEN, INSTRUCTOR, STUDENTS, Hub, User, _write_course
+
+from tools import sandbox
+
+pytestmark = [pytest.mark.pipeline, pytest.mark.slow, pytest.mark.timeout(1200)]
+
+SERVICE = "services/grading/"
+HIDDEN_MESSAGE = "hidden: negative numbers"
+ANSWERS = {"alice": "def double(x):\n    return x + x", "bob": "def double(x):\n    return x * x"}
+
+
+def write_policy(path: Path, deadline: dt.datetime) -> None:
+    path.write_text(f'[defaults]\nmax_per_hour = 3\n\n[assignments.{ASSIGNMENT}]\nmax_per_hour = 1\n'
+                    f'deadline = {deadline.strftime("%Y-%m-%dT%H:%M:%SZ")}\nhidden_before_deadline = "passfail"\n')
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    student = student_env()
+    root = tmp_path_factory.mktemp("livehub")
+    course, exchange = root / "course", root / "exchange"
+    _write_course(course)
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    env = {**os.environ, "TD_EXCHANGE": str(exchange)}
+    for step in ("generate_assignment", "release_assignment"):  # the instructor, as make release would
+        r = subprocess.run([sys.executable, "-m", "nbgrader", step, ASSIGNMENT, f"--CourseDirectory.root={course}"],
+                           cwd=course, env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, f"nbgrader {step}: {r.stderr[-1500:]}"
+    policy = root / "live_grading.toml"
+    write_policy(policy, dt.datetime.now(dt.UTC) + dt.timedelta(days=1))
+    h = Hub(root, course, exchange, student.venv)
+    h.policy = policy
+    h.sandboxed = sandbox.available()[0]
+    h.env.update(TD_GRADING_SERVICE="1", TD_GRADING_PORT=str(bs.free_port()), TD_GRADING_STATE=str(root / "grading"),
+                 TD_GRADING_POLICY=str(policy), TD_GRADING_WORKERS="2", TD_GRADING_POLL="0.5",
+                 **({} if h.sandboxed else {"TD_GRADING_NO_SANDBOX": "1"}))
+    h.tokens = {}
+    t0 = time.monotonic()
+    h.start()
+    h.timings = {"hub up": round(time.monotonic() - t0, 1)}
+    try:
+        yield h
+    finally:
+        for name, tok in h.tokens.items():  # the servers through the hub first
+            with contextlib.suppress(Exception):
+                requests.delete(h.url(f"hub/api/users/{name}/server"), headers={"Authorization": f"token {tok}"},
+                                timeout=60)
+        strays = h.stop()
+        assert not strays, "processes survived the hub:\n" + "\n".join(strays)
+
+
+def service(user: User, path: str = "", **kw) -> requests.Response:
+    """GET a page of the service through the proxy with the user's hub token (no redirects)."""
+    return user.http.get(user.hub.url(SERVICE + path), allow_redirects=False, timeout=60, **kw)
+
+
+def wait_graded(user: User, submitted_at: float, timeout_s: float = 120, seen: int = 0) -> tuple[dict, float]:
+    """The user's newest submission (beyond the ``seen`` ones) once decided (graded, refused or
+    failed), and the seconds from ``submitted_at`` to it."""
+    while time.monotonic() - submitted_at < timeout_s:
+        r = service(user, "api/submissions")
+        if r.status_code == 200:
+            subs = r.json()["submissions"]
+            if len(subs) > seen and subs[0]["state"] in ("graded", "failed", "refused"):
+                return subs[0], time.monotonic() - submitted_at
+        time.sleep(0.5)
+    raise AssertionError(f"{user.name}'s submission was not graded within {timeout_s} s\n{user.hub.log_tail(120)}")
+
+
+def cell(summary: dict) -> dict:
+    (ex,) = summary["feedback"]["exercises"]
+    (c,) = ex["cells"]
+    return c
+
+
+def test_feedback_within_a_minute(hub: Hub, chromium) -> None:
+    t0 = time.monotonic()
+    users = {n: User(hub, n) for n in (INSTRUCTOR, *STUDENTS)}
+    for u in users.values():
+        u.login()
+        hub.tokens[u.name] = u.token
+    for s in STUDENTS:
+        users[s].spawn()
+    hub.timings["logins + spawns"] = round(time.monotonic() - t0, 1)
+    # The service is up behind the proxy and knows nobody's submission yet.
+    deadline = time.monotonic() + 120
+    while (r := service(users["alice"], "api/submissions")).status_code != 200 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert r.status_code == 200 and r.json() == {"user": "alice", "instructor": False, "submissions": []}, r.text[:500]
+
+    # Students fetch, answer and submit through their Lab servers.
+    submitted = {}
+    for s in STUDENTS:
+        u = users[s]
+        fetched = u.api("POST", "assignments/fetch", json={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}).json()
+        assert fetched["value"][0]["status"] == "fetched", fetched
+        path = f"{ASSIGNMENT}/tiny.ipynb"
+        nb = u.api("GET", f"api/contents/{path}", params={"content": "1"}).json()["content"]
+        answer = next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("grade_id") == "ex_double")
+        answer["source"] = ANSWERS[s]
+        u.api("PUT", f"api/contents/{path}", json={"type": "notebook", "format": "json", "content": nb})
+        sub = u.api("POST", "assignments/submit", json={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}).json()
+        assert sub["success"], sub
+        submitted[s] = time.monotonic()
+
+    # 1. Feedback within 60 s of each submission, as the policy allows before the deadline.
+    got, waited = {}, {}
+    for s in STUDENTS:
+        got[s], waited[s] = wait_graded(users[s], submitted[s])
+    hub.note_family()  # the service's Dask workers, for the check that nothing survives
+    hub.timings.update({f"submit -> feedback, {s} (s)": round(waited[s], 1) for s in STUDENTS})
+    assert all(w <= 60 for w in waited.values()), f"feedback later than 60 s after the submission: {waited}"
+    a, b = got["alice"], got["bob"]
+    assert a["state"] == "graded" and b["state"] == "graded", (a, b, hub.log_tail(80))
+    assert (a["feedback"]["score"], b["feedback"]["score"], a["feedback"]["max_score"]) == (2, 0, 2), (a, b)
+    assert cell(a)["visible"] == {"status": "passed"} and cell(a)["hidden"] == {"status": "passed"}
+    assert cell(b)["visible"] == {"status": "passed"} and cell(b)["hidden"] == {"status": "failed"}, cell(b)
+    assert cell(b)["message"] is None and cell(b)["points"] == 0
+    page_b = service(users["bob"], f"submissions/{b['id']}")
+    assert page_b.status_code == 200 and "failed" in page_b.text and "passed" in page_b.text
+    for text in (page_b.text, service(users["bob"], f"api/submissions/{b['id']}").text, service(users["bob"]).text):
+        assert HIDDEN_MESSAGE not in text and HIDDEN not in text, "bob sees the hidden test before the deadline"
+    mine = service(users["alice"])
+    assert mine.status_code == 200 and f"submissions/{a['id']}" in mine.text and "2 / 2" in mine.text
+
+    # 2. bob cannot read alice's page, feedback or the class.
+    for path in (f"submissions/{a['id']}", f"api/submissions/{a['id']}"):
+        r = service(users["bob"], path)
+        assert r.status_code == 404, f"bob reads alice's {path}: {r.status_code}"
+    assert service(users["bob"], "class").status_code == 403
+    assert [x["student"] for x in service(users["bob"], "api/submissions", params={"all": "1"}).json()[
+        "submissions"]] == ["bob"], "a student asking for everyone's submissions gets only their own"
+
+    # 3. The instructor sees both (everything), the class page and the report of the assignment.
+    teacher = users[INSTRUCTOR]
+    everyone = service(teacher, "api/submissions", params={"all": "1"}).json()
+    assert everyone["instructor"] and sorted(x["student"] for x in everyone["submissions"]) == ["alice", "bob"]
+    bob_seen = next(x for x in everyone["submissions"] if x["student"] == "bob")
+    assert HIDDEN_MESSAGE in cell(bob_seen)["message"], bob_seen
+    for s in STUDENTS:
+        assert service(teacher, f"submissions/{got[s]['id']}").status_code == 200
+    page = service(teacher, "class")
+    assert page.status_code == 200 and "alice" in page.text and "bob" in page.text
+    assert f"report/{ASSIGNMENT}" in page.text
+    t = time.monotonic()
+    report = service(teacher, f"report/{ASSIGNMENT}")
+    hub.timings["report (s)"] = round(time.monotonic() - t, 1)
+    assert report.status_code == 200 and "Report of the assignment" in report.text, report.text[:500]
+    assert service(users["alice"], f"report/{ASSIGNMENT}").status_code == 403
+
+    # 4. A browser: the hub's login form, then the service's OAuth (no confirmation page) to the page.
+    browser = requests.Session()
+    r = browser.get(hub.url("hub/login"), timeout=30)
+    r = browser.post(hub.url("hub/login?next="), data={"username": "alice", "password": hub.password,
+                                                       "_xsrf": browser.cookies.get("_xsrf", "")}, timeout=30)
+    r = browser.get(hub.url(SERVICE), timeout=60)
+    assert r.status_code == 200 and "My submissions" in r.text and r.url.rstrip("/").endswith("services/grading"), (
+        r.status_code, r.url, r.text[:300])
+    home = browser.get(hub.url("hub/home"), timeout=60)  # the Lab's File > Hub Control Panel: the Services menu
+    assert "/services/grading/" in home.text, "the hub's home page has no link to the grading service"
+
+    # A second submission within the hour is refused (the policy allows 1 per hour), and says why.
+    t = time.monotonic()
+    assert users["alice"].api("POST", "assignments/submit",
+                              json={"course_id": COURSE_ID, "assignment_id": ASSIGNMENT}).json()["success"]
+    again, _ = wait_graded(users["alice"], t, seen=1)
+    assert again["id"] != a["id"] and again["state"] == "refused" and "limit is 1 per hour" in again["reason"], again
+    assert "refused" in service(users["alice"]).text
+
+    # 5. After the deadline bob reads the hidden test's message.
+    write_policy(hub.policy, dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1))
+    os.utime(hub.policy, (time.time() + 2, time.time() + 2))
+    after = service(users["bob"], f"api/submissions/{b['id']}").json()
+    assert after["feedback"]["after_deadline"] and HIDDEN_MESSAGE in cell(after)["message"], after
+    # 6. Everyone can read them: axe-core's WCAG 2.1 A/AA rules over the pages as served (offline copies),
+    #    and a page while a submission waits (it polls the API instead of refreshing itself).
+    from tools.live_grading.app import _render
+
+    waiting = {"id": 9, "assignment": ASSIGNMENT, "timestamp": "2026-12-02 10:00:00", "state": "queued",
+               "reason": None, "feedback": None}
+    pages = {"student": mine.text, "feedback_before_deadline": page_b.text, "class": page.text,
+             "feedback_after_deadline": service(users["bob"], f"submissions/{b['id']}").text,
+             "waiting": _render("live_grading_student.html.j2", rows=[waiting], pending=True, user="alice",
+                                instructor=False, url=lambda *p: "/services/grading/" + "/".join(p), hub="/hub/")}
+    assert "http-equiv" not in pages["waiting"] and 'role="status"' in pages["waiting"]
+    problems = []
+    with bs.chromium_browser() as browser:
+        context = browser.new_context(viewport=bs.VIEWPORT)
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
+        for name, html in pages.items():
+            f = hub.root / f"live_grading_{name}.html"
+            f.write_text(html)
+            pg = context.new_page()
+            pg.goto(f.as_uri())
+            bs.BUILD.mkdir(parents=True, exist_ok=True)
+            pg.screenshot(path=str(bs.BUILD / f"live_grading_{name}.png"), full_page=True)
+            res = bs.axe_run(pg)
+            if res["violations"]:
+                problems.append(f"{name}: axe-core {res['version']}:\n{bs.axe_report(res['violations'])}")
+            pg.close()
+        context.close()
+    assert not problems, "\n".join(problems)
+    hub.timings["total test (s)"] = round(time.monotonic() - t0, 1)
+    print(f"\nlive grading timings: {hub.timings}; sandboxed: {hub.sandboxed}")
