@@ -169,8 +169,7 @@ def test_handout_installs_alone(installed) -> None:
         assert p.returncode != 0 and "ModuleNotFoundError" in p.stderr, (
             f"`import {forbidden}` works in the student environment: {p.stdout}{p.stderr}")
     # the student edition: no counterpart of the handout's exercises imports, no text names an exercise
-    names = student_edition._names(student_edition.counterparts(), student_edition.handout_exercises(),
-                                   student_edition.general_tools())
+    names = student_edition.cut_names(student_edition.handout_exercises())
     assert names, "the handout's edition should cut something"
     probe = student_edition._RESOLVE + (
         "import json, pathlib, sys, td_lib\n"

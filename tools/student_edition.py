@@ -198,8 +198,11 @@ def _scrub(text: str) -> str:
     return "\n".join(out)
 
 
-def _names(reg: dict[str, tuple[str, ...]], exercises=None, keep: set[str] = frozenset()) -> list[str]:
-    return sorted({n for ex, ns in reg.items() if exercises is None or ex in exercises
+def cut_names(exercises=None, keep_general: bool = True, source: Path = SOURCE) -> list[str]:
+    """The td_lib names an edition cuts: the counterparts of ``exercises`` (default: every one),
+    without the general tools unless ``keep_general`` is False."""
+    keep = general_tools(source) if keep_general else set()
+    return sorted({n for ex, ns in counterparts(source).items() if exercises is None or ex in exercises
                    for n in ns if n.startswith("td_lib.") and n not in keep})
 
 
@@ -213,8 +216,7 @@ def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exerci
     notebook grades (lesson 3 of CNN/LCN computes W with ``cl.J2``, the library's version of
     lesson 1's ``j2_erf``). ``keep_general=False`` cuts the general tools of those exercises too
     (``own_work.GENERAL_TOOLS``): the grading kernel's edition."""
-    reg = counterparts(source)
-    names = _names(reg, exercises, general_tools(source) if keep_general else set())
+    names = cut_names(exercises, keep_general, source)
     where = locate(names, python) if names else {}
     dest = Path(out) / "td_lib"
     if dest.exists():
@@ -284,7 +286,7 @@ def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, ex
           keep_general: bool = True) -> list[str]:
     """What is wrong with a built edition (empty: nothing)."""
     edition = Path(edition)
-    names = _names(counterparts(source), exercises, general_tools(source) if keep_general else set())
+    names = cut_names(exercises, keep_general, source)
     out = subprocess.run([python, "-s", "-c", _CHECK, str(edition.parent), json.dumps(names)],
                          capture_output=True, text=True, cwd=tempfile.gettempdir(), env=edition_env(edition))
     if out.returncode != 0:
