@@ -2,7 +2,7 @@
 
 48 runs for each k = 1, 2, 3 and d = 16, 32, 64 with the study's step parameters. The notebook
 runs the study on the student's ``escape_times``: timed here with the reference solution (read
-from the notebook by checks.lf_7_2.reference_escape_times), the vectorised d-dimensional
+from the notebook by checks.higher_cumulants.reference_escape_times), the vectorised d-dimensional
 library simulator that replaces a missing one (td_lib.escape.single_index_escape_times, run
 to completion: t_max = 10^6), and for comparison the exact overlap chain
 (td_lib.escape.reduced_escape_times). Reports wall-clock and CPU time; on a shared machine the
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from checks.lf_7_2 import reference_escape_times
+from checks.higher_cumulants import reference_escape_times
 from td_lib import escape
 
 BUDGET_S = 20.0

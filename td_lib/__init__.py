@@ -7,9 +7,9 @@ Two floors (enforced by import-linter contracts in ``pyproject.toml``, run by ``
   conventions (quick mode, ``progress=``, ``rng``, ``torch_threads``) and argument validation.
   It imports nothing else from td_lib.
 - The topic modules and packages, named after the idea they implement (import them directly,
-  e.g. ``from td_lib import mcm``):
+  e.g. ``from td_lib import mixed_cumulant``):
 
-  - ``mcm``, ``clone``, ``nets``: mixed cumulant model, exact empirical clones, small
+  - ``mixed_cumulant``, ``clone``, ``nets``: mixed cumulant model, exact empirical clones, small
     two-layer trainers (§7.1);
   - ``early_linear``: early-time linear learning of two-layer networks and CNNs (§7.1b,
     Hu et al.);

@@ -18,16 +18,16 @@ notebook: the student edition of td_lib has no counterpart to fall back on).
 
 Examples
 --------
->>> from td_lib import mcm
+>>> from td_lib import mixed_cumulant
 >>> def lazy(beta_v):
-...     return mcm.kappa4_v(beta_v)
+...     return mixed_cumulant.kappa4_v(beta_v)
 >>> graded = own_work(lazy, "ex72A_kappa4")
 >>> try:
 ...     graded(10.0)
 ... except DelegationError as e:
 ...     print(type(e).__name__)
 DelegationError
->>> round(mcm.kappa4_v(10.0), 6)  # back on once the graded call returns
+>>> round(mixed_cumulant.kappa4_v(10.0), 6)  # back on once the graded call returns
 -1.652893
 """
 
@@ -50,8 +50,8 @@ __all__ = ["COUNTERPARTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "d
 COUNTERPARTS: dict[str, tuple[str, ...]] = {
     # §7.1 two moments
     "ex71A_flow": ("td_lib.kernel_flow.training_residual",),
-    "ex71C_ntk": ("td_lib.early_linear.ntk_at_init", "td_lib.basri.empirical_ntk"),
-    "ex71C_tanh": ("checks.grading.lf_7_1.e_tanh2_gauss",),
+    "ex71C_ntk": ("td_lib.early_linear.ntk_at_init", "td_lib.circle_net.empirical_ntk"),
+    "ex71C_tanh": ("checks.grading.two_moments.e_tanh2_gauss",),
     # §7.1b early-time linear learning
     "ex71bB_ntk": ("td_lib.early_linear.ntk_at_init",),
     "ex71bC_linear_kernels": ("td_lib.early_linear.linear_constants",
@@ -64,23 +64,24 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                               "td_lib.early_linear.train_linear_model",
                               "td_lib.hermite.normalised_coefficients"),
     # §7.2 higher cumulants
-    "ex72A_kappa4": ("td_lib.mcm.kappa4_v", "td_lib.mcm.bayes_accuracy", "td_lib.mcm.log_likelihood_ratios",
-                     "checks.grading.lf_7_2.bayes_accuracy_v"),
-    "ex72A_cross_term": ("td_lib.mcm.cross_term", "td_lib.mcm.class_cov"),
+    "ex72A_kappa4": ("td_lib.mixed_cumulant.kappa4_v", "td_lib.mixed_cumulant.bayes_accuracy",
+                     "td_lib.mixed_cumulant.log_likelihood_ratios",
+                     "checks.grading.higher_cumulants.bayes_accuracy_v"),
+    "ex72A_cross_term": ("td_lib.mixed_cumulant.cross_term", "td_lib.mixed_cumulant.class_cov"),
     "ex72C_escape_times": ("td_lib.escape.single_index_escape_times",
                            "td_lib.escape.reduced_escape_times", "td_lib.escape.spherical_sgd"),
-    "ex72D_var": ("td_lib.mcm.class_cov",),
-    "ex72D_coefficients": ("td_lib.hermite.mcm_relu_loss", "checks.grading.lf_7_2.fitted_coefficients"),
+    "ex72D_var": ("td_lib.mixed_cumulant.class_cov",),
+    "ex72D_coefficients": ("td_lib.hermite.mcm_relu_loss", "checks.grading.higher_cumulants.fitted_coefficients"),
     # §7.3 spectral bias
     "ex73B_eigenvalues": ("td_lib.kernels.von_mises_eigenvalues",
                           "td_lib.kernels.von_mises_eigenvalues_asymptotic",
                           "td_lib.kernels.cosine_coefficients_quad", "td_lib.kernels.cosine_coefficients_fft",
-                          "td_lib.kernels.circulant_eigenvalues", "checks.grading.lf_7_3.von_mises_series"),
+                          "td_lib.kernels.circulant_eigenvalues", "checks.grading.spectral_bias.von_mises_series"),
     "ex73C_cos_coef": ("td_lib.kernels.cosine_coefficients_quad", "td_lib.kernels.cosine_coefficients_fft",
-                       "td_lib.kernels.circulant_eigenvalues", "checks.grading.lf_7_3.bias_coefficients"),
+                       "td_lib.kernels.circulant_eigenvalues", "checks.grading.spectral_bias.bias_coefficients"),
     "ex73C_basri": ("td_lib.kernels.basri_coefficients", "td_lib.kernels.cosine_coefficients_quad",
                     "td_lib.kernels.cosine_coefficients_fft", "td_lib.kernels.circulant_eigenvalues"),
-    "ex73C_finite_width": ("td_lib.kernels.finite_width_kernel", "td_lib.basri.empirical_ntk"),
+    "ex73C_finite_width": ("td_lib.kernels.finite_width_kernel", "td_lib.circle_net.empirical_ntk"),
     # §7.4 teacher nodes
     "ex74A_closed_form": ("td_lib.teacher_student.relu_cross_moment", "td_lib.teacher_student.psi_gaussian"),
     "ex74A_monte_carlo": ("td_lib.teacher_student.relu_cross_moment_mc",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from td_lib import mcm
+from td_lib import mixed_cumulant
 from td_lib.core import validate as V
 from td_lib.core.runtime import bar, base_seed, torch_generator
 
@@ -134,7 +134,7 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     Initialisation :math:`W_{jk}\\sim\\mathcal N(0,1/d)`, :math:`b=0`,
     :math:`a_j\\sim\\mathcal N(0,1/N)` (from ``torch.Generator().manual_seed(rng)``, the stream
     of the original notes' ``torch.manual_seed(seed)``; the global generator is not touched);
-    data from :func:`td_lib.mcm.sample` with spikes ``orthonormal_spikes(d)`` and a generator
+    data from :func:`td_lib.mixed_cumulant.sample` with spikes ``orthonormal_spikes(d)`` and a generator
     seeded with ``rng + 10``: first the three test sets (``n_test`` each), then
     ``steps * batch`` training samples used once each, ``batch`` per step. With a torch
     Generator as ``rng`` the data and then the initial weights are drawn from it.
@@ -160,7 +160,7 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     cross
         The cross term ``c`` of the Gaussian clone with correlated latents (a value the caller
         computed, e.g. with their own function); default: the library's
-        (:func:`td_lib.mcm.sample`).
+        (:func:`td_lib.mixed_cumulant.sample`).
 
     References
     ----------
@@ -174,7 +174,7 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     batch = V.positive_int("batch", batch)
     eta = V.finite("eta", eta, positive=True)
     n_test = V.positive_int("n_test", n_test)
-    spikes = mcm.orthonormal_spikes(d, dtype=dtype)
+    spikes = mixed_cumulant.orthonormal_spikes(d, dtype=dtype)
     if isinstance(rng, torch.Generator):
         gen = init_gen = rng
     else:
@@ -182,12 +182,12 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
         gen, init_gen = torch_generator(seed + 10), torch_generator(seed)
     kw = dict(beta_m=beta_m, beta_u=beta_u, beta_v=beta_v, dtype=dtype, rng=gen)
     tests = {
-        "full data": mcm.sample(n_test, spikes=spikes, correlated=correlated, **kw),
-        "mean only": mcm.sample(n_test, spikes=spikes, **{**kw, "beta_u": 0.0, "beta_v": 0.0}),
-        "Gaussian clone": mcm.sample(n_test, spikes=spikes, correlated=correlated, clone=True,
+        "full data": mixed_cumulant.sample(n_test, spikes=spikes, correlated=correlated, **kw),
+        "mean only": mixed_cumulant.sample(n_test, spikes=spikes, **{**kw, "beta_u": 0.0, "beta_v": 0.0}),
+        "Gaussian clone": mixed_cumulant.sample(n_test, spikes=spikes, correlated=correlated, clone=True,
                                      cross=cross, **kw),
     }
-    X, Y = mcm.sample(steps * batch, spikes=spikes, correlated=correlated, **kw)
+    X, Y = mixed_cumulant.sample(steps * batch, spikes=spikes, correlated=correlated, **kw)
     X, Y = X.view(steps, batch, d), Y.view(steps, batch)
 
     W = torch.randn(width, d, generator=init_gen, dtype=dtype) / math.sqrt(d)

@@ -5,12 +5,12 @@ import math
 import pytest
 import torch
 
-from td_lib import clone, mcm
+from td_lib import clone, mixed_cumulant
 
 
 def _data(n=2000, d=16, seed=0):
-    S = mcm.orthonormal_spikes(d)
-    return mcm.sample(n, d, S, rng=torch.Generator().manual_seed(seed))
+    S = mixed_cumulant.orthonormal_spikes(d)
+    return mixed_cumulant.sample(n, d, S, rng=torch.Generator().manual_seed(seed))
 
 
 def test_sym_sqrt_identities():
@@ -43,10 +43,10 @@ def test_clone_matches_empirical_class_moments_exactly(seed):
 def test_clone_is_gaussian_along_v():
     # the data's class +1 has kappa_4(v.x) = -200/121 along v; the clone's is ~0
     n, d = 200_000, 4
-    S = mcm.orthonormal_spikes(d)
-    X, y = mcm.sample(n, d, S, rng=torch.Generator().manual_seed(3))
+    S = mixed_cumulant.orthonormal_spikes(d)
+    X, y = mixed_cumulant.sample(n, d, S, rng=torch.Generator().manual_seed(3))
     Xc = clone.empirical_clone(X, y, torch.Generator().manual_seed(4))
-    for XX, want in ((X, mcm.kappa4_v(10.0)), (Xc, 0.0)):
+    for XX, want in ((X, mixed_cumulant.kappa4_v(10.0)), (Xc, 0.0)):
         t = XX[y > 0] @ S[2]
         t = t - t.mean()
         m2, m4 = (t**2).mean(), (t**4).mean()

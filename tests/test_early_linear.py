@@ -382,11 +382,11 @@ def test_experiment_helpers_shapes_and_limits():
 
 @pytest.mark.slow
 def test_lf_7_1b_claims_hold_and_match_the_prose():  # ~35 s of CPU: the notebook's full runs
-    from checks import lf_7_1b
+    from checks import early_time_linear
     from checks.claims import REPO, first_number
 
-    src = (REPO / lf_7_1b.NB).read_text()
-    cs = lf_7_1b.claims(False)
+    src = (REPO / early_time_linear.NB).read_text()
+    cs = early_time_linear.claims(False)
     assert len(cs) >= 10
     for c in cs:
         assert c.ok, f"{c.id}: quoted {c.quoted}, computed {c.computed}, tol {c.tol}"

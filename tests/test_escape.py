@@ -139,10 +139,10 @@ def test_one_step_drift_and_renormalisation_k1():
 
 
 def test_traces_and_mcm_sampler_two_spikes():
-    pytest.importorskip("td_lib.mcm")
-    from td_lib import mcm
+    pytest.importorskip("td_lib.mixed_cumulant")
+    from td_lib import mixed_cumulant
 
-    sp = mcm.orthonormal_spikes(12).numpy()
+    sp = mixed_cumulant.orthonormal_spikes(12).numpy()
     rng = np.random.default_rng(1)
     w0 = escape.random_start(12, 4, rng, direction=sp[1])
     res = escape.spherical_sgd(escape.mcm_sampler(sp, correlated=True, rng=2),

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from td_lib import hermite, mcm
+from td_lib import hermite, mixed_cumulant
 from td_lib.core import gaussian
 
 SQ2PI = math.sqrt(2 * math.pi)
@@ -157,10 +157,10 @@ def test_mcm_relu_loss_on_axes_in_closed_form():
 
 @pytest.mark.parametrize("corr", [False, True])
 def test_mcm_relu_loss_against_monte_carlo(corr):
-    S = mcm.orthonormal_spikes(6, rng=3)
+    S = mixed_cumulant.orthonormal_spikes(6, rng=3)
     au, av = 0.5, 0.6
     w = au * S[1] + av * S[2] + math.sqrt(1 - au**2 - av**2) * S[0]
-    X, y = mcm.sample(400_000, spikes=S, beta_m=0.0, correlated=corr,
+    X, y = mixed_cumulant.sample(400_000, spikes=S, beta_m=0.0, correlated=corr,
                       rng=torch.Generator().manual_seed(1))
     vals = (y * torch.relu(X @ w)).numpy()
     mc = 1 - vals.mean()

@@ -525,16 +525,17 @@ def test_the_detectors_catch_what_they_should():
         "P.extend(['z'])\nSP[:0] = ['w']\nSP += ['v']\ncfg = 'import sys\\nSP.insert(0, r)'\n"
         "ok = SP[0]\nfound = 'x' in SP\n").replace("SP", "sys" + ".path")))
     assert sorted(line for line, _ in edits) == [4, 5, 6, 7, 8, 9], f"sys.path edits detected: {edits}"
-    client = ast.parse("from td_lib.cnn_lcn.odes import _rhs\nfrom td_lib import mcm\nimport td_lib.hermite as H\n"
-                       "import td_lib\nfrom td_lib.cnn_lcn import observables as obs\nmcm._x\nH._y\n"
-                       "td_lib.kernels._z\nobs._V_closed\nmcm.kappa4_v\nmcm.__name__\n"
+    client = ast.parse("from td_lib.cnn_lcn.odes import _rhs\nfrom td_lib import mixed_cumulant\n"
+                       "import td_lib.hermite as H\n"
+                       "import td_lib\nfrom td_lib.cnn_lcn import observables as obs\nmixed_cumulant._x\nH._y\n"
+                       "td_lib.kernels._z\nobs._V_closed\nmixed_cumulant.kappa4_v\nmixed_cumulant.__name__\n"
                        "from td_lib.early_linear._shared import helper\n")
     uses = sorted(line for line, _ in _private_uses(client, None))
     assert uses == [1, 6, 7, 8, 9, 12], f"private uses detected in a check: {list(_private_uses(client, None))}"
     inside = ast.parse("from td_lib.cnn_lcn.odes import _rhs\nfrom td_lib.core.gaussian import _legendre_pieces\n")
     assert [line for line, _ in _private_uses(inside, "td_lib.cnn_lcn.sgd")] == [2], \
         "inside td_lib.cnn_lcn, its own private names are allowed and td_lib.core's are not"
-    assert sorted(line for line, _ in _private_uses(inside, "td_lib.mcm")) == [1, 2], \
+    assert sorted(line for line, _ in _private_uses(inside, "td_lib.mixed_cumulant")) == [1, 2], \
         "a top-level module owns only itself"
     table = ast.parse("A = {'relu': lambda z: z, 'tanh': np.tanh}\nC = {'relu': 'C0', 'tanh': 'C1'}\n"
                       "B = {'relu': (f, df), 'gelu': (g, dg)}\nQ = {'relu': (0.5, 1), 'erf': (0.1, 2)}\n")

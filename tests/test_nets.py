@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from td_lib import clone, mcm, nets
+from td_lib import clone, mixed_cumulant, nets
 
 
 def _data(n=400, d=6, seed=0):
-    S = mcm.orthonormal_spikes(d)
-    return mcm.sample(n, d, S, rng=torch.Generator().manual_seed(seed))
+    S = mixed_cumulant.orthonormal_spikes(d)
+    return mixed_cumulant.sample(n, d, S, rng=torch.Generator().manual_seed(seed))
 
 
 def test_init_matches_global_seed_stream():

@@ -7,7 +7,7 @@ import functools
 import numpy as np
 import pytest
 
-from td_lib import mcm, own_work
+from td_lib import mixed_cumulant, own_work
 from td_lib.own_work import COUNTERPARTS, DelegationError, library_off
 
 
@@ -20,14 +20,14 @@ def test_every_registered_counterpart_resolves():
 
 
 def test_counterpart_is_off_under_every_alias_and_back_on_after():
-    from td_lib.mcm import kappa4_v as alias
+    from td_lib.mixed_cumulant import kappa4_v as alias
 
-    before = mcm.kappa4_v(10.0)
+    before = mixed_cumulant.kappa4_v(10.0)
     with library_off("ex72A_kappa4"):
-        for f in (mcm.kappa4_v, alias):
-            with pytest.raises(DelegationError, match="td_lib.mcm.kappa4_v is switched off"):
+        for f in (mixed_cumulant.kappa4_v, alias):
+            with pytest.raises(DelegationError, match="td_lib.mixed_cumulant.kappa4_v is switched off"):
                 f(10.0)
-    assert mcm.kappa4_v(10.0) == before == -200 / 121
+    assert mixed_cumulant.kappa4_v(10.0) == before == -200 / 121
 
 
 def test_restored_after_an_exception_and_reentrant():
@@ -36,9 +36,9 @@ def test_restored_after_an_exception_and_reentrant():
             with library_off("ex72A_kappa4"):
                 pass
             with pytest.raises(DelegationError):
-                mcm.kappa4_v(1.0)  # still off after the inner block closed
+                mixed_cumulant.kappa4_v(1.0)  # still off after the inner block closed
             raise ZeroDivisionError
-    assert mcm.kappa4_v(1.0) == pytest.approx(-0.5, abs=1e-15)
+    assert mixed_cumulant.kappa4_v(1.0) == pytest.approx(-0.5, abs=1e-15)
 
 
 def test_own_work_passes_honest_code_and_blocks_delegation():
@@ -46,7 +46,7 @@ def test_own_work_passes_honest_code_and_blocks_delegation():
         return -2.0 * b * b / (1.0 + b) ** 2
 
     def lazy(b):
-        return mcm.kappa4_v(b)
+        return mixed_cumulant.kappa4_v(b)
 
     assert own_work.own_work(honest, "ex72A_kappa4")(10.0) == pytest.approx(-200 / 121, abs=1e-15)
     with pytest.raises(DelegationError):
@@ -102,8 +102,8 @@ def test_closures_methods_and_wrappers_are_switched_off(monkeypatch):
 
 
 def test_unknown_names_are_skipped():
-    with library_off("no-such-exercise", "checks.no_such_module.f", "td_lib.mcm.no_such_function"):
-        assert mcm.kappa4_v(0.0) == 0.0
+    with library_off("no-such-exercise", "checks.no_such_module.f", "td_lib.mixed_cumulant.no_such_function"):
+        assert mixed_cumulant.kappa4_v(0.0) == 0.0
 
 
 def test_student_or_says_which_version_runs(capsys):
@@ -159,6 +159,6 @@ def test_demo_result_shows_the_students_result_or_the_reference(capsys):
 
 
 def test_counterpart_names_the_argument_when_the_library_has_none():
-    assert own_work.counterpart("kappa4_v", vars(mcm), "kappa4") is mcm.kappa4_v
+    assert own_work.counterpart("kappa4_v", vars(mixed_cumulant), "kappa4") is mixed_cumulant.kappa4_v
     with pytest.raises(TypeError, match="cross_moment is required: pass your own function"):
         own_work.counterpart("relu_cross_moment", {}, "cross_moment")

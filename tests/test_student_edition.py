@@ -22,13 +22,13 @@ def test_the_edition_passes_its_own_check(edition):
 
 def test_no_counterpart_is_importable_and_the_rest_works(edition):
     code = ("import sys\n"
-            "import td_lib, td_lib.mcm as m, td_lib.cnn_lcn as cl, td_lib.early_linear as el\n"
+            "import td_lib, td_lib.mixed_cumulant as m, td_lib.cnn_lcn as cl, td_lib.early_linear as el\n"
             "assert td_lib.__file__.startswith(sys.argv[1])\n"
             "missing = [n for n, mod in (('kappa4_v', m), ('initial_error', cl), ('noise_floor', cl),"
             " ('ntk_at_init', el)) if hasattr(mod, n)]\n"
             "assert not missing, missing\n"
             "assert cl.J2 and cl.generalisation_error\n"  # general tools (own_work.GENERAL_TOOLS) stay
-            "try:\n    from td_lib.mcm import kappa4_v\nexcept ImportError:\n    pass\n"
+            "try:\n    from td_lib.mixed_cumulant import kappa4_v\nexcept ImportError:\n    pass\n"
             "else:\n    raise SystemExit('kappa4_v imported')\n"
             "X, S = el.make_data(20, 5, rng=0)\n"  # what answers may use is still there
             "assert X.shape == (20, 5)\n"
@@ -66,8 +66,8 @@ def test_engines_ask_for_the_students_function_in_the_edition(edition):
     """An engine whose default is a cut counterpart names the argument to pass; a general tool
     (own_work.GENERAL_TOOLS) stays."""
     code = ("import numpy as np\n"
-            "import td_lib.teacher_student as ts, td_lib.basri as b, td_lib.kernels as k\n"
-            "import td_lib.early_linear as el, td_lib.mcm as mcm, td_lib.cnn_lcn as cl\n"
+            "import td_lib.teacher_student as ts, td_lib.circle_net as b, td_lib.kernels as k\n"
+            "import td_lib.early_linear as el, td_lib.mixed_cumulant as mixed_cumulant, td_lib.cnn_lcn as cl\n"
             "from td_lib.core.gaussian import arccos_kernel\n"
             "for call, arg in ((lambda: ts.eq10_norm_scan(n=10), 'cross_moment'),\n"
             "                  (lambda: b.train_basri((1,), n_train=8, pairs=2, steps=1), 'ntk'),\n"
@@ -76,7 +76,7 @@ def test_engines_ask_for_the_students_function_in_the_edition(edition):
             "                  (lambda: el.agreement_run(8), 'linear_kernels'),\n"
             "                  (lambda: cl.phase_diagram(cs=np.array([0.0]), alpha_F=np.array([0.01]),\n"
             "                                            etas=np.geomspace(0.1, 3, 5)), 'optimal_eta'),\n"
-            "                  (lambda: mcm.sample(5, 6, correlated=True, clone=True, rng=0), 'cross')):\n"
+            "                  (lambda: mixed_cumulant.sample(5, 6, correlated=True, clone=True, rng=0), 'cross')):\n"
             "    try:\n        call()\n    except TypeError as e:\n"
             "        assert f'{arg} is required: pass your own function' in str(e), e\n"
             "    else:\n        raise SystemExit(arg + ': no error')\n")

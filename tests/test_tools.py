@@ -188,17 +188,17 @@ def test_lint_refuses_every_checks_import_even_in_hidden_tests(tmp_path):
     assert nbtool.lint(p) == []
     hidden = '### BEGIN HIDDEN TESTS\nassert _f(5) == 10, "f(5) should be 10: f doubles x"\n'
     bad = SRC.replace(hidden, hidden.replace("### BEGIN HIDDEN TESTS\n", "### BEGIN HIDDEN TESTS\n"
-                                             "from checks.grading.lf_7_2 import bayes_accuracy_v as _ref\n"))
-    bad = bad.replace('_f = own_work(f, "ans")\n', '_f = own_work(f, "ans")\nfrom checks.grading import lf_7_2\n')
-    bad = bad.replace("# %% [markdown]\n# Intro\n", "# %% [markdown]\n# Intro\n\n# %%\nimport checks.lf_7_1 as ref\n")
+                                             "from checks.grading.higher_cumulants import bayes_accuracy_v as _ref\n"))
+    bad = bad.replace('_f = own_work(f, "ans")\n', '_f = own_work(f, "ans")\nfrom checks.grading import higher_cumulants\n')
+    bad = bad.replace("# %% [markdown]\n# Intro\n", "# %% [markdown]\n# Intro\n\n# %%\nimport checks.two_moments as ref\n")
     p = tmp_path / "bad.py"
     p.write_text(bad)
     problems = nbtool.lint(p)
     text = "\n".join(problems)
-    assert "cell 1 line 1: `import checks.lf_7_1 as ref` imports checks.lf_7_1 but the grading kernel" in text, text
-    assert "(test_ans) line 3: `from checks.grading import lf_7_2` imports checks.grading but" in text, text
-    assert ("(test_ans) line 7: `from checks.grading.lf_7_2 import bayes_accuracy_v as _ref` imports "
-            "checks.grading.lf_7_2 in a hidden-test region but") in text, text
+    assert "cell 1 line 1: `import checks.two_moments as ref` imports checks.two_moments but the grading kernel" in text, text
+    assert "(test_ans) line 3: `from checks.grading import higher_cumulants` imports checks.grading but" in text, text
+    assert ("(test_ans) line 7: `from checks.grading.higher_cumulants import bayes_accuracy_v as _ref` imports "
+            "checks.grading.higher_cumulants in a hidden-test region but") in text, text
     assert all("python -m checks.grading.bake" in m for m in problems), text
     assert len(problems) == 3, text
 

@@ -7,7 +7,7 @@ exercise counterparts (``td_lib.own_work.COUNTERPARTS``):
 
 - every td_lib function or method the registry names is absent: its ``def`` (with its
   decorators) is cut from the module that defines it, and its name from every ``import`` and
-  ``__all__`` that re-exported it, so ``from td_lib.mcm import kappa4_v`` fails and nothing is
+  ``__all__`` that re-exported it, so ``from td_lib.mixed_cumulant import kappa4_v`` fails and nothing is
   left to read, copy or call. The registry's general tools (``own_work.GENERAL_TOOLS``: building
   blocks, or formulas a statement prints) stay in the students' edition and go from the grading
   kernel's (``keep_general=False``);

@@ -64,7 +64,7 @@ def noise_floor_hidden() -> dict[str, Any]:
 @baked
 def bayes_accuracy_v_hidden() -> dict[str, Any]:
     """test_ex72A_bayes (hidden): the exact Bayes accuracy from v.x alone."""
-    from checks.grading.lf_7_2 import bayes_accuracy_v
+    from checks.grading.higher_cumulants import bayes_accuracy_v
 
     return {"_ref_bayes": {b: float(bayes_accuracy_v(b)) for b in (0.2, 1.0, 3.0, 30.0, 200.0)}}
 
@@ -74,12 +74,12 @@ def loss_coefficients_hidden() -> dict[str, Any]:
     """test_ex72D_coefficients (hidden): ReLU coefficients fitted to the exact loss, and the
     general (sigma2, sigma4) case. The fit takes finite differences of a quadrature: its last
     digits move by ~1e-9 (relative) between BLAS kernels; the test cell checks to 1e-5."""
-    from checks.grading.lf_7_2 import fitted_coefficients
-    from td_lib import mcm
+    from checks.grading.higher_cumulants import fitted_coefficients
+    from td_lib import mixed_cumulant
 
     fits = {(corr, bu, bv): [float(x) for x in fitted_coefficients(bu, bv, corr)]
             for corr in (False, True) for bu, bv in [(5.0, 10.0), (2.0, 3.0)]}
-    general = (0.7 * 3 / 4, 0.7 * float(mcm.cross_term(3.0, 2.0, True)) / 2, (-0.2) * (-8 / 9) / 48)
+    general = (0.7 * 3 / 4, 0.7 * float(mixed_cumulant.cross_term(3.0, 2.0, True)) / 2, (-0.2) * (-8 / 9) / 48)
     return {"_fits": fits, "_ref_general": general}
 
 
@@ -87,7 +87,7 @@ def loss_coefficients_hidden() -> dict[str, Any]:
 @baked
 def cos_coef_hidden() -> dict[str, Any]:
     """test_ex73C_cos_coef (hidden): cosine coefficients of the two arc-cosine NTKs, l = 0..20."""
-    from checks.grading.lf_7_3 import bias_coefficients
+    from checks.grading.spectral_bias import bias_coefficients
     from td_lib import kernels
 
     ls = np.arange(21)
@@ -338,15 +338,15 @@ def bias_coefficients_demo() -> dict[str, Any]:
 
 @baked(digits=6, rtol=2e-2)
 def basri_run_demo() -> dict[str, Any]:
-    """Demo 7.3.D: the trained network's summary (basri.run_summary), full (2000 steps) and quick
+    """Demo 7.3.D: the trained network's summary (circle_net.run_summary), full (2000 steps) and quick
     (200). Training is float32 GD on torch: its last bits depend on the CPU's kernels and grow over
     the steps, and a step count to the level 1/e can move by one; the demo reads it to 1 %."""
-    from td_lib import basri
+    from td_lib import circle_net
 
     out = {}
     for mode, steps in (("full", 2000), ("quick", 200)):
-        run = basri.train_basri((1, 4, 8), scales=(1.0, 10.0), n_train=128, pairs=1000, steps=steps, rng=7)
-        summary = basri.run_summary(run)
+        run = circle_net.train_basri((1, 4, 8), scales=(1.0, 10.0), n_train=128, pairs=1000, steps=steps, rng=7)
+        summary = circle_net.run_summary(run)
         # never reached: None in the literal, NaN again in the demo (demo_result reads it as a float array)
         summary["t_fit"] = [[None if np.isnan(t) else float(t) for t in row] for row in summary["t_fit"]]
         out[mode] = summary
@@ -358,17 +358,17 @@ def basri_run_demo() -> dict[str, Any]:
 def bayes_rules_demo() -> dict[str, Any]:
     """§7.1's opening demo: the three exact Bayes accuracies at beta = (1, 5, 10), and the
     fraction of fresh samples (d = 16, torch seed 11; 200,000 full, 40,000 quick) each rule
-    classifies correctly (mcm.log_likelihood_ratios: the rules Exercise 7.2.A builds)."""
+    classifies correctly (mixed_cumulant.log_likelihood_ratios: the rules Exercise 7.2.A builds)."""
     import torch
 
-    from td_lib import mcm
+    from td_lib import mixed_cumulant
 
-    exact = [mcm.bayes_accuracy(beta_m=1.0, beta_u=5.0, beta_v=10.0, use=u) for u in ("m", "mu", "muv")]
+    exact = [mixed_cumulant.bayes_accuracy(beta_m=1.0, beta_u=5.0, beta_v=10.0, use=u) for u in ("m", "mu", "muv")]
     hits = {}
     for mode, n in (("full", 200_000), ("quick", 40_000)):
-        S = mcm.orthonormal_spikes(16)
-        X, y = mcm.sample(n, 16, S, rng=torch.Generator().manual_seed(11))
-        l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, beta_m=1.0, beta_u=5.0, beta_v=10.0)
+        S = mixed_cumulant.orthonormal_spikes(16)
+        X, y = mixed_cumulant.sample(n, 16, S, rng=torch.Generator().manual_seed(11))
+        l_m, l_u, l_v = mixed_cumulant.log_likelihood_ratios(X, S, beta_m=1.0, beta_u=5.0, beta_v=10.0)
         hits[mode] = [float(np.mean(np.sign(llr) == y.numpy())) for llr in (l_m, l_m + l_u, l_m + l_u + l_v)]
     return {"_ref_bayes": {"exact": exact, "hits_full": hits["full"], "hits_quick": hits["quick"]}}
 
@@ -395,9 +395,9 @@ def exact_relu_loss_demo() -> dict[str, Any]:
 @baked
 def cross_term_demo() -> dict[str, Any]:
     """Demo 7.2.E (the staircase): the cross term c of the correlated clone at beta = (5, 10)."""
-    from td_lib import mcm
+    from td_lib import mixed_cumulant
 
-    return {"_ref_c": mcm.cross_term(5.0, 10.0, True)}
+    return {"_ref_c": mixed_cumulant.cross_term(5.0, 10.0, True)}
 
 
 # ------------------------------------------ §7.1b early-time linear: demo reference results

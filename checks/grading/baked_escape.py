@@ -73,12 +73,12 @@ def escape_shares_hidden() -> dict[str, Any]:
 
 
 def _study(dims) -> dict:
-    """The study's escape times per (k, d), from checks.lf_7_2.notebook_study (the reference
+    """The study's escape times per (k, d), from checks.higher_cumulants.notebook_study (the reference
     solution, the notebook's seeds)."""
-    from checks import lf_7_2
+    from checks import higher_cumulants
 
     out = {}
-    for k, (*_, times) in lf_7_2.notebook_study(dims=dims).items():
+    for k, (*_, times) in higher_cumulants.notebook_study(dims=dims).items():
         for d, T in zip(dims, times):
             if not np.all(np.isfinite(T)):
                 raise ValueError(f"the study's reference run left runs unescaped at k = {k}, d = {d}")
@@ -97,11 +97,11 @@ def escape_study_demo() -> dict[str, Any]:
 def escape_sweep_demo() -> dict[str, Any]:
     """The step-size sweep after the study (k = 3, d = 64) with the reference solution: median
     escape time and share of runs not escaped per step parameter (full and quick sizes)."""
-    from checks import lf_7_2
+    from checks import higher_cumulants
 
     out = {}
     for mode, (n_delta, runs, t_max) in (("full", (10, 32, 60000)), ("quick", (5, 8, 3000))):
-        med, never = lf_7_2.notebook_sweep(n_delta, runs, t_max)[1:]
+        med, never = higher_cumulants.notebook_sweep(n_delta, runs, t_max)[1:]
         out[mode] = {"med": [float(m) if math.isfinite(m) else None for m in med], "never": never}
     return {"_ref_sweep": out}
 
@@ -110,11 +110,11 @@ def escape_sweep_demo() -> dict[str, Any]:
 def mcm_overlaps_demo() -> dict[str, Any]:
     """The demo before Exercise 7.2.A: online spherical SGD of one ReLU neuron on the mixed cumulant
     model (d = 32, 8 runs, 8000 steps), overlaps with u and v at 40 log-spaced record times."""
-    from td_lib import escape, mcm
+    from td_lib import escape, mixed_cumulant
     from td_lib.core import activations
 
     d, runs, t_max, every = 32, 8, 8000, 40
-    sp = mcm.orthonormal_spikes(d).numpy()
+    sp = mixed_cumulant.orthonormal_spikes(d).numpy()
     keep = np.unique(np.r_[0, np.round(np.geomspace(1, t_max // every, 40)).astype(int)])
     out: dict[str, Any] = {}
     for corr in (False, True):
@@ -137,14 +137,14 @@ def mcm_overlaps_demo() -> dict[str, Any]:
 def cross_term_hidden() -> dict[str, Any]:
     """test_ex72A_cross_term, hidden part: c at six (beta_u, beta_v), and the empirical u-v covariance
     of class +1 from the sampler (2e5 samples, beta = (0, 2, 3), correlated latents)."""
-    from td_lib import mcm
+    from td_lib import mixed_cumulant
 
     cases = [(1.0, 1.0), (2.0, 0.5), (5.0, 10.0), (0.0, 3.0), (3.0, 0.0), (0.5, 40.0)]
     S = np.linalg.qr(np.random.default_rng(4).standard_normal((8, 3)))[0].T  # orthonormal m, u, v
-    X, y = mcm.sample(200000, spikes=S, beta_m=0.0, beta_u=2.0, beta_v=3.0, correlated=True,
+    X, y = mixed_cumulant.sample(200000, spikes=S, beta_m=0.0, beta_u=2.0, beta_v=3.0, correlated=True,
                       rng=np.random.default_rng(4))
     Xp = X[y > 0]
-    return {"_cases": cases, "_refs": [float(mcm.cross_term(bu, bv, True)) for bu, bv in cases],
+    return {"_cases": cases, "_refs": [float(mixed_cumulant.cross_term(bu, bv, True)) for bu, bv in cases],
             "_cuv": float(((Xp @ S[1]) * (Xp @ S[2])).mean()), "_n_plus": int(Xp.shape[0])}
 
 
@@ -152,17 +152,18 @@ def cross_term_hidden() -> dict[str, Any]:
 def var_x_hidden() -> dict[str, Any]:
     """test_ex72D_var, hidden part: Var(w.x) in class +1 at five cases (eq. of 7.2.D.2 with the
     cross term), and the empirical variance from the sampler for both latents (2e5 samples)."""
-    from td_lib import mcm
+    from td_lib import mixed_cumulant
 
     cases = [(-0.2, 0.7, 3.0, 1.5, True), (0.6, 0.5, 2.0, 4.0, False), (0.1, -0.9, 0.5, 20.0, True),
              (0.0, 1.0, 2.0, 3.0, True), (0.8, 0.0, 7.0, 0.5, True)]
-    refs = [1 + bu * au**2 + 2 * float(mcm.cross_term(bu, bv, corr)) * au * av for au, av, bu, bv, corr in cases]
+    refs = [1 + bu * au**2 + 2 * float(mixed_cumulant.cross_term(bu, bv, corr)) * au * av
+            for au, av, bu, bv, corr in cases]
     S = np.linalg.qr(np.random.default_rng(8).standard_normal((6, 3)))[0].T  # m, u, v
     au, av = 0.5, -0.6
     w = au * S[1] + av * S[2] + math.sqrt(1 - au**2 - av**2) * S[0]
     mc = {}
     for corr in (False, True):
-        X, y = mcm.sample(200000, spikes=S, beta_m=0.0, beta_u=2.0, beta_v=4.0, correlated=corr,
+        X, y = mixed_cumulant.sample(200000, spikes=S, beta_m=0.0, beta_u=2.0, beta_v=4.0, correlated=corr,
                           rng=np.random.default_rng(9))
         Xw = X[y > 0] @ w
         mc[corr] = (float(Xw.var()), int(Xw.size))

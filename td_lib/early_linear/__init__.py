@@ -17,7 +17,7 @@ One module per idea:
 - :mod:`~td_lib.early_linear.cnn_kernel`: the CNN at infinite width -- dual activations,
   the infinite-width NTK, the linear kernel of Prop. 4.1, Walsh eigenvalues;
 - :mod:`~td_lib.early_linear.experiments`: the notebook's sweeps and agreement runs (shared
-  with ``checks/lf_7_1b.py``, so the quoted numbers are recomputed from the same seeds).
+  with ``checks/early_time_linear.py``, so the quoted numbers are recomputed from the same seeds).
 
 Activations are those of :mod:`td_lib.core.activations` named in :data:`ACTIVATION_NAMES`;
 Gaussian expectations go through :func:`td_lib.core.gaussian.gaussian_expectation`, Hermite

@@ -1,7 +1,7 @@
 """The experiments of the §7.1b notebook: the key-lemma sweep, the agreement runs of network
 and linear model, and their CNN versions (Prop. 4.1).
 
-They are library code because ``checks/lf_7_1b.py`` recomputes every number the notebook
+They are library code because ``checks/early_time_linear.py`` recomputes every number the notebook
 quotes from the same calls and seeds. ``rng`` is the base seed of each driver (an int; the
 data, labels and weights use ``rng``, ``rng + 1``, ``rng + 2``, or ``rng + 1000 i`` per
 dimension, exactly as the int-seed API did); ``None`` or a numpy Generator draws the base

@@ -213,9 +213,9 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
 
 def mcm_sampler(spikes, *, beta_m: float = 0.0, beta_u: float = 5.0, beta_v: float = 10.0,
                 correlated: bool = False, rng=0) -> Sampler:
-    """:data:`Sampler` of the mixed cumulant model (``td_lib.mcm.sample``) for :func:`spherical_sgd`.
+    """:data:`Sampler` of the mixed cumulant model (``td_lib.mixed_cumulant.sample``) for :func:`spherical_sgd`.
 
-    Draws ``n * runs`` samples per call from :func:`td_lib.mcm.sample` with its own torch
+    Draws ``n * runs`` samples per call from :func:`td_lib.mixed_cumulant.sample` with its own torch
     generator (``rng``: an int seed or a torch Generator,
     :func:`td_lib.core.runtime.torch_generator`; the numpy ``rng`` the simulator passes to the
     sampler is ignored) and reshapes them to ``(n, runs, d)``. Default strengths are Bardone and
@@ -227,14 +227,14 @@ def mcm_sampler(spikes, *, beta_m: float = 0.0, beta_u: float = 5.0, beta_v: flo
     """
     import torch
 
-    from td_lib import mcm
+    from td_lib import mixed_cumulant
     from td_lib.core.runtime import torch_generator
 
     gen = torch_generator(rng)
     S = torch.as_tensor(np.asarray(spikes), dtype=torch.float64)
 
     def sample(rng: np.random.Generator, n: int, runs: int) -> tuple[np.ndarray, np.ndarray]:
-        X, y = mcm.sample(n * runs, spikes=S, beta_m=beta_m, beta_u=beta_u, beta_v=beta_v,
+        X, y = mixed_cumulant.sample(n * runs, spikes=S, beta_m=beta_m, beta_u=beta_u, beta_v=beta_v,
                           correlated=correlated, rng=gen)
         return X.numpy().reshape(n, runs, -1), y.numpy().reshape(n, runs)
 

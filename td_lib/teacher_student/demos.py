@@ -3,7 +3,7 @@
 Seeded batches of teacher–student runs for Demos 7.4.1–7.4.3 (:func:`node_order_demo`: which
 teacher node is matched first, over polarities and widths; :func:`focus_demo`: focus
 shifting) and Demo 7.4.4 (:func:`fig8_demo`: Tian's Fig. 8 at CPU scale, a deep teacher),
-each with the summary the notebook prints and ``checks/lf_7_4.py`` recomputes. They are
+each with the summary the notebook prints and ``checks/teacher_nodes.py`` recomputes. They are
 built from the public API of :mod:`td_lib.teacher_student` and :mod:`td_lib.deep_teacher`;
 nothing else in td_lib imports this module.
 """

@@ -80,7 +80,7 @@ import math
 import numpy as np
 import torch
 
-from td_lib import clone, mcm, nets
+from td_lib import clone, mixed_cumulant, nets
 from td_lib.core.runtime import QUICK, pick
 
 torch.set_num_threads(1)  # these matrices are tiny: one thread is fastest
@@ -148,7 +148,7 @@ import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips
 # summands and scale as $\kappa_p(aX)=a^p\kappa_p(X)$.
 #
 # **The test bed.** The demos use Bardone and Goldt's mixed cumulant model (§7.2 derives it;
-# `td_lib.mcm`) in $d=16$ with $\beta_m=1$, $\beta_u=5$, $\beta_v=10$. Class $-1$ is
+# `td_lib.mixed_cumulant`) in $d=16$ with $\beta_m=1$, $\beta_u=5$, $\beta_v=10$. Class $-1$ is
 # $\mathcal N(0,I)$. Class $+1$ differs from it in its mean along a direction $m$, in its variance
 # along $u$, and along $v$ only from the fourth cumulant on (same mean and variance, but
 # bimodal). With independent latents the three coordinates $x_m=m\cdot x$, $x_u=u\cdot x$,
@@ -171,7 +171,7 @@ import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips
 # The three exact accuracies, and a Monte Carlo check of the three Bayes rules on fresh data
 # (200,000 samples, seed 11; ± one standard error). They come from the course's own Bayes rules,
 # which Exercise 7.2.A has you build, so this notebook shows them as numbers computed on the
-# instructor's side (`mcm.sample` draws the data the same way).
+# instructor's side (`mixed_cumulant.sample` draws the data the same way).
 # BEGIN BAKED bayes_rules_demo (python -m checks.grading.bake; do not edit by hand)
 _ref_bayes = {'exact': [0.69146246, 0.76802318, 0.8193571],
               'hits_full': [0.693775, 0.7694, 0.820405],
@@ -196,7 +196,7 @@ for name, hit, exact in zip(("means only", "means + covariances", "everything"),
 # value, and the other two, computed from the same samples, lie above theirs too (by
 # 1.5 and 1.2), so the three deviations are correlated. A deviation at least that large happens
 # in about 2.5 % of runs: a fluctuation of this seed, not a bias. Over 200 independent batches of
-# 20,000 samples (`checks/lf_7_1.py`) the means-only deviations have mean 0.11 and standard
+# 20,000 samples (`checks/two_moments.py`) the means-only deviations have mean 0.11 and standard
 # deviation 1.01, as $\mathcal N(0,1)$ predicts (standard errors of about 0.07 and 0.05).
 
 # %% [markdown]
@@ -479,9 +479,9 @@ gen = torch.Generator().manual_seed(0)  # the random stream of the data sets bel
 
 # %% tags=["demo"]
 d, n = 16, 2000
-spikes = mcm.orthonormal_spikes(d)
-X, Y = mcm.sample(n, d, spikes, rng=gen)           # training set
-Xt, Yt = mcm.sample(5000, d, spikes, rng=gen)      # test set, same distribution
+spikes = mixed_cumulant.orthonormal_spikes(d)
+X, Y = mixed_cumulant.sample(n, d, spikes, rng=gen)           # training set
+Xt, Yt = mixed_cumulant.sample(5000, d, spikes, rng=gen)      # test set, same distribution
 Xc = clone.empirical_clone(X, Y, gen)              # its exact empirical clone
 
 print("max |E[xx^T] - E_clone[xx^T]|:", (X.T @ X - Xc.T @ Xc).abs().max().item() / n)
@@ -749,7 +749,7 @@ for _name, _c, _kw, _want in (
 # two-dimensional Gauss–Hermite integral (`td_lib.nets.mixture_population_gradient`). We take the demo's
 # initial weights (width 32, seed 0) scaled to size $\varepsilon$ and fit
 # $\|\nabla L_{\rm data}-\nabla L_{\rm clone}\|\propto\varepsilon^p$ over
-# $\varepsilon\in[0.01,0.1]$ (nine points in `checks/lf_7_1.py`, five below):
+# $\varepsilon\in[0.01,0.1]$ (nine points in `checks/two_moments.py`, five below):
 # the fitted exponent is ≈ 4.00 for GELU
 # and ≈ 4.97 for $\tanh$, as predicted.
 # The local exponent tends to exactly 4 and 5 as $\varepsilon\to0$;
@@ -762,8 +762,8 @@ for _name, _c, _kw, _want in (
 
 # %% tags=["demo"]
 # class +1 of the data: two Gaussian bumps along v; of the clone: one Gaussian
-plus_data = mcm.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, labels=(1,))
-plus_clone = mcm.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, clone=True, labels=(1,))
+plus_data = mixed_cumulant.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, labels=(1,))
+plus_clone = mixed_cumulant.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, clone=True, labels=(1,))
 W1, a1 = (t.numpy() for t in nets.init_weights(d, 32, eps=1.0, rng=0))
 eps_grid = np.geomspace(0.01, 0.1, pick(5, 3))
 

@@ -56,7 +56,7 @@ import math
 
 import numpy as np
 
-from td_lib import escape, hermite, mcm
+from td_lib import escape, hermite, mixed_cumulant
 from td_lib.core import activations, gaussian
 from td_lib.core.runtime import QUICK, pick, progress
 
@@ -135,12 +135,12 @@ plt.show()
 # mean and variance there are those of class $-1$, and its fourth cumulant is negative
 # (Exercise 7.2.A). With independent latents $\lambda,\nu$ the Gaussian clone keeps $m$ and $u$
 # and loses $v$. The test bed uses $\beta_m=1$, $\beta_u=5$, $\beta_v=10$; the sampler is
-# `td_lib.mcm.sample`.
+# `td_lib.mixed_cumulant.sample`.
 
 # %% tags=["demo"]
 d_demo = 16
-spikes16 = mcm.orthonormal_spikes(d_demo).numpy()
-Xd, yd = mcm.sample(pick(200000, 20000), spikes=spikes16, rng=np.random.default_rng(3))
+spikes16 = mixed_cumulant.orthonormal_spikes(d_demo).numpy()
+Xd, yd = mixed_cumulant.sample(pick(200000, 20000), spikes=spikes16, rng=np.random.default_rng(3))
 xv = (Xd @ spikes16[2])[yd > 0]
 xv_minus = (Xd @ spikes16[2])[yd < 0]
 k4 = np.mean(xv**4) - 3 * np.mean(xv**2) ** 2
@@ -573,7 +573,7 @@ for _b, _ref in _ref_bayes.items():
 # At $\beta_u=5$, $\beta_v=10$: $c = 0.798\times 2.132 = 1.70$. The top eigenvector of
 # $\mathrm{Cov}_+-I$ tilts toward $v$, so the Gaussian clone of the correlated model carries
 # information about $v$; finding $v$ is no longer purely a fourth-order problem
-# (`mcm.sample(..., correlated=True, clone=True)` samples that clone).
+# (`mixed_cumulant.sample(..., correlated=True, clone=True)` samples that clone).
 
 # %% nbgrader={"grade": false, "grade_id": "ex72A_cross_term", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def cross_term_c(beta_u: float, beta_v: float) -> float:

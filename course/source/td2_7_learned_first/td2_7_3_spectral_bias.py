@@ -63,7 +63,7 @@ print("quick mode" if QUICK else "full mode")
 # plotting and the network of demo 7.3.D, for the demo cells only (skipped while grading)
 import matplotlib.pyplot as plt
 
-from td_lib import basri as basri_net
+from td_lib import circle_net
 
 # %% [markdown]
 # ## Mode by mode
@@ -1190,7 +1190,7 @@ plt.show()
 # infinite-width kernel (7.3.C, with biases) says it should? We compare two output scales: a run
 # near the lazy, frozen-kernel limit (scale 10) and one whose features move (scale 1).
 #
-# Setting (`td_lib.basri.train_basri`): $n=128$ equispaced training angles, inputs
+# Setting (`td_lib.circle_net.train_basri`): $n=128$ equispaced training angles, inputs
 # $(\cos\vartheta,\sin\vartheta,1)$ (the third weight is a Gaussian bias), $N=2000$ units in
 # twin pairs with opposite readouts $\pm1$ so that $f\equiv0$ at initialisation, first layer
 # and biases trained by full-batch GD, readout fixed. The output is multiplied by `scale` and
@@ -1292,13 +1292,13 @@ _ref_basri = {'full': {'steps': [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 7.0, 9.0, 11.0, 1
                         'ntk_change': [0.0326254, 0.00486818],
                         'rayleigh': [[0.00291473, 0.00207374], [0.00291473, 0.00271252]]}}
 # END BAKED basri_run_demo
-run = demo_result(lambda: basri_net.run_summary(basri_net.train_basri(
+run = demo_result(lambda: circle_net.run_summary(circle_net.train_basri(
                       freqs, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=steps_D, rng=7, progress=True,
                       ntk=finite_width_ntk)),
                   pick(_ref_basri["full"], _ref_basri["quick"]), "finite_width_ntk")
 t_fit = run["t_fit"]                                       # (scales, freqs), NaN if never
 rate_unit = run["rate_unit"][0]                            # the same for both scales
-t_pred = basri_net.predicted_steps(rate_unit, np.array([a_bias[l] for l in freqs]))
+t_pred = circle_net.predicted_steps(rate_unit, np.array([a_bias[l] for l in freqs]))
 for i, scale in enumerate(run["scales"]):
     print(f"scale {scale:>4}: eNTK change {run['ntk_change'][i]:.4f}; steps to residual 1/e at "
           f"l = {freqs.tolist()}: {[None if np.isnan(t) else int(t) for t in t_fit[i]]}; "

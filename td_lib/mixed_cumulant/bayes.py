@@ -1,5 +1,5 @@
 """Exact Bayes accuracies of the mixed cumulant model (independent latents) and the Bayes
-rules as functions of the data; see :mod:`td_lib.mcm`."""
+rules as functions of the data; see :mod:`td_lib.mixed_cumulant`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from td_lib.core import validate as V
 from td_lib.core.gaussian import legendre_nodes
-from td_lib.mcm.model import _betas, _spikes_np
+from td_lib.mixed_cumulant.model import _betas, _spikes_np
 
 __all__ = ["bayes_accuracy", "log_likelihood_ratios"]
 

@@ -1,5 +1,5 @@
 """The mixed cumulant model: spikes, whitening, cumulants, the sampler, the class moments and
-the mixture-of-Gaussians form; see :mod:`td_lib.mcm`."""
+the mixture-of-Gaussians form; see :mod:`td_lib.mixed_cumulant`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of checks/lf_7_2.py: the exact helpers and the claims of §7.2."""
+"""Tests of checks/higher_cumulants.py: the exact helpers and the claims of §7.2."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from checks import lf_7_2
+from checks import higher_cumulants
 from checks.claims import first_number
-from checks.grading import lf_7_2 as grading
+from checks.grading import higher_cumulants as grading
 
 REPO = Path(__file__).resolve().parent.parent
 SQ2PI = math.sqrt(2 * math.pi)
@@ -38,7 +38,7 @@ def test_bayes_accuracy_v_against_monte_carlo():
 
 
 def test_bayes_lines_means_only_and_order():
-    m, two, three = lf_7_2.bayes_lines(n=801)
+    m, two, three = higher_cumulants.bayes_lines(n=801)
     assert m == pytest.approx(0.6914625, abs=1e-7)
     assert two == pytest.approx(0.7680232, abs=1e-6)  # the page printed 0.767
     assert three == pytest.approx(0.81936, abs=2e-5)
@@ -50,7 +50,7 @@ def test_max_over_u_matches_numerical_integral():
     x = np.linspace(-40, 40, 400_001)
     ru = math.sqrt(1 + bu)
     num = np.trapezoid(np.maximum(A * np.exp(-x**2 / 2), B * np.exp(-x**2 / (2 * ru**2)) / ru), x) / SQ2PI
-    assert float(lf_7_2._max_over_u(A, B, bu)) == pytest.approx(num, abs=1e-8)
+    assert float(higher_cumulants._max_over_u(A, B, bu)) == pytest.approx(num, abs=1e-8)
 
 
 @pytest.mark.parametrize("corr", [False, True])
@@ -71,15 +71,15 @@ def test_fitted_coefficients_other_strengths():
 
 @pytest.mark.slow
 def test_chain_slopes_are_in_the_band():
-    s = lf_7_2.chain_slopes(200)
+    s = higher_cumulants.chain_slopes(200)
     for k, law in zip((1, 2, 3), (1.0, 1.58, 2.29)):
         assert abs(s[k] - law) < 0.45
 
 
 @pytest.mark.slow
 def test_all_claims_hold_and_quotes_exist():
-    src = (REPO / lf_7_2.NB).read_text()
-    claims = lf_7_2.claims(full=False)
+    src = (REPO / higher_cumulants.NB).read_text()
+    claims = higher_cumulants.claims(full=False)
     bad = [c.id for c in claims if not c.ok]
     assert not bad, bad
     missing = [c.id for c in claims if c.quote is not None and c.quote not in src]
@@ -96,8 +96,8 @@ def test_reference_escape_times_is_the_notebook_solution():
 
     from td_lib import escape
 
-    f = lf_7_2.reference_escape_times()
-    src = (REPO / lf_7_2.NB).read_text()
+    f = higher_cumulants.reference_escape_times()
+    src = (REPO / higher_cumulants.NB).read_text()
     assert f.__name__ == "escape_times" and "def escape_times(" in src
     a = f(2, 16, 1 / math.log(16), runs=200, t_max=10**5, seed=3)
     assert np.array_equal(a, f(2, 16, 1 / math.log(16), runs=200, t_max=10**5, seed=3))

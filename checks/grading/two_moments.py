@@ -1,6 +1,6 @@
 """Grading references of §7.1 "Two moments" (notebook ``td2_7_1_two_moments``).
 
-Hidden tests and :mod:`checks.lf_7_1` import these; students do not have them (the delegation
+Hidden tests and :mod:`checks.two_moments` import these; students do not have them (the delegation
 guard :data:`td_lib.own_work.COUNTERPARTS` switches them off during a graded call).
 """
 

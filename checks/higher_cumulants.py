@@ -34,7 +34,7 @@ import numpy as np
 from scipy import integrate, optimize, stats  # noqa: F401
 
 from checks.claims import REPO, Claim
-from checks.grading.lf_7_2 import bayes_accuracy_v, fitted_coefficients
+from checks.grading.higher_cumulants import bayes_accuracy_v, fitted_coefficients
 from td_lib import escape, hermite
 
 NB = "course/source/td2_7_learned_first/td2_7_2_higher_cumulants.py"

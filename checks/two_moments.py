@@ -3,7 +3,7 @@
 ``claims(full)`` returns :class:`checks.claims.Claim` records for
 
 * the Bayes accuracies of the test bed (beta = (1, 5, 10), d = 16) by exact quadrature
-  (:func:`td_lib.mcm.bayes_accuracy`, converged to ~1e-14; not Monte Carlo). "From the means
+  (:func:`td_lib.mixed_cumulant.bayes_accuracy`, converged to ~1e-14; not Monte Carlo). "From the means
   alone" is the best classifier that sees x only through its projection on the class-mean
   difference, Phi(beta_m / 2); "means and covariances" is the Bayes accuracy of the population
   Gaussian clone; "everything" that of the data. The original course notes' 76.7 % is corrected to 76.8 %
@@ -36,8 +36,8 @@ import numpy as np
 import torch
 
 from checks.claims import Claim
-from checks.grading.lf_7_1 import e_tanh2_gauss
-from td_lib import clone, mcm, nets
+from checks.grading.two_moments import e_tanh2_gauss
+from td_lib import clone, mixed_cumulant, nets
 
 NB = "course/source/td2_7_learned_first/td2_7_1_two_moments.py"
 BETAS = (1.0, 5.0, 10.0)
@@ -53,8 +53,8 @@ def _c(id_: str, text: str, quoted, computed, tol: float, quote: str | None, not
 # --- Bayes accuracies -----------------------------------------------------------------------
 
 def bayes_claims(full: bool = False) -> list[Claim]:
-    acc = {u: mcm.bayes_accuracy(**BETA_KW, use=u) for u in ("m", "mu", "muv")}
-    conv = max(abs(mcm.bayes_accuracy(**BETA_KW, use=u, panels=80) - acc[u]) for u in ("mu", "muv"))
+    acc = {u: mixed_cumulant.bayes_accuracy(**BETA_KW, use=u) for u in ("m", "mu", "muv")}
+    conv = max(abs(mixed_cumulant.bayes_accuracy(**BETA_KW, use=u, panels=80) - acc[u]) for u in ("mu", "muv"))
     out = [
         _c("bayes_means", "Bayes accuracy from the means alone, Phi(beta_m/2) (%)", 69.1,
            100 * acc["m"], 0.05, "69.1 % from the means alone"),
@@ -74,11 +74,11 @@ def bayes_claims(full: bool = False) -> list[Claim]:
     ]
     out += monte_carlo_claims(acc)
     if full:
-        S = mcm.orthonormal_spikes(16)
+        S = mixed_cumulant.orthonormal_spikes(16)
         hits = np.zeros(3)
         n_tot = 0
         for s in range(4):
-            X, y = mcm.sample(10**6, 16, S, rng=100 + s)
+            X, y = mixed_cumulant.sample(10**6, 16, S, rng=100 + s)
             hits += _hits(X, y, S)
             n_tot += len(y)
         for k, u in enumerate(("m", "mu", "muv")):
@@ -91,8 +91,8 @@ def bayes_claims(full: bool = False) -> list[Claim]:
 
 def _hits(X, y, S) -> np.ndarray:
     """How many rows the three Bayes rules (means; means + covariances; everything) classify
-    correctly (:func:`td_lib.mcm.log_likelihood_ratios`)."""
-    l_m, l_u, l_v = mcm.log_likelihood_ratios(X, S, **BETA_KW)
+    correctly (:func:`td_lib.mixed_cumulant.log_likelihood_ratios`)."""
+    l_m, l_u, l_v = mixed_cumulant.log_likelihood_ratios(X, S, **BETA_KW)
     yy = np.asarray(y)
     return np.array([np.sum(np.sign(r) == yy) for r in (l_m, l_m + l_u, l_m + l_u + l_v)])
 
@@ -116,15 +116,15 @@ def monte_carlo_claims(acc: dict) -> list[Claim]:
     is N(0, 1) up to O(n^-1/2). The batches are drawn in d = 3 (the rules see only the three
     spike coordinates, whose law does not depend on d), in four calls of 10^6 samples of the
     numpy sampler (the same model; seeded numpy Generators)."""
-    S16 = mcm.orthonormal_spikes(16)
+    S16 = mixed_cumulant.orthonormal_spikes(16)
     n = 200_000
-    X, y = mcm.sample(n, 16, S16, rng=11)
+    X, y = mixed_cumulant.sample(n, 16, S16, rng=11)
     z = mc_deviations(_hits(X, y, S16), n, acc)
-    S3 = mcm.orthonormal_spikes(3).numpy()
+    S3 = mixed_cumulant.orthonormal_spikes(3).numpy()
     nb, per = 20_000, 50  # 4 x 50 batches of 20,000
     Z = []
     for s in range(4):
-        Xb, yb = mcm.sample(nb * per, spikes=S3, rng=np.random.default_rng(1100 + s))
+        Xb, yb = mixed_cumulant.sample(nb * per, spikes=S3, rng=np.random.default_rng(1100 + s))
         for j in range(per):
             sl = slice(j * nb, (j + 1) * nb)
             Z.append(mc_deviations(_hits(Xb[sl], yb[sl], S3), nb, acc))
@@ -172,9 +172,9 @@ def gradient_gap(activation: str, eps: np.ndarray, *, nodes: int = 20, width: in
     Class -1 is identical in the data and the clone, so the difference is half the difference
     of the class-+1 gradients (the gradient is linear in the mixture weights).
     """
-    S = mcm.orthonormal_spikes(d)
-    plus_data = mcm.mixture_components(S, **BETA_KW, labels=(1,))
-    plus_clone = mcm.mixture_components(S, **BETA_KW, clone=True, labels=(1,))
+    S = mixed_cumulant.orthonormal_spikes(d)
+    plus_data = mixed_cumulant.mixture_components(S, **BETA_KW, labels=(1,))
+    plus_clone = mixed_cumulant.mixture_components(S, **BETA_KW, clone=True, labels=(1,))
     W1, a1 = (t.numpy() for t in nets.init_weights(d, width, eps=1.0, rng=rng))
     out = []
     for e in np.atleast_1d(eps):
@@ -193,8 +193,8 @@ def gelu_leading_gap(*, d: int = 16, width: int = 32, rng: int = 0) -> float:
     with c_4 = -1/(6 sqrt(2 pi)) for GELU = z Phi(z), at unit-scale weights.
     """
     W1, a1 = (t.numpy() for t in nets.init_weights(d, width, eps=1.0, rng=rng))
-    v = mcm.orthonormal_spikes(d).numpy()[2]
-    c4, k4 = -1 / (6 * math.sqrt(2 * math.pi)), mcm.kappa4_v(BETAS[2])
+    v = mixed_cumulant.orthonormal_spikes(d).numpy()[2]
+    c4, k4 = -1 / (6 * math.sqrt(2 * math.pi)), mixed_cumulant.kappa4_v(BETAS[2])
     wv = W1 @ v
     dga = -0.5 * c4 * k4 * wv**4
     dgw = 2 * c4 * k4 * a1 * wv**3  # times |v| = 1
@@ -269,7 +269,7 @@ def identity_claims() -> list[Claim]:
     av, sv2 = math.sqrt(bv / (1 + bv)), 1 / (1 + bv)
     ex4 = av**4 + 6 * av**2 * sv2 + 3 * sv2**2  # E x_v^4 for either bump
     out.append(_c("ymv4_data", "E[y x_m x_v^4] - beta_m (3 + kappa_4)/2 on the data", None,
-                  0.5 * bm * ex4 - 0.5 * bm * (3 + mcm.kappa4_v(bv)), 1e-14, None))
+                  0.5 * bm * ex4 - 0.5 * bm * (3 + mixed_cumulant.kappa4_v(bv)), 1e-14, None))
     return out
 
 
@@ -281,10 +281,10 @@ def run_demo(steps: int = 1500):
     torch.set_default_dtype(torch.float64)
     try:
         d, n = 16, 2000
-        spikes = mcm.orthonormal_spikes(d)
+        spikes = mixed_cumulant.orthonormal_spikes(d)
         gen = torch.Generator().manual_seed(0)
-        X, Y = mcm.sample(n, d, spikes, rng=gen)
-        Xt, Yt = mcm.sample(5000, d, spikes, rng=gen)
+        X, Y = mixed_cumulant.sample(n, d, spikes, rng=gen)
+        Xt, Yt = mixed_cumulant.sample(5000, d, spikes, rng=gen)
         Xc = clone.empirical_clone(X, Y, gen)
         lin = nets.train_two_layer(torch.stack([X, Xc]), Y, "linear", 0.1, steps=steps, X_test=Xt,
                                    y_test=Yt)

@@ -27,8 +27,8 @@ torch).
 
 torch is imported inside the functions that need it, so that importing this module (for
 :func:`kappa4_v`, :func:`cross_term`, :func:`bayes_accuracy` or numpy sampling) costs no torch
-start-up. The module is a package: :mod:`~td_lib.mcm.model` (the model, its moments and its
-mixture form) and :mod:`~td_lib.mcm.bayes` (exact Bayes accuracies and the Bayes rules).
+start-up. The module is a package: :mod:`~td_lib.mixed_cumulant.model` (the model, its moments and its
+mixture form) and :mod:`~td_lib.mixed_cumulant.bayes` (exact Bayes accuracies and the Bayes rules).
 
 References
 ----------
@@ -50,8 +50,8 @@ from __future__ import annotations
 
 import numpy as np  # noqa: F401  (the examples above)
 
-from td_lib.mcm.bayes import bayes_accuracy, log_likelihood_ratios
-from td_lib.mcm.model import (
+from td_lib.mixed_cumulant.bayes import bayes_accuracy, log_likelihood_ratios
+from td_lib.mixed_cumulant.model import (
                               class_cov,
                               class_mean,
                               cross_term,

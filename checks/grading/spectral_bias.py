@@ -1,6 +1,6 @@
 """Grading references of §7.3 "Spectral bias" (instructor-only; see :mod:`checks.grading`).
 
-The hidden tests of ``td2_7_3_spectral_bias`` and the claims of :mod:`checks.lf_7_3` take
+The hidden tests of ``td2_7_3_spectral_bias`` and the claims of :mod:`checks.spectral_bias` take
 these references from here; :data:`td_lib.own_work.COUNTERPARTS` lists them as counterparts
 of Exercises 7.3.B and 7.3.C, so a graded answer cannot call them.
 

@@ -1,6 +1,6 @@
 """Grading references of §7.2 "Higher cumulants" (notebook ``td2_7_2_higher_cumulants``).
 
-Hidden tests and :mod:`checks.lf_7_2` import these; students do not have them (the delegation
+Hidden tests and :mod:`checks.higher_cumulants` import these; students do not have them (the delegation
 guard :data:`td_lib.own_work.COUNTERPARTS` switches them off during a graded call).
 """
 
@@ -28,7 +28,7 @@ def bayes_accuracy_v(beta_v: float) -> float:
 
     (1/2) * integral of max(p+, p-) over [-14, 14], by 200-point Gauss–Legendre on each piece
     between the crossings p+ = p- (found by root bracketing), where the integrand is smooth.
-    The reference of Exercise 7.2.A.2 (independent of :func:`td_lib.mcm.bayes_accuracy`).
+    The reference of Exercise 7.2.A.2 (independent of :func:`td_lib.mixed_cumulant.bayes_accuracy`).
 
     References
     ----------

@@ -1,4 +1,4 @@
-"""Tests of checks/lf_7_3.py and of the §7.3 notebook's autograder cells.
+"""Tests of checks/spectral_bias.py and of the §7.3 notebook's autograder cells.
 
 * every claim of §7.3 holds, and each quoted claim points at an exact substring of the notebook
   whose first number is the quoted value;
@@ -21,11 +21,11 @@ import pytest
 from scipy.integrate import quad
 from scipy.special import gammaln, iv, ive
 
-from checks import lf_7_3
+from checks import spectral_bias
 from checks.claims import REPO, first_number
-from td_lib import basri, kernels
+from td_lib import circle_net, kernels
 
-SRC = (REPO / lf_7_3.NB).read_text()
+SRC = (REPO / spectral_bias.NB).read_text()
 
 
 def _check(claims):
@@ -37,18 +37,18 @@ def _check(claims):
 
 
 def test_spectral_and_monte_carlo_claims():
-    _check(lf_7_3.spectral_claims() + lf_7_3.monte_carlo_claims(False))
+    _check(spectral_bias.spectral_claims() + spectral_bias.monte_carlo_claims(False))
 
 
 @pytest.mark.slow
 def test_flow_claims():  # ~5 s of CPU (a 1024 x 1024 eigendecomposition)
-    _check(lf_7_3.flow_claims())
+    _check(spectral_bias.flow_claims())
 
 
 def test_demo_claim_quotes_exist():
     # the quotes of demo 7.3.D's claims, without the 2000-step run: feed a tiny run
-    tiny = basri.train_basri(lf_7_3.FREQS, scales=(1.0, 10.0), n_train=32, pairs=10, steps=3)
-    quoted = [c for c in lf_7_3.demo_claims(tiny) if c.quote is not None]
+    tiny = circle_net.train_basri(spectral_bias.FREQS, scales=(1.0, 10.0), n_train=32, pairs=10, steps=3)
+    quoted = [c for c in spectral_bias.demo_claims(tiny) if c.quote is not None]
     assert len(quoted) >= 12
     for c in quoted:
         assert c.quote in SRC, f"{c.id}: quote {c.quote!r} not in the notebook"
@@ -57,12 +57,12 @@ def test_demo_claim_quotes_exist():
 
 @pytest.mark.slow
 def test_demo_claims():
-    _check(lf_7_3.demo_claims())
+    _check(spectral_bias.demo_claims())
 
 
 # ----------------------------------------------------------------- autograder test cells
 def _cells() -> list:
-    return jupytext.read(REPO / lf_7_3.NB).cells
+    return jupytext.read(REPO / spectral_bias.NB).cells
 
 
 CELLS = {c.metadata["nbgrader"]["grade_id"]: c.source for c in _cells()

@@ -1,4 +1,4 @@
-"""Tests of checks/lf_7_1.py and the exact computations behind it (td_lib.mcm.bayes_accuracy)."""
+"""Tests of checks/two_moments.py and the exact computations behind it (td_lib.mixed_cumulant.bayes_accuracy)."""
 
 import math
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from checks import lf_7_1
+from checks import two_moments
 from checks.claims import REPO, first_number
-from td_lib import mcm
+from td_lib import mixed_cumulant
 
 
 def _assert_claims(cs):
@@ -40,22 +40,23 @@ def _mu_by_conditioning(bm, bu):
 
 @pytest.mark.parametrize("bm,bu", [(1.0, 5.0), (0.5, 2.0), (2.0, 0.7)])
 def test_bayes_means_cov_two_ways(bm, bu):
-    assert abs(mcm.bayes_accuracy(beta_m=bm, beta_u=bu, beta_v=3.0, use="mu") - _mu_by_conditioning(bm, bu)) < 1e-10
+    got = mixed_cumulant.bayes_accuracy(beta_m=bm, beta_u=bu, beta_v=3.0, use="mu")
+    assert abs(got - _mu_by_conditioning(bm, bu)) < 1e-10
 
 
 def test_bayes_structure():
-    assert mcm.bayes_accuracy(beta_m=1.3, beta_u=5, beta_v=10, use="m") == pytest.approx(stats.norm.cdf(0.65),
-                                                                                      abs=1e-15)
-    a = {u: mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=10, use=u) for u in ("m", "mu", "muv", "v")}
+    assert mixed_cumulant.bayes_accuracy(beta_m=1.3, beta_u=5, beta_v=10, use="m") == pytest.approx(
+        stats.norm.cdf(0.65), abs=1e-15)
+    a = {u: mixed_cumulant.bayes_accuracy(beta_m=1, beta_u=5, beta_v=10, use=u) for u in ("m", "mu", "muv", "v")}
     assert a["m"] < a["mu"] < a["muv"] and a["v"] < a["muv"]
     # no fourth-cumulant signal: everything = means + covariances; no variance signal: = means
-    assert mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=0.0, use="muv") == pytest.approx(a["mu"], abs=1e-12)
-    assert mcm.bayes_accuracy(beta_m=1, beta_u=0.0, beta_v=10, use="mu") == pytest.approx(a["m"], abs=1e-12)
-    assert mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=0.0, use="v") == 0.5
+    assert mixed_cumulant.bayes_accuracy(beta_m=1, beta_u=5, beta_v=0.0, use="muv") == pytest.approx(a["mu"], abs=1e-12)
+    assert mixed_cumulant.bayes_accuracy(beta_m=1, beta_u=0.0, beta_v=10, use="mu") == pytest.approx(a["m"], abs=1e-12)
+    assert mixed_cumulant.bayes_accuracy(beta_m=1, beta_u=5, beta_v=0.0, use="v") == 0.5
     with pytest.raises(ValueError, match="use"):
-        mcm.bayes_accuracy(use="x")
+        mixed_cumulant.bayes_accuracy(use="x")
     with pytest.raises(ValueError, match="beta_m"):
-        mcm.bayes_accuracy(beta_m=0.0, beta_u=5, beta_v=10, use="mu")
+        mixed_cumulant.bayes_accuracy(beta_m=0.0, beta_u=5, beta_v=10, use="mu")
 
 
 def test_bayes_v_only_two_ways():
@@ -65,26 +66,26 @@ def test_bayes_v_only_two_ways():
     pp = 0.5 * (stats.norm.pdf(t, av, sv) + stats.norm.pdf(t, -av, sv))
     pm = stats.norm.pdf(t)
     brute = 0.5 * integrate.simpson(np.maximum(pp, pm), x=t)
-    assert abs(mcm.bayes_accuracy(beta_m=1, beta_u=5, beta_v=10, use="v") - brute) < 1e-7
+    assert abs(mixed_cumulant.bayes_accuracy(beta_m=1, beta_u=5, beta_v=10, use="v") - brute) < 1e-7
 
 
 def test_fast_claims_hold_and_are_quoted():
-    _assert_claims(lf_7_1.bayes_claims(False) + lf_7_1.tanh_claims() + lf_7_1.identity_claims())
+    _assert_claims(two_moments.bayes_claims(False) + two_moments.tanh_claims() + two_moments.identity_claims())
 
 
 def test_page_value_corrected():
-    c = {x.id: x for x in lf_7_1.bayes_claims(False)}["lf71_bayes_means_cov"]
+    c = {x.id: x for x in two_moments.bayes_claims(False)}["lf71_bayes_means_cov"]
     assert abs(c.computed - 76.7) > 0.05 and "76.7" in c.note  # the page's figure is off
 
 
 @pytest.mark.slow
 def test_slope_claims():
-    _assert_claims(lf_7_1.slope_claims(False))
+    _assert_claims(two_moments.slope_claims(False))
 
 
 @pytest.mark.slow
 def test_demo_claims():
-    _assert_claims(lf_7_1.demo_claims())
+    _assert_claims(two_moments.demo_claims())
 
 
 def test_mc_deviations_in_standard_errors():
@@ -92,7 +93,7 @@ def test_mc_deviations_in_standard_errors():
     n = 10_000
     se = np.sqrt(np.array([0.24, 0.21, 0.16]) / n)
     hits = n * (np.array([0.6, 0.7, 0.8]) + np.array([2.0, -1.0, 0.0]) * se)
-    np.testing.assert_allclose(lf_7_1.mc_deviations(hits, n, acc), [2.0, -1.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(two_moments.mc_deviations(hits, n, acc), [2.0, -1.0, 0.0], atol=1e-9)
 
 
 def test_mc_hits_use_the_exact_bayes_rules():
@@ -100,12 +101,12 @@ def test_mc_hits_use_the_exact_bayes_rules():
     and a rule with a wrong threshold (x_m > 0.3 instead of 0.5) is detected as biased."""
     import torch
 
-    S = mcm.orthonormal_spikes(3)
+    S = mixed_cumulant.orthonormal_spikes(3)
     n = 400_000
-    X, y = mcm.sample(n, 3, S, rng=torch.Generator().manual_seed(5))
-    acc = {u: mcm.bayes_accuracy(**lf_7_1.BETA_KW, use=u) for u in ("m", "mu", "muv")}
-    z = lf_7_1.mc_deviations(lf_7_1._hits(X, y, S), n, acc)
+    X, y = mixed_cumulant.sample(n, 3, S, rng=torch.Generator().manual_seed(5))
+    acc = {u: mixed_cumulant.bayes_accuracy(**two_moments.BETA_KW, use=u) for u in ("m", "mu", "muv")}
+    z = two_moments.mc_deviations(two_moments._hits(X, y, S), n, acc)
     assert np.all(np.abs(z) < 4), z
     xm = (X @ S[0]).numpy()
     wrong = np.sum(np.sign(xm - 0.3) == y.numpy())
-    assert abs(lf_7_1.mc_deviations([wrong, 0, 0], n, acc)[0]) > 4
+    assert abs(two_moments.mc_deviations([wrong, 0, 0], n, acc)[0]) > 4

@@ -27,8 +27,8 @@ from functools import lru_cache
 import numpy as np
 
 from checks.claims import Claim
-from checks.grading.lf_7_3 import bias_coefficients, von_mises_series
-from td_lib import basri, kernel_flow, kernels
+from checks.grading.spectral_bias import bias_coefficients, von_mises_series
+from td_lib import circle_net, kernel_flow, kernels
 from td_lib.core.runtime import numpy_rng
 
 NB = "course/source/td2_7_learned_first/td2_7_3_spectral_bias.py"
@@ -49,9 +49,9 @@ def random_input_plateau(n: int, *, rng=73, t: float = 1000.0) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-def demo_run() -> basri.BasriRun:
+def demo_run() -> circle_net.BasriRun:
     """Demo 7.3.D exactly as the notebook runs it (full mode)."""
-    return basri.train_basri(FREQS, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=2000, rng=7)
+    return circle_net.train_basri(FREQS, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=2000, rng=7)
 
 
 def _c(id_, text, quoted, computed, tol, quote=None, note="") -> Claim:
@@ -189,12 +189,12 @@ def flow_claims() -> list[Claim]:
     return out
 
 
-def demo_claims(run: basri.BasriRun | None = None) -> list[Claim]:
+def demo_claims(run: circle_net.BasriRun | None = None) -> list[Claim]:
     """Demo 7.3.D: the notebook's seeded run (seed 7), recomputed (``run``: for tests only)."""
     run = demo_run() if run is None else run
     a148 = bias_coefficients(FREQS)
-    t_pred = basri.predicted_steps(run.rate_unit[0], a148)
-    t_fit = basri.steps_to_level(run.amps)
+    t_pred = circle_net.predicted_steps(run.rate_unit[0], a148)
+    t_fit = circle_net.steps_to_level(run.amps)
     rq = run.rayleigh
     f32 = "float32 training: a step count may move by 1 with another summation order"
     out = [
