@@ -5,7 +5,7 @@ long version (more samples, D = 4000 in the SGD comparison, more correlations). 
 the engine implements is checked numerically: the Saad-Solla integrals against Monte Carlo,
 the ODE right-hand sides against one-step Monte Carlo of real SGD, eps_g against test sets,
 Result 3.2, eqs 28, 27/104-115, 119, 31-32 and 34 against the ODE itself, and the ODE against
-finite-D SGD. Where the seed's printed formula is wrong the claim's ``note`` says so, with the
+finite-D SGD. Where the paper's printed formula is wrong the claim's ``note`` says so, with the
 evidence.
 """
 

@@ -1,7 +1,7 @@
 """Plain loop-based reference RHS for the CNN / LCN ODEs (the oracle of ``td_lib.cnn_lcn.odes``;
 slow by design).
 
-Written straight from the seed's appendix: every field is an explicit linear combination of
+Written straight from the paper's appendix: every field is an explicit linear combination of
 single-vector fields ``(vector . x_r)/sqrt(D)``; covariances come from the Gram matrix of the
 weight vectors (``w_m.w_m'/D = T delta``, ``w_hat_l.w_m/D = sqrt(k_s k_t) R_lm``,
 ``w_hat_l.w_hat_l'/D = k_s Q_ll'``) and ``S``; each Saad-Solla integral is evaluated on its
@@ -14,7 +14,7 @@ Used by ``tests/test_cnn_lcn_odes.py`` (the vectorised RHS equals it to 1e-12) a
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Apps A-B, eqs 54-79.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, Apps A-B, eqs 54-79.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ def von_mises_series(ells, kappa: float, terms: int = 80) -> np.ndarray:
 
     References
     ----------
-    Course notes NB2 §7.3, eq. 7.3.B.2.
+    Course notes §7.3, eq. 7.3.B.2.
     """
     ells = np.asarray(ells)[None, :]
     j = np.arange(terms)[:, None]

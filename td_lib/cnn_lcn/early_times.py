@@ -1,4 +1,4 @@
-"""Early times of the CNN / LCN dynamics (seed eqs 27-30, App. H, eqs 102-120).
+"""Early times of the CNN / LCN dynamics (Mori et al., eqs 27-30, App. H, eqs 102-120).
 
 * :func:`initial_error` -- eq. 28 (eps_g at the leading-order initial state);
 * :func:`early_time_coefficients` -- ``A``, ``B`` of eq. 27 computed from the ODE itself
@@ -10,7 +10,7 @@
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 27-30 and 102-120.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 27-30 and 102-120.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def initial_error(kind: str, *, P: int, T: float = 1.0, c: float = 0.0) -> float
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 28 and 103.
+    Mori et al. (CNN vs LCN), eqs 28 and 103.
 
     Examples
     --------
@@ -75,7 +75,7 @@ def early_time_coefficients(kind: str, *, P: int, k_s: int, k_t: int, T: float =
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 27 (App. H, eqs 104-115 in closed form).
+    Mori et al. (CNN vs LCN), eq. 27 (App. H, eqs 104-115 in closed form).
 
     Examples
     --------
@@ -107,7 +107,7 @@ def v_closed_form(*, P, T, sigma, chi, c, corrected: bool = True):
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 102 and 108 (with the correction above).
+    Mori et al. (CNN vs LCN), eqs 102 and 108 (with the correction above).
     """
     epsT = 2 * P / np.pi * (np.arcsin(T / (1 + T)) + (P - 1) * np.arcsin(T * c / (1 + T)))
     x = chi
@@ -143,7 +143,7 @@ def early_time_coefficients_closed_form(kind: str, *, P: int, k_s: int, T: float
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 107-108 and 112-115.
+    Mori et al. (CNN vs LCN), eqs 107-108 and 112-115.
 
     Examples
     --------
@@ -175,7 +175,7 @@ def optimal_early_eta(A, B):
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 116.
+    Mori et al. (CNN vs LCN), eq. 116.
     """
     return np.asarray(A, float) / (2.0 * np.asarray(B, float))
 
@@ -185,7 +185,7 @@ def c_star_slope(*, P: int, k_s: int, T: float = 1.0, sigma: float = 0.0) -> flo
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 119-120.
+    Mori et al. (CNN vs LCN), eqs 119-120.
 
     Examples
     --------
@@ -204,7 +204,7 @@ def c_star_slope_numeric(*, P: int, k_s: int, k_t: int = 1, T: float = 1.0, sigm
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 118.
+    Mori et al. (CNN vs LCN), eq. 118.
     """
     kw = dict(P=P, k_s=k_s, k_t=k_t, T=T, sigma=sigma, c=0.0)
     Ac, Bc = early_time_coefficients("cnn", **kw)

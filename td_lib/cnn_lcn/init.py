@@ -1,4 +1,4 @@
-"""Initial conditions for the CNN / LCN ODEs (seed eqs 19-21 and 23).
+"""Initial conditions for the CNN / LCN ODEs (Mori et al., eqs 19-21 and 23).
 
 * :func:`random_init` -- order parameters of an i.i.d. ``N(0, 1)`` student against a teacher with
   ``w_l . w_l' / D = T delta`` (eq. 7), at dimension ``D``. Sampled *exactly in law* without
@@ -13,7 +13,7 @@
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 19-21 and 23.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 19-21 and 23.
 
 Examples
 --------
@@ -66,7 +66,7 @@ def random_init(kind: str, *, D: float, P: int, k_s: int, k_t: int, T: float = 1
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 19-20 (and eq. 7 for the teacher).
+    Mori et al. (CNN vs LCN), eqs 19-20 (and eq. 7 for the teacher).
     """
     V.choice("kind", kind, KINDS)
     P, k_s, k_t = _kernel_dims(P, k_s, k_t)
@@ -94,7 +94,7 @@ def leading_order_init(kind: str, *, P: int, k_s: int, k_t: int) -> tuple[np.nda
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 19-20 at ``D -> infinity``.
+    Mori et al. (CNN vs LCN), eqs 19-20 at ``D -> infinity``.
     """
     V.choice("kind", kind, KINDS)
     P, k_s, k_t = _kernel_dims(P, k_s, k_t)
@@ -114,7 +114,7 @@ def matched_lcn_init(R0, Q0, P: int, fill=None) -> tuple[np.ndarray, np.ndarray]
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 21.
+    Mori et al. (CNN vs LCN), eq. 21.
     """
     P = V.positive_int("P", P)
     R0, Q0, k_s, k_t = check_state("cnn", R0, Q0, P)
@@ -145,7 +145,7 @@ def zero_error_solution(kind: str, *, P: int, k_s: int, k_t: int, T: float = 1.0
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 23.
+    Mori et al. (CNN vs LCN), eq. 23.
     """
     V.choice("kind", kind, KINDS)
     P, k_s, k_t = _kernel_dims(P, k_s, k_t)

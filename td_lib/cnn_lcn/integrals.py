@@ -1,4 +1,4 @@
-"""Saad-Solla Gaussian averages for ``g(z) = erf(z / sqrt 2)`` (seed eqs 44-51).
+"""Saad-Solla Gaussian averages for ``g(z) = erf(z / sqrt 2)`` (Mori et al., eqs 44-51).
 
 ``g`` is the registry's ``erf_sqrt2`` (:mod:`td_lib.core.activations`), the paper's "erf".
 
@@ -20,7 +20,7 @@ positive semi-definite) raises ``ValueError``.
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 44-51; D. Saad and
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 44-51; D. Saad and
 S. A. Solla, Phys. Rev. E 52 (1995), the erf integrals.
 
 Examples
@@ -105,7 +105,7 @@ def I2(C) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 44; Saad & Solla (1995).
+    Mori et al. (CNN vs LCN), eq. 44; Saad & Solla (1995).
     """
     C = _block("C", C, 2)
     return i2_entries(c11=C[..., 0, 0], c22=C[..., 1, 1], c12=C[..., 0, 1])
@@ -116,7 +116,7 @@ def J2(C) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 45; Saad & Solla (1995).
+    Mori et al. (CNN vs LCN), eq. 45; Saad & Solla (1995).
 
     Examples
     --------
@@ -133,7 +133,7 @@ def I3(C) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 46; Saad & Solla (1995).
+    Mori et al. (CNN vs LCN), eq. 46; Saad & Solla (1995).
     """
     C = _block("C", C, 3)
     return i3_entries(c11=C[..., 0, 0], c12=C[..., 0, 1], c13=C[..., 0, 2], c23=C[..., 1, 2],
@@ -145,7 +145,7 @@ def I4(C) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 47-51; Saad & Solla (1995).
+    Mori et al. (CNN vs LCN), eqs 47-51; Saad & Solla (1995).
     """
     C = _block("C", C, 4)
     c = lambda i, j: C[..., i, j]
@@ -157,7 +157,7 @@ def monte_carlo(kind: str, C, n: int = 200_000, rng=0) -> tuple[np.ndarray, np.n
     """Monte Carlo estimate and standard error of ``I2``/``J2``/``I3``/``I4`` at one block ``C``.
 
     ``n`` Gaussian samples drawn from ``rng`` (an int seed, ``None`` or a numpy Generator).
-    Used by the checks and tests (the seed's formulas are verified against it).
+    Used by the checks and tests (the paper's formulas are verified against it).
     """
     from td_lib.core.activations import get
 

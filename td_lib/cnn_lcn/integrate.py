@@ -16,7 +16,7 @@ same equations (noise floors) are in :mod:`td_lib.cnn_lcn.stationary`.
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 17-18.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 17-18.
 
 Examples
 --------
@@ -153,7 +153,7 @@ def integrate(kind: str, R0, Q0, alphas, S, *, T=1.0, eta=1.0, sigma=0.0,
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 17-18.
+    Mori et al. (CNN vs LCN), eqs 17-18.
     """
     V.choice("kind", kind, KINDS)
     V.choice("method", method, ("rk4", "solve_ivp"))

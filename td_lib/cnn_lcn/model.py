@@ -1,4 +1,4 @@
-"""Input covariance, teacher overlaps, preactivation covariances and eps_g (seed §2, App. A-C).
+"""Input covariance, teacher overlaps, preactivation covariances and eps_g (Mori et al. §2, App. A-C).
 
 Shapes (``...`` = any batch axes, broadcast against each other):
 
@@ -37,7 +37,7 @@ def input_covariance(P: int, c) -> np.ndarray:
 
     References
     ----------
-    Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eq. 3.
+    Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eq. 3.
 
     Examples
     --------
@@ -61,7 +61,7 @@ def teacher_overlap(*, k_s: int, k_t: int, T: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 7 and App. A.
+    Mori et al. (CNN vs LCN), eq. 7 and App. A.
     """
     k_s = V.positive_int("k_s", k_s)
     k_t = V.positive_int("k_t", k_t)
@@ -158,7 +158,7 @@ def effective(M, S) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 42.
+    Mori et al. (CNN vs LCN), eq. 42.
     """
     M = np.asarray(M, dtype=float)
     S = np.asarray(S, dtype=float)
@@ -174,7 +174,7 @@ def preactivation_covariance(kind: str, R, Q, S, T: float = 1.0, *, validate: bo
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 41-43 and 72.
+    Mori et al. (CNN vs LCN), eqs 41-43 and 72.
     """
     if validate:
         S = check_S(S)
@@ -212,7 +212,7 @@ def eg_from_covariance(C: np.ndarray) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 81.
+    Mori et al. (CNN vs LCN), eq. 81.
     """
     P = C.shape[-1] // 2
     s = signs(P)
@@ -229,7 +229,7 @@ def generalisation_error(kind: str, R, Q, S, T: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 81 with eqs 43 / 72.
+    Mori et al. (CNN vs LCN), eq. 81 with eqs 43 / 72.
 
     Examples
     --------

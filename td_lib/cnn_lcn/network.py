@@ -1,4 +1,4 @@
-"""Finite-D CNN and LCN networks in torch: inputs, preactivations, one SGD step (seed eqs 1-13,
+"""Finite-D CNN and LCN networks in torch: inputs, preactivations, one SGD step (Mori et al., eqs 1-13,
 36, 68).
 
 torch is imported on first use (``_LazyTorch``): importing :mod:`td_lib.cnn_lcn` for the ODE
@@ -17,7 +17,7 @@ these are in :mod:`td_lib.cnn_lcn.sgd`.
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 1-13, 36 and 68.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 1-13, 36 and 68.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def sample_inputs(*, n: int, P: int, D: int, S=None, c: float = 0.0, rng=None, b
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 2-3.
+    Mori et al. (CNN vs LCN), eqs 2-3.
 
     Examples
     --------
@@ -128,7 +128,7 @@ class Networks:
 
     References
     ----------
-    Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 6-11, 36, 68.
+    Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 6-11, 36, 68.
     """
 
     def __init__(self, kind, *, B, D, P, k_s, k_t, T=1.0, rng=None, dtype=None,
@@ -213,7 +213,7 @@ def eg_from_order(kind, R, Q, S, T=1.0, activation="erf_sqrt2"):
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 81; the ReLU kernel of Cho & Saul (2009).
+    Mori et al. (CNN vs LCN), eq. 81; the ReLU kernel of Cho & Saul (2009).
     """
     activations.get(activation, allowed=ACTIVATIONS)
     if activation == "erf_sqrt2":
@@ -233,7 +233,7 @@ def preactivations(kind: str, w_hat, w_teacher, x) -> tuple[np.ndarray, np.ndarr
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 6, 9, 11.
+    Mori et al. (CNN vs LCN), eqs 6, 9, 11.
     """
     net, xt, lead = _wrap(kind, w_hat, w_teacher, x)
     lam, lh = net.fields(xt[:, None])
@@ -280,7 +280,7 @@ def sgd_step(kind: str, w_hat, w_teacher, x, eta: float, sigma: float = 0.0, xi=
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 36 (CNN) and eq. 68 (LCN).
+    Mori et al. (CNN vs LCN), eq. 36 (CNN) and eq. 68 (LCN).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""The noise floor of the CNN / LCN dynamics at finite learning rate (seed eqs 31-34, App. J).
+"""The noise floor of the CNN / LCN dynamics at finite learning rate (Mori et al., eqs 31-34, App. J).
 
 * :func:`noise_floor` -- eqs 31-32 (leading order in eta);
 * :func:`error_covariance` (``E[e_p e_q]`` from the order parameters) and
@@ -10,7 +10,7 @@ The exact long-time error of the ODE at finite eta is the stationary state of
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 31-34 and 130.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 31-34 and 130.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def noise_floor(kind: str, *, eta, sigma, P: int, T: float = 1.0, c=0.0) -> np.n
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 31-32.
+    Mori et al. (CNN vs LCN), eqs 31-32.
 
     Examples
     --------
@@ -58,7 +58,7 @@ def error_covariance(kind: str, R, Q, S, T: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 33.
+    Mori et al. (CNN vs LCN), eq. 33.
     """
     C = preactivation_covariance(kind, R, Q, S, T)
     P = C.shape[-1] // 2
@@ -70,7 +70,7 @@ def error_covariance_prediction(kind: str, eta, sigma, S) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 34.
+    Mori et al. (CNN vs LCN), eq. 34.
     """
     V.choice("kind", kind, KINDS)
     S = check_S(S)
@@ -84,7 +84,7 @@ def noise_floor_from_M(kind: str, M, S, T: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 130.
+    Mori et al. (CNN vs LCN), eq. 130.
     """
     P = np.asarray(S).shape[-1]
     W = omega_matrix(P=P, T=T, c=np.asarray(S)[..., 0, 1])
@@ -98,7 +98,7 @@ def omega_matrix(*, P: int, T: float = 1.0, c=0.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 130.
+    Mori et al. (CNN vs LCN), eq. 130.
     """
     c = np.asarray(c, float)
     off = 2 / (np.pi * np.sqrt((1 + T) ** 2 - T**2 * c**2))

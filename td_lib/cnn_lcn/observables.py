@@ -1,4 +1,4 @@
-"""Specialisation of the CNN / LCN students (seed eqs 24-26, Result 3.3, Apps E-G).
+"""Specialisation of the CNN / LCN students (Mori et al., eqs 24-26, Result 3.3, Apps E-G).
 
 * :func:`alignment` -- ``gamma_s`` (eq. 24); :func:`alpha_spec` (eq. 25);
   :func:`specialisation_runs` and :func:`specialisation_time` (Result 3.3 / Figures 3, 4, 7: ODE
@@ -17,7 +17,7 @@ Seed corrections (evidence in ``checks/cnn_lcn_check.py``):
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 24-26, Result 3.3,
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 24-26, Result 3.3,
 Figures 3, 4 and 7.
 """
 
@@ -45,7 +45,7 @@ def alignment(R, Q, T: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 24.
+    Mori et al. (CNN vs LCN), eq. 24.
 
     Examples
     --------
@@ -75,7 +75,7 @@ def alpha_spec(alpha, gamma, threshold: float = 0.99) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 25.
+    Mori et al. (CNN vs LCN), eq. 25.
 
     Examples
     --------
@@ -118,7 +118,7 @@ def specialisation_runs(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), Result 3.3, eqs 19, 24-25, Figures 3, 4, 7.
+    Mori et al. (CNN vs LCN), Result 3.3, eqs 19, 24-25, Figures 3, 4, 7.
 
     Examples
     --------
@@ -168,7 +168,7 @@ def specialisation_time(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 25, Result 3.3.
+    Mori et al. (CNN vs LCN), eq. 25, Result 3.3.
     """
     spec = counterpart("alpha_spec", globals(), "spec") if spec is None else spec
     r = specialisation_runs(D, P=P, k_s=k_s, k_t=k_t, eta=eta, T=T, c=c, sigma=sigma,
@@ -193,7 +193,7 @@ def log_d_fit(Ds, a_spec, D_min: float = 0.0) -> dict:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), Result 3.3 (``alpha_spec ~ a + b ln D`` for
+    Mori et al. (CNN vs LCN), Result 3.3 (``alpha_spec ~ a + b ln D`` for
     ``k_s > k_t``, Figures 3 and 7).
     """
     Ds = V.array("Ds", Ds, ndim=1)
@@ -228,7 +228,7 @@ def reflect(R, Q, kind: str = "cnn", P: int | None = None) -> tuple[np.ndarray, 
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eq. 26 and App. G (eq. 98).
+    Mori et al. (CNN vs LCN), eq. 26 and App. G (eq. 98).
     """
     V.choice("kind", kind, KINDS)
     R = np.asarray(R, float)

@@ -1,4 +1,4 @@
-"""Right-hand sides of the exact ODEs of Result 3.1 (seed eqs 17-18, Apps A-B), vectorised.
+"""Right-hand sides of the exact ODEs of Result 3.1 (Mori et al., eqs 17-18, Apps A-B), vectorised.
 
 CNN (eq. 17, functions of eqs 65-67)::
 
@@ -39,7 +39,7 @@ prints ``nu^{(l')}_{(p+l')_P}`` in its first I3; it should be ``nu^{(l')}_{(p+l)
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Result 3.1, eqs 17-18,
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, Result 3.1, eqs 17-18,
 54-67 (CNN) and 68-79 (LCN).
 
 Examples
@@ -150,7 +150,7 @@ def v_matrix(C, sigma=0.0) -> np.ndarray:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 61-63 (CNN) and 76 (LCN).
+    Mori et al. (CNN vs LCN), eqs 61-63 (CNN) and 76 (LCN).
     """
     C = np.asarray(C, dtype=float)
     P = C.shape[-1] // 2
@@ -275,7 +275,7 @@ def ode_terms(kind: str, R, Q, S, T: float = 1.0, sigma: float = 0.0
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 65-67 (CNN) and 77-79 (LCN).
+    Mori et al. (CNN vs LCN), eqs 65-67 (CNN) and 77-79 (LCN).
     """
     R, Q, S, T, sigma = _prepare(kind, R, Q, S, T, sigma)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -302,7 +302,7 @@ def rhs(kind: str, R, Q, S, *, T=1.0, eta=1.0, sigma=0.0, validate: bool = True
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), Result 3.1, eqs 17-18.
+    Mori et al. (CNN vs LCN), Result 3.1, eqs 17-18.
     """
     if not validate:
         return _rhs(kind, R, Q, S, T, eta, sigma)

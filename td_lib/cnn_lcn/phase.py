@@ -1,4 +1,4 @@
-"""Figure 6: which student wins at its own optimal learning rate (seed §3.4, App. I).
+"""Figure 6: which student wins at its own optimal learning rate (Mori et al. §3.4, App. I).
 
 * :func:`phase_diagram` -- ``eps*_CNN / eps*_LCN`` on a grid of correlations ``c`` and training
   horizons ``alpha_F``, each student at the learning rate that is optimal for that horizon;
@@ -7,7 +7,7 @@
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Figure 6, eq. 30, App. I.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, Figure 6, eq. 30, App. I.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def refine_min(x, y) -> tuple[np.ndarray, np.ndarray]:
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), App. I (optimal learning rate of Figure 6).
+    Mori et al. (CNN vs LCN), App. I (optimal learning rate of Figure 6).
 
     Examples
     --------
@@ -107,7 +107,7 @@ def phase_diagram(*, P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sig
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), Figure 6 and App. I.
+    Mori et al. (CNN vs LCN), Figure 6 and App. I.
 
     Examples
     --------

@@ -2,7 +2,7 @@
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), Figures 1, 6 and 9.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, Figures 1, 6 and 9.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def phase_plot(ax, pd: dict, c0: float, title: str, *, xlabel: str = r"training 
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), Figures 6 and 9, eq. 30.
+    Mori et al. (CNN vs LCN), Figures 6 and 9, eq. 30.
     """
     lim = np.nanmax(np.abs(pd["log10_ratio"]))
     m = ax.pcolormesh(pd["alpha_F"], pd["cs"], pd["log10_ratio"], cmap="RdBu_r", vmin=-lim, vmax=lim,
@@ -47,7 +47,7 @@ def architecture_schematic(*, P: int = 4, k_s: int = 3, k_t: int = 2, axes=None)
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), Figure 1 (eqs 5-11).
+    Mori et al. (CNN vs LCN), Figure 1 (eqs 5-11).
 
     Examples
     --------

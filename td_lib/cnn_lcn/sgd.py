@@ -1,4 +1,4 @@
-"""Finite-D online SGD for real CNN and LCN students (torch; seed eqs 1-13, 36, 68).
+"""Finite-D online SGD for real CNN and LCN students (torch; Mori et al., eqs 1-13, 36, 68).
 
 torch is imported inside the functions (importing :mod:`td_lib.cnn_lcn` for the ODE engine
 costs no torch start-up); the networks themselves are :class:`~td_lib.cnn_lcn.network.Networks`.
@@ -20,7 +20,7 @@ Randomness follows the ``rng`` convention of :mod:`td_lib.core.runtime`: an int 
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 1-16, 36 and 68.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 1-16, 36 and 68.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def simulate_sgd(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 0.
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 8-16 (model, loss, SGD, order parameters).
+    Mori et al. (CNN vs LCN), eqs 8-16 (model, loss, SGD, order parameters).
 
     Examples
     --------
@@ -240,7 +240,7 @@ def one_step_drift(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 17-18 as the drift of eqs 36 / 68.
+    Mori et al. (CNN vs LCN), eqs 17-18 as the drift of eqs 36 / 68.
     """
     V.choice("kind", kind, KINDS)
     D = V.positive_int("D", D, 2)

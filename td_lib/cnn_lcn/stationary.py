@@ -6,7 +6,7 @@ warm-up of :func:`~td_lib.cnn_lcn.integrate.integrate` only if that fails.
 
 References
 ----------
-Mori et al., CNN vs LCN students (seed ``000_dbb05edf75d4bee1``), eqs 17-18, 31-32.
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 17-18, 31-32.
 
 Examples
 --------
@@ -91,7 +91,7 @@ def fixed_point(kind: str, R0, Q0, S, *, T: float = 1.0, eta: float = 1.0, sigma
 
     References
     ----------
-    Mori et al. (seed ``000_dbb05edf75d4bee1``), eqs 17-18 (stationary), 31-32 (the noise floor
+    Mori et al. (CNN vs LCN), eqs 17-18 (stationary), 31-32 (the noise floor
     it gives to leading order in eta).
     """
     from scipy.optimize import root

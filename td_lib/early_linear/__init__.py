@@ -2,7 +2,7 @@
 
 Implements the setting of Hu, Xiao, Adlam & Pennington (2020), "The surprising simplicity of
 the early-time learning dynamics of neural networks" (seed ``002``), whose display equations
-were lost in the seed dump; the formulas are re-derived in the notebook
+were lost in the text of the paper we had; the formulas are re-derived in the notebook
 ``td2_7_1b_early_time_linear`` and checked numerically in ``tests/test_early_linear.py``.
 Equation numbers (1)-(12) follow the paper's numbering as far as the dump shows it.
 

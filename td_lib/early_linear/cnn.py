@@ -4,7 +4,7 @@ initialisation, output, NTK, labels on the hypercube and full-batch GD.
 A 1-d CNN with one convolutional layer and no pooling,
 ``f(x) = (md)^{-1/2} sum_r sum_k V_rk phi(w_r . [x]_{k:k+q} / sqrt(q))`` (``m`` filters of size
 ``q``, circular padding), on inputs uniform on the hypercube ``{-1, 1}^d``. The display
-equations of §4.1 are lost in the seed's dump: the CNN and its initialisation are
+equations of §4.1 are lost in the text of the paper we had: the CNN and its initialisation are
 reconstructed from App. E. Its infinite-width NTK and linear kernel are in
 :mod:`td_lib.early_linear.cnn_kernel`.
 

@@ -87,7 +87,7 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
                   stop_when_escaped: bool = True, project: bool = True, renormalise: bool = True,
                   progress: bool | str = False) -> SphericalSGDRun:
     """Online spherical SGD on the correlation loss :math:`1-y\\sigma(w\\cdot x)`, vectorised
-    over runs (seed §7.2, Ben Arous et al.'s update with step :math:`\\delta/d`).
+    over runs (course notes §7.2, Ben Arous et al.'s update with step :math:`\\delta/d`).
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
 
     References
     ----------
-    Ben Arous, Gheissari & Jagannath (2021), Section 1 (spherical online SGD); seed §7.2, the
+    Ben Arous, Gheissari & Jagannath (2021), Section 1 (spherical online SGD); course notes §7.2, the
     update in the module docstring.
 
     Examples

@@ -1,4 +1,4 @@
-"""Two-layer ReLU teacher–student specialisation (§7.4; Tian 2020, seed ``003``).
+"""Two-layer ReLU teacher–student specialisation (§7.4; Tian 2020).
 
 A *teacher* ``f*(x) = V*ᵀ relu(W*ᵀ x̃)`` with ``x̃ = (x, 1)`` (biases ride in the last row
 of the augmented weights, Tian's "bias term" convention of §3), ``m`` hidden nodes with
