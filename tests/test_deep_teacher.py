@@ -7,6 +7,7 @@ import pytest
 
 from td_lib import deep_teacher as dt
 from td_lib import teacher_student as ts
+from td_lib.core.run import Run
 from td_lib.teacher_student import demos
 
 
@@ -112,9 +113,12 @@ def test_training_specialises_the_lowest_layer_and_records_what_it_says():
     s = dt.make_deep_student(t, factor=3, rng=12)
     h = dt.train_deep(t, s, epochs=6, eta=0.05, batch=16, epoch_size=2000, evals_per_epoch=2,
                       snapshot_epochs=(1.0, 6.0), n_eval=800, rng=13)
-    assert h.epochs[0] == 0 and h.epochs[-1] == pytest.approx(6.0)
-    assert h.rho_mean.shape == (h.epochs.size, 2, 2)
-    assert [b.shape for b in h.best_corr] == [(h.epochs.size, 2, 4), (h.epochs.size, 2, 6)]
+    assert h.t[0] == 0 and h.t[-1] == pytest.approx(6.0)
+    assert isinstance(h, Run) and dt.DeepHistory.time_label == "epochs"
+    # half an epoch of 125 steps is 62 or 63 steps (rounded half to even), as before the Run record
+    np.testing.assert_array_equal(h.t[:5] * 125, [0, 62, 125, 188, 250])
+    assert h.rho_mean.shape == (h.t.size, 2, 2)
+    assert [b.shape for b in h.best_corr] == [(h.t.size, 2, 4), (h.t.size, 2, 6)]
     assert np.all(h.loss[-1] < 0.5 * h.loss[0])
     assert np.all(h.rho_mean[-1, :, 0] > h.rho_mean[0, :, 0] + 0.2)
     # the recorded measure is layer_correlations of the final student on the same set

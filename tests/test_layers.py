@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 
 import td_lib
+from checks.td2_7_learned_first_check import SECTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 TD_LIB = REPO / "td_lib"
@@ -463,7 +464,7 @@ def test_notebooks_never_import_checks():
         if not r.startswith("course/source/"):
             continue
         for i, line in enumerate(p.read_text().splitlines(), start=1):
-            if "checks.lf_" in line:
+            if re.search(r"\bchecks\.(" + "|".join(SECTIONS) + r")\b", line):
                 problems.append(f"{r}:{i}: {line.strip()}")
         try:
             tree = _parse(p)

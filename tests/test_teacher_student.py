@@ -210,6 +210,20 @@ def test_train_reduces_loss_online_and_finite():
         assert np.all(h.loss[-1] < 0.1 * h.loss[0])
 
 
+def test_train_returns_a_run_recorded_at_the_checkpoints():
+    from td_lib.core.run import Run, checkpoints
+
+    T = ts.make_teacher(d=5, m=2, C=2, p=1.0, rng=0)
+    S = ts.make_student(T, factor=2, rng=1)
+    h = ts.train(T, S, steps=250, eta=0.1, eval_every=100, n_eval=50, rng=2)
+    assert isinstance(h, Run) and ts.History.time_label == "SGD steps"
+    np.testing.assert_array_equal(h.t, [0, 100, 200, 250])
+    assert h.at(200) == 2 and h.final("loss").shape == (1,)
+    h = ts.train(T, S, steps=300, eta=0.1, n_eval=50, rng=2, log_eval=True)
+    np.testing.assert_array_equal(h.t, checkpoints(300, num=60, rounding="round"))
+    assert h.corr.shape[0] == h.t.size
+
+
 def test_train_bad_input_named():
     T = ts.make_teacher(d=5, m=2, C=2, p=1.0, rng=0)
     S = ts.make_student(T, factor=2, rng=0)

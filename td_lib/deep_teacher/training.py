@@ -1,7 +1,8 @@
 """Online SGD of a deep ReLU student on a deep teacher, all runs at once (Tian 2020, §6, Fig. 8).
 
 :func:`train_deep` runs the vectorised loop in torch (float64, hand-written
-back-propagation :func:`deep_sgd_step`, one thread by default) and records the paper's measures
+back-propagation :func:`deep_sgd_step`, one thread by default; the loop is
+:func:`~td_lib.teacher_student.sgd_loop.sgd_loop`) and records the paper's measures
 per layer (:class:`DeepHistory`); :func:`crossing_epochs` reads off when each layer's
 ``ρ_mean`` first reaches a threshold.
 
@@ -15,42 +16,44 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar, numpy_rng, torch_generator, torch_threads
+from td_lib.core.run import Run, checkpoints, static
 from td_lib.deep_teacher.model import DeepNet, check_deep_net, fanout_rms
 from td_lib.teacher_student.model import RELU
+from td_lib.teacher_student.sgd_loop import sgd_loop
 from td_lib.teacher_student.training import torch_unit_columns
 
 __all__ = ["DeepHistory", "train_deep", "deep_sgd_step", "crossing_epochs"]
 
 
 @dataclass
-class DeepHistory:
+class DeepHistory(Run):
     """What :func:`train_deep` records.
 
     Attributes
     ----------
-    epochs : (T,) evaluation times in epochs (``epoch_size`` samples each).
+    t : (T,) evaluation times in epochs (``epoch_size`` samples each).
     best_corr : list over layers of (T, R, m_l): best student correlation per teacher node.
     rho_mean : (T, R, L) its mean over the teacher nodes of each layer (``ρ_mean``).
     loss : (T, R) evaluation loss ``½ E‖f* − f‖²``.
     snapshots : dict epoch -> dict with ``node_corr`` (list over layers of (R, n_l): each
         student node's best correlation with a teacher node) and ``fanout`` (list of (R, n_l):
-        :func:`fanout_rms`), at the requested snapshot epochs.
-    student : the final student.
-    X_eval : (N, d) the evaluation inputs.
+        :func:`fanout_rms`), at the requested snapshot epochs (no time axis).
+    student : the final student (no time axis).
+    X_eval : (N, d) the evaluation inputs (no time axis).
     """
 
-    epochs: np.ndarray
     best_corr: list
     rho_mean: np.ndarray
     loss: np.ndarray
-    snapshots: dict
-    student: DeepNet
-    X_eval: np.ndarray
+    snapshots: dict = static()
+    student: DeepNet = static()
+    X_eval: np.ndarray = static()
+    time_label: ClassVar[str] = "epochs"
 
 
 def train_deep(teacher: DeepNet, student: DeepNet, *, epochs: float, eta: float, batch: int = 16,
@@ -99,8 +102,6 @@ def train_deep(teacher: DeepNet, student: DeepNet, *, epochs: float, eta: float,
     ----------
     Tian (2020), eq. 1, Lemma 1 and §6 (Fig. 8: the deep teacher–student experiment).
     """
-    import torch
-
     check_deep_net("teacher", teacher)
     check_deep_net("student", student)
     if (len(teacher.widths), teacher.runs, teacher.d, teacher.C) != \
@@ -118,75 +119,86 @@ def train_deep(teacher: DeepNet, student: DeepNet, *, epochs: float, eta: float,
     n_fanout = V.positive_int("n_fanout", n_fanout)
     threads = V.positive_int("threads", threads)
     snaps = [V.finite("snapshot_epochs", s, nonnegative=True) for s in snapshot_epochs]
-    rng = numpy_rng(rng)
     steps_per_epoch = max(1, epoch_size // batch)
     steps = max(1, int(round(epochs * steps_per_epoch)))
-    n_ev = int(np.ceil(steps * evals_per_epoch / steps_per_epoch))
-    ev = np.unique(np.r_[np.round(np.arange(n_ev + 1) * steps_per_epoch / evals_per_epoch)
-                         .astype(int).clip(0, steps), steps])
+    # every 1/evals_per_epoch epoch: in units of 1/evals_per_epoch step, every steps_per_epoch,
+    # then rounded to whole steps (an epoch of 625 steps is evaluated after 312 and 625 steps)
+    ev = np.unique(np.round(checkpoints(steps * evals_per_epoch, every=steps_per_epoch)
+                            / evals_per_epoch).astype(int))
     snap_steps = {int(ev[np.argmin(np.abs(ev - s * steps_per_epoch))]): s for s in snaps}
-    with torch_threads(threads), torch.no_grad():
-        dt = torch.float64
-        R, d, L = teacher.runs, teacher.d, len(teacher.widths)
-        gen = torch_generator(rng)
+    run = sgd_loop(lambda g: _DeepSGD(teacher, student, g, eta=eta, batch=batch, n_eval=n_eval,
+                                      n_fanout=n_fanout, snap_steps=snap_steps,
+                                      steps_per_epoch=steps_per_epoch),
+                   steps=steps, times=ev, eta=eta, rng=rng, threads=threads, progress=progress,
+                   label="deep SGD")
+    final = DeepNet([w.numpy() for w in run.W], [b_[:, 0].numpy() for b_ in run.b], info=dict(student.info))
+    return DeepHistory(t=ev / steps_per_epoch, best_corr=[np.asarray(x) for x in run.best],
+                       rho_mean=np.asarray(run.rho), loss=np.asarray(run.loss), snapshots=run.snapshots,
+                       student=final, X_eval=run.Xe_np)
 
-        def t(a):
-            return torch.tensor(np.asarray(a), dtype=dt)
 
-        tW, tb = [t(w) for w in teacher.W], [t(b)[:, None, :] for b in teacher.b]
-        W, b = [t(w).clone() for w in student.W], [t(b_)[:, None, :].clone() for b_ in student.b]
+class _DeepSGD:
+    """The deep problem of :func:`train_deep` for :func:`~td_lib.teacher_student.sgd_loop.sgd_loop`:
+    the student's weights and biases (torch), fresh Gaussian batches, :func:`deep_sgd_step`
+    and the per-layer measures."""
 
-        def fwd(Ws, bs, X):  # output and activations (input first)
-            A, As = X, [X]
-            for i in range(L):
-                A = RELU.f(A @ Ws[i] + bs[i])
-                As.append(A)
-            return A @ Ws[L] + bs[L], As
+    def __init__(self, teacher: DeepNet, student: DeepNet, rng: np.random.Generator, *, eta: float,
+                 batch: int, n_eval: int, n_fanout: int, snap_steps: dict, steps_per_epoch: int):
+        self.eta, self.batch, self.n_fanout = eta, batch, n_fanout
+        self.snap_steps, self.steps_per_epoch = snap_steps, steps_per_epoch
+        self.R, self.d, self.L = teacher.runs, teacher.d, len(teacher.widths)
+        t = self.tensor
+        self.tW, self.tb = [t(w) for w in teacher.W], [t(b)[:, None, :] for b in teacher.b]
+        self.W = [t(w).clone() for w in student.W]
+        self.b = [t(b_)[:, None, :].clone() for b_ in student.b]
+        self.Xe_np = rng.standard_normal((n_eval, self.d))
+        self.Xe = t(self.Xe_np)
+        self.Ye, tacts = self.fwd(self.tW, self.tb, self.Xe)
+        self.Ut = [torch_unit_columns(a).transpose(1, 2) for a in tacts[1:]]  # (R, m_l, N)
+        self.best: list[list] = [[] for _ in range(self.L)]
+        self.rho, self.loss, self.snapshots = [], [], {}
 
-        Xe_np = rng.standard_normal((n_eval, d))
-        Xe = t(Xe_np)
-        Ye, tacts = fwd(tW, tb, Xe)
-        Ut = [torch_unit_columns(a).transpose(1, 2) for a in tacts[1:]]  # (R, m_l, N)
-        best: list[list] = [[] for _ in range(L)]
-        rho, loss, snapshots = [], [], {}
+    @staticmethod
+    def tensor(a):
+        import torch
 
-        def record(step):
-            out, acts = fwd(W, b, Xe)
-            node_corr, rm = [], []
-            for i in range(L):
-                c = Ut[i] @ torch_unit_columns(acts[i + 1])  # (R, m, n)
-                bc = c.max(dim=-1).values.numpy()
-                best[i].append(bc)
-                rm.append(bc.mean(axis=-1))
-                node_corr.append(c.max(dim=-2).values.numpy())
-            rho.append(np.stack(rm, axis=-1))
-            loss.append((0.5 * ((Ye - out) ** 2).sum(-1).mean(-1)).numpy())
-            if step in snap_steps:
-                net = DeepNet([w.numpy().copy() for w in W], [b_[:, 0].numpy().copy() for b_ in b])
-                snapshots[snap_steps[step]] = dict(
-                    epoch=step / steps_per_epoch, node_corr=node_corr,
-                    fanout=fanout_rms(net, Xe_np[:n_fanout]))
+        return torch.tensor(np.asarray(a), dtype=torch.float64)
 
-        ev_set = set(ev.tolist())
-        chunk = 256
-        it = range(0, steps, chunk)
-        record(0)
-        for c0 in bar(it, progress, "deep SGD", total=len(it)):
-            k = min(chunk, steps - c0)
-            Xc = torch.randn((k, R, batch, d), generator=gen, dtype=dt)
-            Yc, _ = fwd(tW, tb, Xc)
-            for i in range(k):
-                deep_sgd_step(W, b, Xc[i], Yc[i], eta=eta)
-                if (c0 + i + 1) in ev_set:
-                    record(c0 + i + 1)
-        if not all(torch.isfinite(w).all() for w in W):
-            raise FloatingPointError(f"training diverged: lower eta (got eta={eta})")
-        final = DeepNet([w.numpy() for w in W], [b_[:, 0].numpy() for b_ in b],
-                        info=dict(student.info))
-        return DeepHistory(epochs=ev / steps_per_epoch,
-                           best_corr=[np.asarray(x) for x in best], rho_mean=np.asarray(rho),
-                           loss=np.asarray(loss), snapshots=snapshots, student=final,
-                           X_eval=Xe_np)
+    def fwd(self, Ws, bs, X):  # output and activations (input first)
+        A, As = X, [X]
+        for i in range(self.L):
+            A = RELU.f(A @ Ws[i] + bs[i])
+            As.append(A)
+        return A @ Ws[self.L] + bs[self.L], As
+
+    def draw(self, k: int, gen):
+        import torch
+
+        Xc = torch.randn((k, self.R, self.batch, self.d), generator=gen, dtype=torch.float64)
+        return Xc, self.fwd(self.tW, self.tb, Xc)[0]
+
+    def step(self, data, i: int) -> None:
+        deep_sgd_step(self.W, self.b, data[0][i], data[1][i], eta=self.eta)
+
+    def record(self, step: int) -> None:
+        out, acts = self.fwd(self.W, self.b, self.Xe)
+        node_corr, rm = [], []
+        for i in range(self.L):
+            c = self.Ut[i] @ torch_unit_columns(acts[i + 1])  # (R, m, n)
+            bc = c.max(dim=-1).values.numpy()
+            self.best[i].append(bc)
+            rm.append(bc.mean(axis=-1))
+            node_corr.append(c.max(dim=-2).values.numpy())
+        self.rho.append(np.stack(rm, axis=-1))
+        self.loss.append((0.5 * ((self.Ye - out) ** 2).sum(-1).mean(-1)).numpy())
+        if step in self.snap_steps:
+            net = DeepNet([w.numpy().copy() for w in self.W], [b_[:, 0].numpy().copy() for b_ in self.b])
+            self.snapshots[self.snap_steps[step]] = dict(
+                epoch=step / self.steps_per_epoch, node_corr=node_corr,
+                fanout=fanout_rms(net, self.Xe_np[:self.n_fanout]))
+
+    def weights(self) -> list:
+        return self.W
 
 
 def deep_sgd_step(W: list, b: list, X, Y, *, eta: float) -> None:

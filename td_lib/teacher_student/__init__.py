@@ -15,7 +15,9 @@ The package, one idea per module:
 - :mod:`~td_lib.teacher_student.metrics`: specialisation measures (activation correlation,
   weight cosine, best match, coverage, first-match times, focus shifts);
 - :mod:`~td_lib.teacher_student.training`: :func:`train` (minibatch SGD in torch) and its
-  :class:`History`;
+  :class:`History` (a :class:`td_lib.core.run.Run`: time axis ``t`` in SGD steps);
+- :mod:`~td_lib.teacher_student.sgd_loop`: :func:`~td_lib.teacher_student.sgd_loop.sgd_loop`, the
+  chunked SGD loop this trainer and :func:`td_lib.deep_teacher.train_deep` share;
 - :mod:`~td_lib.teacher_student.theory`: Theorem 6's closed-form ReLU expectation, the ReLU
   kernel, the population gradient flow and the eq. 10 check;
 - :mod:`~td_lib.teacher_student.angle`: the angle dynamics of eq. 12 and escape times;
@@ -73,7 +75,7 @@ from td_lib.teacher_student.theory import (
     relu_cross_moment_mc,
     relu_kernel,
 )
-from td_lib.teacher_student.training import History, eval_steps, torch_unit_columns, train
+from td_lib.teacher_student.training import History, torch_unit_columns, train
 
 __all__ = [
     # model
@@ -82,7 +84,7 @@ __all__ = [
     "THRESHOLDS", "activation_correlation", "weight_cosine", "best_match", "coverage_counts",
     "first_match_times", "focus_shifts",
     # training
-    "History", "train", "eval_steps", "torch_unit_columns",
+    "History", "train", "torch_unit_columns",
     # theory (Theorem 6, population flow, eq. 10)
     "pair_at_angle", "relu_cross_moment", "relu_cross_moment_mc", "relu_kernel",
     "population_gradient", "population_gradient_mc", "population_flow", "eq10_norm_scan",

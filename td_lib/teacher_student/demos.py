@@ -182,11 +182,11 @@ def node_order_summary(ex: Experiment, threshold: float = 0.95) -> dict:
     j = np.arange(1, m + 1)
     for p in sorted(set(ex.p.tolist())):
         sel = ex.select(p=p, factor=5)
-        fm = first_match_times(h.steps, bc[:, sel], threshold)
+        fm = first_match_times(h.t, bc[:, sel], threshold)
         out["first"][p] = fm
         out["median_first"][p] = np.median(fm, axis=0)
         out["matched"][p] = float(np.isfinite(fm).sum(axis=1).mean())
-        late = np.where(np.isfinite(fm), fm, 2.0 * h.steps[-1])
+        late = np.where(np.isfinite(fm), fm, 2.0 * h.t[-1])
         # A rank correlation is undefined when every node matched at once (or none did).
         rho = (stats.spearmanr(np.tile(j, fm.shape[0]), late.ravel()).statistic
                if np.ptp(late) > 0 else float("nan"))
@@ -236,7 +236,7 @@ def focus_summary(ex: Experiment) -> dict:
     if not ev:
         return {}
     e = dict(ev[0])
-    steps = ex.history.steps
+    steps = ex.history.t
     e["step_peak"] = int(steps[e["t_peak"]])
     c2 = ex.history.corr[:, e["run"], e["j2"], e["node"]]
     e["step_match"] = float(first_match_times(steps, c2[:, None], 0.95)[0])
@@ -286,7 +286,7 @@ def fig8_summary(hist: deep.DeepHistory, thresholds: Sequence[float] = (0.7, 0.9
     """
     out: dict = {"cross": {}, "median_cross": {}, "lowest_first": {}}
     for tau in thresholds:
-        c = deep.crossing_epochs(hist.epochs, hist.rho_mean, tau)
+        c = deep.crossing_epochs(hist.t, hist.rho_mean, tau)
         out["cross"][tau] = c
         out["median_cross"][tau] = np.median(c, axis=0)
         first = np.isfinite(c[:, 0]) & np.all(c[:, :1] < c[:, 1:], axis=1)

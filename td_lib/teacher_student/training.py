@@ -1,46 +1,49 @@
 """Minibatch SGD of a two-layer ReLU student on a teacher, all runs at once (Tian 2020, eqs. 1–5).
 
 :func:`train` runs online SGD (a fresh Gaussian batch every step) or SGD on a finite training
-set, in torch (float64, hand-written gradients, one thread by default: the matrices are small),
-and records the specialisation measures of :mod:`~td_lib.teacher_student.metrics` on a
-separate evaluation set (:class:`History`). The torch import happens on the first call.
+set, in torch (float64, hand-written gradients, one thread by default: the matrices are small;
+the loop is :func:`~td_lib.teacher_student.sgd_loop.sgd_loop`), and records the specialisation
+measures of :mod:`~td_lib.teacher_student.metrics` on a separate evaluation set
+(:class:`History`). The torch import happens on the first call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar, numpy_rng, torch_generator, torch_threads
+from td_lib.core.run import Run, checkpoints, static
 from td_lib.teacher_student.model import RELU, Net, check_net
+from td_lib.teacher_student.sgd_loop import sgd_loop
 
-__all__ = ["History", "train", "eval_steps", "torch_unit_columns"]
+__all__ = ["History", "train", "torch_unit_columns"]
 
 
 @dataclass
-class History:
+class History(Run):
     """What :func:`train` records at every evaluation time.
 
     Attributes
     ----------
-    steps : (T,) SGD steps taken.
+    t : (T,) SGD steps taken.
     corr : (T, R, m, n) activation correlations teacher × student (evaluation set).
     cos : (T, R, m, n) cosines of augmented weights.
     vnorm : (T, R, n) student fan-out norms ``‖v_k‖``.
     wnorm : (T, R, n) student first-layer norms ``‖w_k‖``.
     loss : (T, R) evaluation loss ``½ E‖f* − f‖²``.
-    student : the final student.
+    student : the final student (no time axis).
     """
 
-    steps: np.ndarray
     corr: np.ndarray
     cos: np.ndarray
     vnorm: np.ndarray
     wnorm: np.ndarray
     loss: np.ndarray
-    student: Net
+    student: Net = static()
+    time_label: ClassVar[str] = "SGD steps"
 
     @property
     def best_corr(self) -> np.ndarray:
@@ -51,20 +54,6 @@ class History:
     def best_cos(self) -> np.ndarray:
         """(T, R, m): best student weight cosine per teacher node."""
         return self.cos.max(axis=-1)
-
-
-def eval_steps(steps: int, every: int, log: bool = False) -> np.ndarray:
-    """The evaluation steps of :func:`train`: ``0, every, 2·every, …`` and ``steps``; with
-    ``log``, step 0 and about 60 log-spaced steps up to ``steps``.
-
-    Examples
-    --------
-    >>> eval_steps(250, 100).tolist()
-    [0, 100, 200, 250]
-    """
-    if log:
-        return np.unique(np.r_[0, np.round(np.geomspace(1, steps, 60)).astype(int)])
-    return np.unique(np.r_[np.arange(0, steps + 1, every), steps])
 
 
 def torch_unit_columns(F):
@@ -108,7 +97,8 @@ def train(teacher: Net, student: Net, *, steps: int, eta: float, batch: int = 16
     progress : bool or str
         Progress bar: ``False`` none, ``True`` labelled "SGD", a string as the label.
     log_eval : bool
-        If true, evaluate at about 60 log-spaced steps instead of every ``eval_every``.
+        If true, evaluate at step 0 and about 60 log-spaced steps instead of every ``eval_every``
+        (:func:`td_lib.core.run.checkpoints`).
     threads : int
         Torch threads while training (restored afterwards). The matrices are small, so one
         thread is fastest and leaves the other cores alone.
@@ -127,8 +117,6 @@ def train(teacher: Net, student: Net, *, steps: int, eta: float, batch: int = 16
     ----------
     Tian (2020), eqs. 1–2 (square loss, SGD) and eq. 5 (the back-propagated gradient).
     """
-    import torch
-
     check_net("teacher", teacher)
     check_net("student", student)
     if (teacher.runs, teacher.d, teacher.C) != (student.runs, student.d, student.C):
@@ -144,70 +132,77 @@ def train(teacher: Net, student: Net, *, steps: int, eta: float, batch: int = 16
     eval_every = V.positive_int("eval_every", eval_every)
     n_eval = V.positive_int("n_eval", n_eval, minimum=2)
     threads = V.positive_int("threads", threads)
-    rng = numpy_rng(rng)
-    with torch_threads(threads), torch.no_grad():
-        R, d = teacher.runs, teacher.d
-        gen = torch_generator(rng)
+    t = checkpoints(steps, num=60, rounding="round") if log_eval else checkpoints(steps, every=eval_every)
+    run = sgd_loop(lambda g: _TwoLayerSGD(teacher, student, g, eta=eta, batch=batch, n_train=n_train,
+                                          n_eval=n_eval),
+                   steps=steps, times=t, eta=eta, rng=rng, threads=threads, progress=progress, label="SGD")
+    return History(t=t, student=Net(run.W.numpy(), run.Vo.numpy(), dict(student.info)),
+                   **{k: np.asarray(v) for k, v in run.rec.items()})
+
+
+class _TwoLayerSGD:
+    """The two-layer problem of :func:`train` for :func:`~td_lib.teacher_student.sgd_loop.sgd_loop`:
+    the student's weights (torch), the data, the step of eq. 5 and the measures."""
+
+    def __init__(self, teacher: Net, student: Net, rng: np.random.Generator, *, eta: float, batch: int,
+                 n_train: int | None, n_eval: int):
+        import torch
+
         dt = torch.float64
-        relu, gate = RELU.f, RELU.df
-
-        Ws = torch.tensor(teacher.W, dtype=dt)
-        Vs = torch.tensor(teacher.V, dtype=dt)
-        W = torch.tensor(student.W, dtype=dt).clone()
-        Vo = torch.tensor(student.V, dtype=dt).clone()
-
-        def aug(x):
-            return torch.cat([x, torch.ones(x.shape[:-1] + (1,), dtype=dt)], dim=-1)
-
-        Xe = aug(torch.tensor(rng.standard_normal((n_eval, d)), dtype=dt))
-        Fe_t = relu(Xe @ Ws)  # (R, N, m)
-        Ye_t = Fe_t @ Vs
-        Xtr = Ytr = None
+        self.eta, self.batch, self.n_train = eta, batch, n_train
+        self.R, self.d = teacher.runs, teacher.d
+        self.Ws = torch.tensor(teacher.W, dtype=dt)
+        self.Vs = torch.tensor(teacher.V, dtype=dt)
+        self.W = torch.tensor(student.W, dtype=dt).clone()
+        self.Vo = torch.tensor(student.V, dtype=dt).clone()
+        self.Xe = self.aug(torch.tensor(rng.standard_normal((n_eval, self.d)), dtype=dt))
+        Fe_t = RELU.f(self.Xe @ self.Ws)  # (R, N, m)
+        self.Ye_t = Fe_t @ self.Vs
         if n_train is not None:
-            Xtr = aug(torch.tensor(rng.standard_normal((R, n_train, d)), dtype=dt))
-            Ytr = relu(Xtr @ Ws) @ Vs
-        ev = eval_steps(steps, eval_every, log_eval)
-        ev_set = set(ev.tolist())
-        rec: dict[str, list] = {k: [] for k in ("corr", "cos", "vnorm", "wnorm", "loss")}
-        Ut = torch_unit_columns(Fe_t).transpose(1, 2)  # (R, m, N)
-        Wt_unit = (Ws / torch.linalg.norm(Ws, dim=1, keepdim=True)).transpose(1, 2)
+            self.Xtr = self.aug(torch.tensor(rng.standard_normal((self.R, n_train, self.d)), dtype=dt))
+            self.Ytr = RELU.f(self.Xtr @ self.Ws) @ self.Vs
+        self.rec: dict[str, list] = {k: [] for k in ("corr", "cos", "vnorm", "wnorm", "loss")}
+        self.Ut = torch_unit_columns(Fe_t).transpose(1, 2)  # (R, m, N)
+        self.Wt_unit = (self.Ws / torch.linalg.norm(self.Ws, dim=1, keepdim=True)).transpose(1, 2)
+        self.ridx = torch.arange(self.R)[:, None]
 
-        def record():  # same numbers as activation_correlation / weight_cosine, in torch
-            Fs = relu(Xe @ W)
-            rec["corr"].append((Ut @ torch_unit_columns(Fs)).numpy())
-            nw = torch.linalg.norm(W, dim=1, keepdim=True)
-            rec["cos"].append((Wt_unit @ torch.where(nw > 0, W / torch.clamp(nw, min=1e-300),
-                                                     0.0)).numpy())
-            rec["vnorm"].append(torch.linalg.norm(Vo, dim=2).numpy().copy())
-            rec["wnorm"].append(nw[:, 0, :].numpy().copy())
-            rec["loss"].append((0.5 * ((Ye_t - Fs @ Vo) ** 2).sum(-1).mean(-1)).numpy())
+    @staticmethod
+    def aug(x):
+        import torch
 
-        ridx = torch.arange(R)[:, None]
-        chunk = 256
-        it = range(0, steps, chunk)
-        record()
-        for c0 in bar(it, progress, "SGD", total=len(it)):
-            k = min(chunk, steps - c0)
-            if n_train is None:
-                Xc = aug(torch.randn((k, R, batch, d), generator=gen, dtype=dt))
-                Yc = relu(Xc @ Ws) @ Vs
-            else:
-                idx = torch.randint(n_train, (k, R, batch), generator=gen)
-            for i in range(k):
-                if n_train is None:
-                    X, Y = Xc[i], Yc[i]
-                else:
-                    X, Y = Xtr[ridx, idx[i]], Ytr[ridx, idx[i]]
-                H = X @ W
-                A = relu(H)
-                E = Y - A @ Vo
-                G = (E @ Vo.transpose(1, 2)) * gate(H)
-                Vo += (eta / batch) * (A.transpose(1, 2) @ E)
-                W += (eta / batch) * (X.transpose(1, 2) @ G)
-                if (c0 + i + 1) in ev_set:
-                    record()
-        if not torch.isfinite(W).all():
-            raise FloatingPointError(f"training diverged: lower eta (got eta={eta})")
-        out = {k: np.asarray(v) for k, v in rec.items()}
-        return History(steps=ev.astype(int),
-                       student=Net(W.numpy(), Vo.numpy(), dict(student.info)), **out)
+        return torch.cat([x, torch.ones(x.shape[:-1] + (1,), dtype=x.dtype)], dim=-1)
+
+    def draw(self, k: int, gen):
+        import torch
+
+        if self.n_train is None:  # online: fresh inputs and their teacher outputs
+            Xc = self.aug(torch.randn((k, self.R, self.batch, self.d), generator=gen, dtype=torch.float64))
+            return Xc, RELU.f(Xc @ self.Ws) @ self.Vs
+        return torch.randint(self.n_train, (k, self.R, self.batch), generator=gen)  # batch indices
+
+    def step(self, data, i: int) -> None:  # eq. 5, by hand
+        if self.n_train is None:
+            X, Y = data[0][i], data[1][i]
+        else:
+            X, Y = self.Xtr[self.ridx, data[i]], self.Ytr[self.ridx, data[i]]
+        H = X @ self.W
+        A = RELU.f(H)
+        E = Y - A @ self.Vo
+        G = (E @ self.Vo.transpose(1, 2)) * RELU.df(H)
+        self.Vo += (self.eta / self.batch) * (A.transpose(1, 2) @ E)
+        self.W += (self.eta / self.batch) * (X.transpose(1, 2) @ G)
+
+    def record(self, step: int) -> None:  # same numbers as activation_correlation / weight_cosine, in torch
+        import torch
+
+        W, rec = self.W, self.rec
+        Fs = RELU.f(self.Xe @ W)
+        rec["corr"].append((self.Ut @ torch_unit_columns(Fs)).numpy())
+        nw = torch.linalg.norm(W, dim=1, keepdim=True)
+        rec["cos"].append((self.Wt_unit @ torch.where(nw > 0, W / torch.clamp(nw, min=1e-300), 0.0)).numpy())
+        rec["vnorm"].append(torch.linalg.norm(self.Vo, dim=2).numpy().copy())
+        rec["wnorm"].append(nw[:, 0, :].numpy().copy())
+        rec["loss"].append((0.5 * ((self.Ye_t - Fs @ self.Vo) ** 2).sum(-1).mean(-1)).numpy())
+
+    def weights(self) -> list:
+        return [self.W]

@@ -189,7 +189,7 @@ import matplotlib.pyplot as plt
 exA = demos.node_order_demo(quick=QUICK, progress=True)
 S = demos.node_order_summary(exA)
 hA = exA.history
-steps_A = hA.steps
+steps_A = hA.t
 
 fig, axes = plt.subplots(2, 3, figsize=(13, 7.2))
 cmap = plt.get_cmap("rainbow")
@@ -324,12 +324,12 @@ hB = exB.history
 fig, ax = plt.subplots(figsize=(7.5, 4.2))
 r = F["run"] if F else 0  # without a focus shift (quick mode), still show run 0
 for jj in range(m):
-    ax.plot(hB.steps, hB.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=0.8, alpha=0.5)
+    ax.plot(hB.t, hB.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=0.8, alpha=0.5)
 if F:
     k, j1, j2 = F["node"], F["j1"], F["j2"]
-    ax.plot(hB.steps, hB.corr[:, r, j1, k], "k-", lw=2.2,
+    ax.plot(hB.t, hB.corr[:, r, j1, k], "k-", lw=2.2,
             label=f"student node {k}: correlation with teacher {j1 + 1}")
-    ax.plot(hB.steps, hB.corr[:, r, j2, k], "k--", lw=2.2,
+    ax.plot(hB.t, hB.corr[:, r, j2, k], "k--", lw=2.2,
             label=f"student node {k}: correlation with teacher {j2 + 1}")
     ax.axvline(F["step_peak"], color="gray", ls=":", lw=1)
     print(f"run {r}, student node {k}: correlation with teacher {j1 + 1} peaks at "
@@ -387,12 +387,12 @@ L8 = h8.rho_mean.shape[-1]
 fig, ax = plt.subplots(figsize=(8, 4.5))
 for layer in range(L8):
     for r in range(S8["runs"]):
-        ax.plot(h8.epochs, h8.rho_mean[:, r, layer], color=f"C{layer}", lw=0.7, alpha=0.5)
-    ax.plot(h8.epochs, h8.rho_mean[:, :, layer].mean(axis=1), color=f"C{layer}", lw=2.2,
+        ax.plot(h8.t, h8.rho_mean[:, r, layer], color=f"C{layer}", lw=0.7, alpha=0.5)
+    ax.plot(h8.t, h8.rho_mean[:, :, layer].mean(axis=1), color=f"C{layer}", lw=2.2,
             label=f"layer {layer + 1} ({teacher8.widths[layer]} teacher nodes): mean of {S8['runs']} seeds")
 for tau in (0.7, 0.9):
     ax.axhline(tau, color="k", ls=":", lw=1)
-    ax.text(h8.epochs[-1], tau + 0.01, f"threshold {tau}", ha="right", fontsize=7)
+    ax.text(h8.t[-1], tau + 0.01, f"threshold {tau}", ha="right", fontsize=7)
 ax.set(xlabel="epoch (10 000 online samples)",
        ylabel=r"$\rho_{\rm mean}$: mean best correlation", ylim=(0, 1.02),
        title="deep teacher 10-15-20-25, student ×5 (thin lines: single seeds)")
