@@ -8,10 +8,10 @@ Prints five counts over ``td_lib`` (and ``tools`` for long functions):
   Trajectory, and that do not derive from another counted class; plus public trainers
   (``train*``, ``*run*``, ``integrate*``, ``simulate*``) annotated ``-> dict`` and functions that
   return a dict literal with a time-axis key (a result type in all but name);
-- **schedule implementations**: expressions that turn ``geomspace``/``logspace`` into integer
-  or checkpoint times (``astype(int)``, ``round``, ``unique``, a leading ``0``);
-- **hand-updated bars**: calls ``<bar>.update(n)`` on a progress bar outside ``td_lib.core``'s
-  runtime helpers;
+- **schedule implementations**: functions that turn ``geomspace``/``logspace`` into recording
+  times (``astype``, ``round``, ``floor``, ``unique``, a leading ``0``);
+- **hand-updated bars**: calls ``<bar>.update(n)`` on a progress bar (the bar class of
+  ``td_lib.core.runtime`` aside);
 - **long functions**: function bodies over 80 lines, docstring excluded;
 - **function definitions held in JSON**: ``def`` statements inside strings of ``checks`` JSON.
 
@@ -75,27 +75,32 @@ def result_types(files: list[Path]) -> list[str]:
     return sorted(roots) + sorted(dicts)
 
 
-_SCHED = re.compile(r"(geomspace|logspace)\(")
+_SCHED = re.compile(r"\b(geomspace|logspace)$")
+_UNIQUE_STEPS = re.compile(r"unique\(np\.r_\[")
+_TO_TIMES = re.compile(r"astype\(|np\.round\(|np\.floor\(|np\.unique\(|r_\[0|\[\[0\.?0?\]")
 
 
 def schedules(files: list[Path]) -> list[str]:
+    """Functions that build recording times: ``geomspace``/``logspace`` turned into times (rounded,
+    floored, made unique, or preceded by time 0), or ``unique(r_[...])`` of steps; ``file:line name``."""
     out = []
     for f in files:
-        lines = f.read_text().splitlines()
-        for i, line in enumerate(lines):
-            code = line.split("#")[0]
-            if not _SCHED.search(code) or code.lstrip().startswith(("``", ">>>", "...")):
+        text = f.read_text()
+        for node in ast.walk(ast.parse(text)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            window = " ".join(lines[max(0, i - 1): i + 2])
-            if re.search(r"astype\(int\)|np\.round|np\.unique|\[\[0\.?0?\]|r_\[0", window):
-                out.append(f"{f.relative_to(REPO)}:{i + 1}")
+            body = "\n".join(ast.get_source_segment(text, s) or "" for s in node.body)
+            logs = any(isinstance(c, ast.Call) and _SCHED.search(ast.unparse(c.func)) for c in ast.walk(node))
+            if (logs and _TO_TIMES.search(body)) or _UNIQUE_STEPS.search(body):
+                out.append(f"{f.relative_to(REPO)}:{node.lineno} {node.name}")
     return out
 
 
 def hand_bars(files: list[Path]) -> list[str]:
+    """Calls ``<bar>.update(n)``: a progress bar advanced by hand."""
     out = []
     for f in files:
-        if f.name == "runtime.py" and f.parent.name == "core" or f.parent.name == "core" and f.name == "run.py":
+        if f.name == "runtime.py" and f.parent.name == "core":  # the bar itself
             continue
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "update" \
