@@ -126,13 +126,101 @@ def _probe_diff(before: dict, after: dict) -> list[str]:
 _SANDBOXED: dict[type, type] = {}
 
 
-def _sandbox_execute_class(base: type | None = None):
+def _integrity_error(changed: list[str]):
+    """The error output a test cell gets when, after it ran, functions the tests rely on differ
+    from the kernel's own before the first cell (``changed``: their names): it scores 0."""
+    from nbformat.notebooknode import NotebookNode
+
+    return NotebookNode(
+        output_type="error", ename=INTEGRITY_ENAME,
+        evalue="the submission replaced functions the tests rely on: " + ", ".join(changed[:8]),
+        traceback=[f"{INTEGRITY_ENAME}: this test cannot be trusted; replaced: {', '.join(changed)}"])
+
+
+class _SandboxSteps:
+    """What ``SandboxExecute`` adds to the course's Execute (:func:`_sandbox_execute_class`
+    mixes it in before ``RemoteTestsMixin`` and the Execute class): the integrity probe, test
+    cells in the test runner, the student edition of td_lib, the report of each notebook."""
+
+    async def _probe(self) -> dict | None:
+        """The kernel's fingerprints of the functions tests rely on (``PROBE_EXPR``); None if
+        the kernel could not answer."""
+        from nbclient.util import ensure_async
+
+        msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
+                                                    user_expressions={"fp": PROBE_EXPR}))
+        reply = await self.async_wait_for_reply(msg_id)
+        try:
+            res = reply["content"]["user_expressions"]["fp"]
+            return json.loads(ast.literal_eval(res["data"]["text/plain"]))
+        except Exception:
+            return None
+
+    async def _td_check_integrity(self, cell) -> None:
+        """After an autograded cell: flag and fail it if the fingerprints moved from the baseline."""
+        now = await self._probe()
+        changed = ["probe failed (the kernel's import/exec machinery was replaced)"] if now is None \
+            else _probe_diff(self._td_baseline, now)
+        if changed:
+            self._td_flags.update(changed)
+            cell.outputs.append(_integrity_error(changed))
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        """Run one cell: a test cell in the test runner, any other in the kernel; time it and
+        check the integrity after an autograded one."""
+        from nbgrader import utils as nbutils
+
+        if self._td_baseline is None:
+            self._td_baseline = await self._probe() or {}
+            await self._td_install()  # before any student code
+        t0 = time.perf_counter()
+        if nbcore.is_test(cell) and cell.source.strip():  # out of the student's reach (tools/remote_tests.py)
+            cell = await self._td_run_test(cell, cell_index)
+            ensure = getattr(self, "async_ensure_kernel", None)
+            if ensure is not None:  # the student's function killed the kernel: a fresh one, replayed
+                await ensure()
+        else:
+            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        self._td_cells.append((cell.metadata.get("nbgrader", {}).get("grade_id", cell_index),
+                               round(time.perf_counter() - t0, 3)))
+        if cell.cell_type == "code" and nbutils.is_grade(cell) and cell.source.strip():
+            await self._td_check_integrity(cell)
+        return cell
+
+    async def async_on_kernel_restart(self):
+        """A restarted kernel: its own baseline, the test runner's channel again."""
+        await super().async_on_kernel_restart()
+        self._td_baseline = await self._probe() or {}  # the fresh kernel's own fingerprints
+        await self._td_install()  # the data channel's server, before the replayed cells
+
+    def create_kernel_manager(self):
+        """The kernel manager, pointed at the notebook's student edition of td_lib if any."""
+        km = super().create_kernel_manager()
+        edition = _EDITIONS.get(getattr(self, "_td_notebook", ""))
+        if edition and hasattr(km, "td_lib"):
+            km.td_lib = edition
+        return km
+
+    def preprocess(self, nb, resources=None, km=None):
+        """Execute the notebook; report its time, flags, cells and failed lines in ``_EXEC_REPORT``."""
+        self._td_notebook = (resources or {}).get("unique_key", "")
+        self._td_baseline, self._td_flags, self._td_cells = None, set(), []
+        self.td_failed_lines = {}  # grade_id -> line where the test cell failed (tools/remote_tests.py)
+        t0 = time.perf_counter()
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            self._td_close()
+            name = (resources or {}).get("unique_key", "?")
+            _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
+                                  "cells": self._td_cells, "failed_lines": self.td_failed_lines}
+
+
+def _sandbox_execute_class(base: type | None = None) -> type:
     """The course's Execute preprocessor (``base``; nbgrader's ``Execute`` by default, the
     course configures ``tools.nbgrader_ext.GradingExecute``) with sandboxed kernels and the
     integrity probe: the task executes exactly the cells a serial autograde executes."""
-    from nbclient.util import ensure_async, run_sync
-    from nbformat.notebooknode import NotebookNode
-    from nbgrader import utils as nbutils
+    from nbclient.util import run_sync
     from nbgrader.preprocessors import Execute
 
     from tools.remote_tests import RemoteTestsMixin
@@ -141,72 +229,11 @@ def _sandbox_execute_class(base: type | None = None):
     if base in _SANDBOXED:
         return _SANDBOXED[base]
 
-    class SandboxExecute(RemoteTestsMixin, base):
+    class SandboxExecute(_SandboxSteps, RemoteTestsMixin, base):
         """The course's Execute with sandboxed kernels, test cells in a test runner
         (tools/remote_tests.py) and the integrity probe."""
 
-        async def _probe(self) -> dict | None:
-            msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
-                                                        user_expressions={"fp": PROBE_EXPR}))
-            reply = await self.async_wait_for_reply(msg_id)
-            try:
-                res = reply["content"]["user_expressions"]["fp"]
-                return json.loads(ast.literal_eval(res["data"]["text/plain"]))
-            except Exception:
-                return None
-
-        async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
-            if self._td_baseline is None:
-                self._td_baseline = await self._probe() or {}
-                await self._td_install()  # before any student code
-            t0 = time.perf_counter()
-            if nbcore.is_test(cell) and cell.source.strip():  # out of the student's reach (tools/remote_tests.py)
-                cell = await self._td_run_test(cell, cell_index)
-                ensure = getattr(self, "async_ensure_kernel", None)
-                if ensure is not None:  # the student's function killed the kernel: a fresh one, replayed
-                    await ensure()
-            else:
-                cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-            self._td_cells.append((cell.metadata.get("nbgrader", {}).get("grade_id", cell_index),
-                                   round(time.perf_counter() - t0, 3)))
-            if cell.cell_type == "code" and nbutils.is_grade(cell) and cell.source.strip():
-                now = await self._probe()
-                changed = ["probe failed (the kernel's import/exec machinery was replaced)"] if now is None \
-                    else _probe_diff(self._td_baseline, now)
-                if changed:
-                    self._td_flags.update(changed)
-                    cell.outputs.append(NotebookNode(
-                        output_type="error", ename=INTEGRITY_ENAME,
-                        evalue="the submission replaced functions the tests rely on: " + ", ".join(changed[:8]),
-                        traceback=[f"{INTEGRITY_ENAME}: this test cannot be trusted; replaced: {', '.join(changed)}"]))
-            return cell
-
-        execute_cell = run_sync(async_execute_cell)
-
-        async def async_on_kernel_restart(self):
-            await super().async_on_kernel_restart()
-            self._td_baseline = await self._probe() or {}  # the fresh kernel's own fingerprints
-            await self._td_install()  # the data channel's server, before the replayed cells
-
-        def create_kernel_manager(self):
-            km = super().create_kernel_manager()
-            edition = _EDITIONS.get(getattr(self, "_td_notebook", ""))
-            if edition and hasattr(km, "td_lib"):
-                km.td_lib = edition
-            return km
-
-        def preprocess(self, nb, resources=None, km=None):
-            self._td_notebook = (resources or {}).get("unique_key", "")
-            self._td_baseline, self._td_flags, self._td_cells = None, set(), []
-            self.td_failed_lines = {}  # grade_id -> line where the test cell failed (tools/remote_tests.py)
-            t0 = time.perf_counter()
-            try:
-                return super().preprocess(nb, resources, km)
-            finally:
-                self._td_close()
-                name = (resources or {}).get("unique_key", "?")
-                _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
-                                      "cells": self._td_cells, "failed_lines": self.td_failed_lines}
+        execute_cell = run_sync(_SandboxSteps.async_execute_cell)
 
     SandboxExecute.__qualname__ = SandboxExecute.__name__ = f"Sandbox{base.__name__}"
     _SANDBOXED[base] = SandboxExecute
@@ -303,6 +330,78 @@ def kernel_files(files: dict[str, bytes], extras: dict[str, bytes]) -> dict[str,
     return {rel: data for rel, data in {**files, **extras}.items() if keep(rel)}
 
 
+def _write_course(course: Path, assignment: str, shared: dict) -> None:
+    """The task's private course: the course's config, the gradebook snapshot (no student) and
+    the source folder's extra files."""
+    (course / "source" / assignment).mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(shared["config"])
+    (course / "gradebook.db").write_bytes(shared["gradebook"])
+    _write_tree(course / "source" / assignment, shared["extras"])
+
+
+def _readable_files(job: dict, notebooks: list[str], errors: list[str]) -> dict[str, bytes]:
+    """The submission's files (decoded) without its unreadable notebooks; one line in ``errors``
+    per notebook left out as unreadable or missing from the submission."""
+    files = {k: base64.b64decode(v) for k, v in job["files"].items()}
+    for rel in list(files):
+        if rel.endswith(".ipynb") and "/" not in rel:
+            try:
+                nbformat.validate(nbformat.reads(files[rel].decode(), as_version=4))
+            except Exception as e:  # corrupt: left out, nbgrader scores it as missing
+                errors.append(f"{rel}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})")
+                del files[rel]
+    for nb in notebooks:
+        if f"{nb}.ipynb" not in job["files"]:
+            errors.append(f"{nb}.ipynb: missing from the submission")
+    return files
+
+
+def _task_config(course: Path, work: Path, shared: dict) -> Config:
+    """The private course's config: the task's autograde preprocessors, sandboxed kernels working
+    in ``work`` with the grading limits, killed at once when their notebook is done."""
+    cfg = load_config(course)
+    task_pps, _ = _split_preprocessors(cfg)
+    cfg.Autograde.autograde_preprocessors = task_pps
+    cfg.Execute.kernel_manager_class = "tools.sandbox.SandboxKernelManager"
+    # Outputs are in once the last cell ran: kill the kernel (its whole PID namespace) at once
+    # instead of nbclient's graceful shutdown (about 1 s per notebook).
+    cfg.Execute.shutdown_kernel = "immediate"
+    cfg.SandboxKernelManager.workdir = str(work)
+    cfg.SandboxKernelManager.enabled = shared["sandbox"]
+    cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
+    for k, v in shared.get("limits", {}).items():
+        setattr(cfg.SandboxKernelManager, k, v)
+    return cfg
+
+
+def _install_editions(scratch: Path, shared: dict) -> None:
+    """Sandboxed: write each notebook's student edition of td_lib under ``scratch``, readable by
+    the kernel's uid, and name it in ``_EDITIONS`` (each notebook's kernel imports its own)."""
+    _EDITIONS.clear()
+    if not shared["sandbox"]:
+        return
+    for nb, lib_files in shared.get("student_lib", {}).items():
+        lib = scratch / "student_lib" / nb / "td_lib"
+        _write_tree(lib, lib_files)
+        for p in [lib.parent, lib, *lib.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        _EDITIONS[nb] = str(lib)
+
+
+def _collect_task(out: dict, res: dict, done: Path) -> None:
+    """Into ``out``: nbgrader's log and failure, the executed notebooks in ``done`` and what
+    ``SandboxExecute`` reported (flags, seconds, cells, failed lines) per notebook."""
+    out["log"] = res.get("log", "")
+    if not res.get("success"):
+        out["errors"].append("nbgrader autograde failed: " + (res.get("error") or "")[-600:])
+    for nb in sorted(done.glob("*.ipynb")) if done.exists() else []:
+        out["notebooks"][nb.name] = nb.read_text()
+    out["flags"] = {k: v["flags"] for k, v in _EXEC_REPORT.items() if v["flags"]}
+    out["timing"] = {k: v["seconds"] for k, v in _EXEC_REPORT.items()}
+    out["cells"] = {k: v["cells"] for k, v in _EXEC_REPORT.items()}
+    out["failed_lines"] = {k: v["failed_lines"] for k, v in _EXEC_REPORT.items() if v["failed_lines"]}
+
+
 def grade_submission(job: dict, shared: dict) -> dict:
     """Dask task: autograde one student's submission in a private course copy; no shared state."""
     from nbgrader.apps import NbGraderAPI
@@ -320,49 +419,17 @@ def grade_submission(job: dict, shared: dict) -> dict:
     os.chmod(scratch, 0o700)
     try:
         course = scratch / "course"
-        (course / "source" / assignment).mkdir(parents=True)
-        (course / "nbgrader_config.py").write_text(shared["config"])
-        (course / "gradebook.db").write_bytes(shared["gradebook"])
-        _write_tree(course / "source" / assignment, shared["extras"])
-        sub = course / "submitted" / student / assignment
-        files = {k: base64.b64decode(v) for k, v in job["files"].items()}
-        for rel in list(files):
-            if rel.endswith(".ipynb") and "/" not in rel:
-                try:
-                    nbformat.validate(nbformat.reads(files[rel].decode(), as_version=4))
-                except Exception as e:  # corrupt: left out, nbgrader scores it as missing
-                    out["errors"].append(f"{rel}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})")
-                    del files[rel]
-        for nb in shared["notebooks"]:
-            if f"{nb}.ipynb" not in job["files"]:
-                out["errors"].append(f"{nb}.ipynb: missing from the submission")
-        _write_tree(sub, files)
+        _write_course(course, assignment, shared)
+        files = _readable_files(job, shared["notebooks"], out["errors"])
+        _write_tree(course / "submitted" / student / assignment, files)
         # The kernel's working folder: the course's extra files and the student's own files, but
         # no notebook. The kernel receives the cells to run over ZMQ; the notebook under grading
         # (hidden tests restored into it) stays in scratch/course, outside the sandbox.
         work = scratch / "work"
         work.mkdir()
         _write_tree(work, kernel_files(files, shared["extras"]))
-        cfg = load_config(course)
-        task_pps, _ = _split_preprocessors(cfg)
-        cfg.Autograde.autograde_preprocessors = task_pps
-        cfg.Execute.kernel_manager_class = "tools.sandbox.SandboxKernelManager"
-        # Outputs are in once the last cell ran: kill the kernel (its whole PID namespace) at once
-        # instead of nbclient's graceful shutdown (about 1 s per notebook).
-        cfg.Execute.shutdown_kernel = "immediate"
-        cfg.SandboxKernelManager.workdir = str(work)
-        cfg.SandboxKernelManager.enabled = shared["sandbox"]
-        cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
-        _EDITIONS.clear()
-        if shared["sandbox"]:  # each notebook's kernel imports its student edition of td_lib
-            for nb, lib_files in shared.get("student_lib", {}).items():
-                lib = scratch / "student_lib" / nb / "td_lib"
-                _write_tree(lib, lib_files)
-                for p in [lib.parent, lib, *lib.rglob("*")]:
-                    os.chmod(p, 0o755 if p.is_dir() else 0o644)
-                _EDITIONS[nb] = str(lib)
-        for k, v in shared.get("limits", {}).items():
-            setattr(cfg.SandboxKernelManager, k, v)
+        cfg = _task_config(course, work, shared)
+        _install_editions(scratch, shared)
         if shared["sandbox"]:  # the kernel runs under a uid of its own; scratch itself is 0700 root
             for p in [work, *work.rglob("*")]:
                 os.chmod(p, 0o777 if p.is_dir() else 0o666)
@@ -370,16 +437,7 @@ def grade_submission(job: dict, shared: dict) -> dict:
         coursedir = CourseDirectory(config=cfg)
         api = NbGraderAPI(coursedir=coursedir, config=cfg)
         res = api.autograde(assignment, student, force=True, create=True)
-        out["log"] = res.get("log", "")
-        if not res.get("success"):
-            out["errors"].append("nbgrader autograde failed: " + (res.get("error") or "")[-600:])
-        done = course / "autograded" / student / assignment
-        for nb in sorted(done.glob("*.ipynb")) if done.exists() else []:
-            out["notebooks"][nb.name] = nb.read_text()
-        out["flags"] = {k: v["flags"] for k, v in _EXEC_REPORT.items() if v["flags"]}
-        out["timing"] = {k: v["seconds"] for k, v in _EXEC_REPORT.items()}
-        out["cells"] = {k: v["cells"] for k, v in _EXEC_REPORT.items()}
-        out["failed_lines"] = {k: v["failed_lines"] for k, v in _EXEC_REPORT.items() if v["failed_lines"]}
+        _collect_task(out, res, course / "autograded" / student / assignment)
     except Exception as e:
         import traceback
         out["errors"].append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
@@ -477,29 +535,29 @@ def log_line(rec: dict) -> str:
             + (f"  FLAGGED: {flags}" if flags else ""))
 
 
-def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
-          scheduler: str | None = None, force: bool = False, students: list[str] | None = None,
-          sandbox: bool = True, limits: dict | None = None, progress: bool = True,
-          echo=print) -> dict[str, dict]:
-    """Grade every (or every missing) submission; return student -> record."""
-    from distributed import Client, LocalCluster, as_completed
-    from tqdm import tqdm
+def _require_sandbox() -> None:
+    """Stop (``SystemExit``) when sandboxed kernels cannot start here, saying why."""
+    from tools import sandbox as sbx
+    ok, why = sbx.available()
+    if not ok:
+        raise SystemExit(f"cannot sandbox kernels: {why} (use --no-sandbox for trusted submissions)")
 
-    course = Path(course).resolve()
-    if sandbox:
-        from tools import sandbox as sbx
-        ok, why = sbx.available()
-        if not ok:
-            raise SystemExit(f"cannot sandbox kernels: {why} (use --no-sandbox for trusted submissions)")
-    cfg = load_config(course)
+
+def _to_grade(course: Path, assignment: str, students: list[str] | None, force: bool, echo) -> list[str]:
+    """The chosen students (``students``, default all) whose submission is to be graded: all of
+    them with ``force``, else those not graded yet (``echo`` says how many are skipped)."""
     everyone = submissions(course, assignment)
     chosen = [s for s in everyone if not students or s in students]
     todo = [s for s in chosen if force or not already_graded(course, assignment, s)]
-    records: dict[str, dict] = {}
     if len(todo) < len(chosen):
         echo(f"{len(chosen) - len(todo)} submission(s) already graded (--force regrades them)")
-    if not todo:
-        return records
+    return todo
+
+
+def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, limits: dict | None) -> dict:
+    """What every task of the assignment receives: the config, the student editions of td_lib
+    (sandboxed), the gradebook snapshot, the source's extra files, the kernel settings, the
+    notebooks."""
     answers = answer_ids(course, assignment)  # notebook -> its answer cells, in the gradebook's order
     notebooks = list(answers)
     student_lib = {}
@@ -508,61 +566,91 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
 
         for nb in notebooks:
             student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, []), keep_general=False))
-    shared = {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
-              "gradebook": gradebook_snapshot(course, assignment),
-              "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
-              "notebooks": notebooks}
-    own = []
+    return {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
+            "gradebook": gradebook_snapshot(course, assignment),
+            "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
+            "notebooks": notebooks}
+
+
+def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int | None):
+    """A Dask client of the scheduler at ``scheduler``, else of a local cluster of ``workers``
+    processes (default: one per CPU core); ``stack`` closes them."""
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        return stack.enter_context(Client(scheduler))
+    n = workers or max(1, os.cpu_count() or 1)
+    cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                               dashboard_address=None, silence_logs=logging.ERROR))
+    return stack.enter_context(Client(cluster))
+
+
+def _submit(client, shared_f, course: Path, assignment: str, todo: list[str]) -> dict:
+    """One :func:`grade_submission` task per student of ``todo``; return future -> its job."""
+    futures = {}
+    for s in todo:
+        sub = course / "submitted" / s / assignment
+        files = {k: base64.b64encode(v).decode() for k, v in _read_tree(sub).items()}
+        stamp = (sub / "timestamp.txt").read_text().strip() if (sub / "timestamp.txt").exists() else ""
+        job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp}
+        f = client.submit(grade_submission, job, shared_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
+                          pure=False)
+        futures[f] = job
+    return futures
+
+
+def _record(future, job: dict, course: Path, assignment: str, cfg: Config) -> dict:
+    """The record of one finished task: merged into the course and written to
+    ``course/.grade/<assignment>/<student>.json``; a task that could not run or merge keeps the
+    old grades and says why."""
+    try:
+        result = future.result()
+    except Exception as e:  # the task could not run (e.g. its workers kept dying): keep old grades
+        return {"student": job["student"], "errors": [f"not graded: {type(e).__name__}: {e}"],
+                "score": None}
+    try:
+        rec = merge(result, course, cfg)
+    except Exception as e:  # the batch goes on; this student is reported and regraded next run
+        return {"student": job["student"], "score": None, "seconds": result.get("seconds"),
+                "errors": [*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
+                "flags": result.get("flags")}
+    rec["submitted_stamp"] = job["stamp"]
+    rec["log"] = result["log"]
+    rec["cells"] = result.get("cells")
+    rec["failed_lines"] = result.get("failed_lines") or {}
+    (course / RESULTS_DIR / assignment / f"{job['student']}.json").write_text(
+        json.dumps({k: v for k, v in rec.items() if k != "log"}, indent=1))
+    return rec
+
+
+def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
+          scheduler: str | None = None, force: bool = False, students: list[str] | None = None,
+          sandbox: bool = True, limits: dict | None = None, progress: bool = True,
+          echo=print) -> dict[str, dict]:
+    """Grade every (or every missing) submission; return student -> record."""
+    from distributed import as_completed
+    from tqdm import tqdm
+
+    course = Path(course).resolve()
+    if sandbox:
+        _require_sandbox()
+    cfg = load_config(course)
+    todo = _to_grade(course, assignment, students, force, echo)
+    records: dict[str, dict] = {}
+    if not todo:
+        return records
+    shared = _shared_inputs(course, assignment, cfg, sandbox, limits)
     with contextlib.ExitStack() as stack:
         if client is None:
-            if scheduler:
-                client = stack.enter_context(Client(scheduler))
-            else:
-                n = workers or max(1, os.cpu_count() or 1)
-                cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                           dashboard_address=None, silence_logs=logging.ERROR))
-                client = stack.enter_context(Client(cluster))
-            own.append(client)
+            client = _dask_client(stack, scheduler, workers)
         shared_f = client.scatter(shared, broadcast=True)
-        futures = {}
-        for s in todo:
-            sub = course / "submitted" / s / assignment
-            files = {k: base64.b64encode(v).decode() for k, v in _read_tree(sub).items()}
-            stamp = (sub / "timestamp.txt").read_text().strip() if (sub / "timestamp.txt").exists() else ""
-            job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp}
-            f = client.submit(grade_submission, job, shared_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
-                              pure=False)
-            futures[f] = job
+        futures = _submit(client, shared_f, course, assignment, todo)
         bar = tqdm(total=len(todo), unit="sub", desc=f"grading {assignment}", disable=not progress,
                    file=sys.stderr, dynamic_ncols=True)
         write = (lambda m: tqdm.write(m, file=sys.stderr)) if progress else echo
         for f in as_completed(futures):
             job = futures[f]
-            try:
-                result = f.result()
-            except Exception as e:  # the task could not run (e.g. its workers kept dying): keep old grades
-                rec = {"student": job["student"], "errors": [f"not graded: {type(e).__name__}: {e}"],
-                       "score": None}
-                records[job["student"]] = rec
-                write(log_line(rec))
-                bar.update()
-                continue
-            try:
-                rec = merge(result, course, cfg)
-            except Exception as e:  # the batch goes on; this student is reported and regraded next run
-                rec = {"student": job["student"], "score": None, "seconds": result.get("seconds"),
-                       "errors": [*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
-                       "flags": result.get("flags")}
-                records[job["student"]] = rec
-                write(log_line(rec))
-                bar.update()
-                continue
-            rec["submitted_stamp"] = job["stamp"]
-            rec["log"] = result["log"]
-            rec["cells"] = result.get("cells")
-            rec["failed_lines"] = result.get("failed_lines") or {}
-            (course / RESULTS_DIR / assignment / f"{job['student']}.json").write_text(
-                json.dumps({k: v for k, v in rec.items() if k != "log"}, indent=1))
+            rec = _record(f, job, course, assignment, cfg)
             records[job["student"]] = rec
             write(log_line(rec))
             bar.update()

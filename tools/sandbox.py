@@ -130,11 +130,110 @@ def kill_uid(uid: int) -> int:
 
 
 # ------------------------------------------------------------------- kernel manager
-def _make_manager():
+def _remove_root(spec_file: str | Path) -> None:
+    """Remove the sandbox root named in ``spec_file`` (a kernel's spec), if there is one."""
+    if os.path.exists(spec_file):
+        shutil.rmtree(json.loads(Path(spec_file).read_text())["root"], ignore_errors=True)
+
+
+def _sandbox_argv(spec_file: str) -> list[str]:
+    """The command that starts the init of this file in new namespaces (module docstring)."""
+    return ["setpriv", "--pdeathsig", "KILL", "--",
+            "unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child=SIGKILL",
+            "--propagation", "private", "--",
+            sys.executable, "-I", str(SANDBOX_PY), spec_file]
+
+
+class _Sandboxing:
+    """The lifecycle of a sandboxed kernel, mixed into ``SandboxKernelManager`` before
+    jupyter_client's ``AsyncKernelManager`` (:func:`_make_manager`, which declares the traits
+    ``enabled``, ``workdir`` and the limits read here)."""
+
+    def __init__(self, **kw) -> None:
+        """A manager whose kernel talks over ipc sockets in a scratch folder of its own."""
+        super().__init__(**kw)
+        self._slot = None
+        self._ipc = None
+        if self.enabled:
+            self._ipc = scratch_dir("ipc")
+            self.transport = "ipc"
+            self.ip = os.path.join(self._ipc, "k")
+            self.connection_file = os.path.join(self._ipc, "kernel.json")
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        """The command that starts the kernel in its sandbox (a spec file for the init)."""
+        cmd = super().format_kernel_cmd(extra_arguments)
+        if not self.enabled:
+            return cmd
+        if self._slot is None:
+            self._slot = UidSlot()
+        uid = self._slot.uid
+        os.chmod(self._ipc, 0o700)
+        os.chown(self._ipc, uid, uid)
+        os.chown(self.connection_file, uid, uid)
+        work = self.workdir or os.getcwd()
+        spec_file = os.path.join(self._ipc, "spec.json")
+        _remove_root(spec_file)  # a restart: the previous kernel's (empty) root goes
+        spec = self._spec(cmd, uid, work)
+        Path(spec_file).write_text(json.dumps(spec))
+        return _sandbox_argv(spec_file)
+
+    def _spec(self, cmd: list[str], uid: int, work: str) -> dict:
+        """What the init (:func:`_init`) needs to build this kernel's sandbox: the kernel's
+        command, its uid/gid, folders, exposed paths, limits and environment."""
+        return {
+            "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
+            "root": scratch_dir("root"),
+            "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *imported_parts(), *self.expose],
+            "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
+                       "FSIZE": self.fsize_limit, "CORE": 0},
+            "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
+            "overlay": {d: self.td_lib for d in imported_parts()} if self.td_lib else {},
+            "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
+        }
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        """Launch the kernel, its stderr discarded when sandboxed."""
+        if self.enabled:  # the student's own low-level fd 2 writes (and unshare's) stay out of
+            import subprocess  # the worker's log; Python-level output travels over ZMQ
+
+            kw["stderr"] = subprocess.DEVNULL
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    async def _async_kill_kernel(self, restart: bool = False) -> None:
+        """Kill the kernel, its sandboxed processes first."""
+        # Kill the sandboxed processes first, so unshare reaps its child and exits by itself
+        # (killing unshare first would leave the kernel a zombie of the host's init).
+        if self._slot is not None:
+            kill_uid(self._slot.uid)
+            import asyncio
+            for _ in range(50):
+                if not await self.is_alive():
+                    break
+                await asyncio.sleep(0.02)
+        await super()._async_kill_kernel(restart=restart)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        """Release the uid slot, the sandbox root and the ipc folder (not on a restart)."""
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart:
+            if self._slot is not None:
+                kill_uid(self._slot.uid)  # anything the kernel left (the PID namespace dies with it)
+                self._slot.release()
+                self._slot = None
+            if self._ipc:
+                _remove_root(Path(self._ipc) / "spec.json")
+                shutil.rmtree(self._ipc, ignore_errors=True)
+                self._ipc = None
+
+
+def _make_manager() -> type:
+    """``SandboxKernelManager``: jupyter_client's ``AsyncKernelManager`` with the lifecycle of
+    :class:`_Sandboxing` and its configurable traits (imported lazily: the init does not)."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import Bool, Int, List, Unicode
 
-    class SandboxKernelManager(AsyncKernelManager):
+    class SandboxKernelManager(_Sandboxing, AsyncKernelManager):
         """An IPython kernel in a sandbox (see the module docstring)."""
 
         enabled = Bool(True, help="Run the kernel sandboxed (False: an ordinary kernel).").tag(config=True)
@@ -149,79 +248,6 @@ def _make_manager():
         td_lib = Unicode("", help="Host folder of the student edition of td_lib (tools/student_edition.py), "
                                   "mounted where the kernel imports td_lib from; empty: the full library."
                          ).tag(config=True)
-
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self._slot = None
-            self._ipc = None
-            if self.enabled:
-                self._ipc = scratch_dir("ipc")
-                self.transport = "ipc"
-                self.ip = os.path.join(self._ipc, "k")
-                self.connection_file = os.path.join(self._ipc, "kernel.json")
-
-        def format_kernel_cmd(self, extra_arguments=None):
-            cmd = super().format_kernel_cmd(extra_arguments)
-            if not self.enabled:
-                return cmd
-            if self._slot is None:
-                self._slot = UidSlot()
-            uid = self._slot.uid
-            os.chmod(self._ipc, 0o700)
-            os.chown(self._ipc, uid, uid)
-            os.chown(self.connection_file, uid, uid)
-            work = self.workdir or os.getcwd()
-            spec_file = os.path.join(self._ipc, "spec.json")
-            if os.path.exists(spec_file):  # a restart: the previous kernel's (empty) root goes
-                shutil.rmtree(json.loads(Path(spec_file).read_text())["root"], ignore_errors=True)
-            spec = {
-                "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
-                "root": scratch_dir("root"),
-                "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *imported_parts(), *self.expose],
-                "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
-                           "FSIZE": self.fsize_limit, "CORE": 0},
-                "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
-                "overlay": {d: self.td_lib for d in imported_parts()} if self.td_lib else {},
-                "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
-            }
-            Path(spec_file).write_text(json.dumps(spec))
-            return ["setpriv", "--pdeathsig", "KILL", "--",
-                    "unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child=SIGKILL",
-                    "--propagation", "private", "--",
-                    sys.executable, "-I", str(SANDBOX_PY), spec_file]
-
-        async def _async_launch_kernel(self, kernel_cmd, **kw):
-            if self.enabled:  # the student's own low-level fd 2 writes (and unshare's) stay out of
-                import subprocess  # the worker's log; Python-level output travels over ZMQ
-
-                kw["stderr"] = subprocess.DEVNULL
-            return await super()._async_launch_kernel(kernel_cmd, **kw)
-
-        async def _async_kill_kernel(self, restart: bool = False) -> None:
-            # Kill the sandboxed processes first, so unshare reaps its child and exits by itself
-            # (killing unshare first would leave the kernel a zombie of the host's init).
-            if self._slot is not None:
-                kill_uid(self._slot.uid)
-                import asyncio
-                for _ in range(50):
-                    if not await self.is_alive():
-                        break
-                    await asyncio.sleep(0.02)
-            await super()._async_kill_kernel(restart=restart)
-
-        async def _async_cleanup_resources(self, restart: bool = False) -> None:
-            await super()._async_cleanup_resources(restart=restart)
-            if not restart:
-                if self._slot is not None:
-                    kill_uid(self._slot.uid)  # anything the kernel left (the PID namespace dies with it)
-                    self._slot.release()
-                    self._slot = None
-                if self._ipc:
-                    spec = Path(self._ipc) / "spec.json"
-                    if spec.exists():
-                        shutil.rmtree(json.loads(spec.read_text())["root"], ignore_errors=True)
-                    shutil.rmtree(self._ipc, ignore_errors=True)
-                    self._ipc = None
 
     return SandboxKernelManager
 

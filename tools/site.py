@@ -590,6 +590,158 @@ def _unique(label: str, seen: dict[str, int]) -> str:
     return label if seen[label] == 1 else f"{label} #{seen[label]}"
 
 
+@dataclass
+class _Staging:
+    """What staging one notebook carries from one cell to the next (:func:`stage_notebook`)."""
+
+    page: Page
+    stem: str
+    student: bool
+    restructure: bool  # the title goes on top, the other level-1 headings become level 2
+    stubs: dict[str, str]  # grade_id -> released code of an answer cell (student edition)
+    entries: list[dict]  # the page's entries of site/figures.toml
+    used: dict[int, int] = field(default_factory=dict)  # entry index -> figure cells it matched
+    seen: dict[str, int] = field(default_factory=dict)  # fold label -> times used
+    answers: set[str] = field(default_factory=set)  # names holding what an answer computes (:func:`reveals`)
+    exercise: str | None = None  # the exercise or demo the cells belong to
+
+
+def _needs_title_cell(nb, title: str) -> bool:
+    """Whether the page title must be put on top: several level-1 headings, or the first
+    markdown cell does not open with the title."""
+    n_h1 = sum(1 for c in nb.cells if c.cell_type == "markdown"
+               for _i, level, _t in headings(c.source) if level == 1)
+    first_md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
+    first_is_title = first_md is not None and any(
+        level == 1 and text == title for _i, level, text in headings(first_md.source)[:1])
+    return n_h1 > 1 or not first_is_title
+
+
+def _anchor_headings(cell, st: _Staging) -> None:
+    """Separate display math, demote level-1 headings (``st.restructure``), put an anchor before
+    every ``Exercise``/``Demo`` and the first ``Readings`` heading, and record them on the page."""
+    cell.source = separate_display_math(cell.source)
+    lines = cell.source.split("\n")
+    found: list[tuple[str, str]] = []
+    for i, level, text in reversed(headings(cell.source)):
+        if st.restructure and level == 1:
+            lines[i] = "#" + lines[i]
+        m = _EXERCISE.match(lines[i])
+        if m:
+            label = _target(st.stem, m.group(3))
+            if label not in {lab for lab, _ in st.page.exercises + found}:
+                found.insert(0, (label, text))
+                lines.insert(i, f"({label})=")
+        elif _READINGS.match(lines[i]) and st.page.readings is None:
+            st.page.readings = _target(st.stem, "readings")
+            lines.insert(i, f"({st.page.readings})=")
+    st.page.exercises.extend(found)
+    cell.source = "\n".join(lines)
+
+
+def _follow_exercise(source: str, st: _Staging) -> None:
+    """The last ``Exercise``/``Demo`` heading of a markdown cell becomes the current exercise."""
+    for _i, _level, text in headings(source):
+        m = re.match(r"^(?:Exercise|Demo)\s+(§?[0-9A-Za-z.]*[0-9A-Za-z])\b", text)
+        if m:
+            st.exercise = m.group(1)
+
+
+def _stage_answer(cell, st: _Staging):
+    """An answer cell: folded under its ``Solution`` bar (solutions edition), or the released stub
+    in its place (student edition, code); return the "Your answer" box that replaces it, if any."""
+    import nbformat
+
+    label = _unique(solution_label(cell, st.exercise), st.seen)
+    if not st.student:
+        st.page.solutions.append(label)
+        if cell.cell_type == "markdown":
+            cell.source = _fold_markdown(cell.source, label)
+        else:
+            _fold_code(cell, label, "td-solution")
+        return None
+    st.page.answers.append(label)
+    if cell.cell_type == "code":
+        st.answers |= answer_names(cell.source)
+    gid = _nbgrader(cell).get("grade_id", "")
+    if cell.cell_type == "code" and gid in st.stubs:
+        cell.source, cell.outputs, cell.execution_count = st.stubs[gid], [], None
+        return None
+    return nbformat.v4.new_markdown_cell(_answer_box(label))
+
+
+def _stage_test(cell, st: _Staging) -> None:
+    """An autograded test cell: folded under its ``What the autograder checks`` bar; no outputs
+    in the student edition."""
+    label = _unique(autograder_label(cell, st.exercise), st.seen)
+    st.page.checks.append(label)
+    _fold_code(cell, label, "td-autograder")
+    if st.student:
+        cell.outputs, cell.execution_count = [], None
+
+
+def _withhold(cell, st: _Staging) -> list:
+    """Student edition: a code cell whose output is computed from an answer loses its outputs;
+    return the note that follows it (none if nothing was withheld)."""
+    import nbformat
+
+    if st.student and cell.cell_type == "code" and reveals(cell.source, st.answers):
+        if cell.get("outputs"):
+            cell.outputs = []
+            st.page.withheld += 1
+            return [nbformat.v4.new_markdown_cell(WITHHELD_NOTE)]
+    return []
+
+
+def _clean_outputs(cell, st: _Staging) -> None:
+    """A code cell's outputs without progress-bar lines (and without streams left empty), its
+    figures described from site/figures.toml."""
+    outputs = []
+    for o in cell.get("outputs", []):
+        if o.get("output_type") == "stream":
+            o["text"], gone = strip_progress(o.get("text", ""))
+            st.page.progress_lines += gone
+            if not o["text"].strip():
+                continue
+        outputs.append(o)
+    cell.outputs = outputs
+    _describe_figures(cell, st.page.docname, st.entries, st.used, st.page)
+
+
+def _stage_cell(cell, st: _Staging) -> list:
+    """The cells that stand for ``cell`` on the page: itself, an answer box in its place, or
+    itself followed by a note that its output is withheld."""
+    if cell.cell_type == "markdown":
+        _anchor_headings(cell, st)
+        _follow_exercise(cell.source, st)
+    if _nbgrader(cell).get("solution"):
+        box = _stage_answer(cell, st)
+        if box is not None:
+            return [box]
+        staged = [cell]
+    elif _is_test(cell):
+        _stage_test(cell, st)
+        staged = [cell]
+    else:
+        staged = [cell, *_withhold(cell, st)]
+    if cell.cell_type == "code":
+        _clean_outputs(cell, st)
+    return staged
+
+
+def _figure_problems(st: _Staging) -> list[str]:
+    """The entries of site/figures.toml for this page that match several figure cells, or
+    none (solutions edition only: the student edition may leave a figure out)."""
+    problems = []
+    for i, e in enumerate(st.entries):
+        entry = f"{st.page.docname}: {FIGURES.relative_to(REPO)} entry match={e['match']!r} image={e['image']}"
+        if st.used.get(i, 0) > 1:
+            problems.append(f"{entry} matches {st.used[i]} figure cells: make it more specific")
+        elif i not in st.used and not st.student:  # the student edition may leave a figure out
+            problems.append(f"{entry} matches no figure")
+    return problems
+
+
 def stage_notebook(nb, assignment: str, stem: str, edition: str = "solutions",
                    stubs: dict[str, str] | None = None,
                    figures: dict[str, list[dict]] | None = None) -> tuple[object, Page]:
@@ -607,89 +759,10 @@ def stage_notebook(nb, assignment: str, stem: str, edition: str = "solutions",
     if student and stubs is None:
         stubs = student_stubs(assignment, stem)
     entries = (figure_table() if figures is None else figures).get(page.docname, [])
-    used: dict[int, int] = {}
-    n_h1 = sum(1 for c in nb.cells if c.cell_type == "markdown"
-               for _i, level, _t in headings(c.source) if level == 1)
-    first_md = next((c for c in nb.cells if c.cell_type == "markdown"), None)
-    first_is_title = first_md is not None and any(
-        level == 1 and text == title for _i, level, text in headings(first_md.source)[:1])
-    restructure = n_h1 > 1 or not first_is_title
-    exercise: str | None = None
-    seen: dict[str, int] = {}
-    answers: set[str] = set()  # names holding what an answer computes (student edition, :func:`reveals`)
-    cells = []
-    for cell in nb.cells:
-        cells.append(cell)
-        if cell.cell_type == "markdown":
-            cell.source = separate_display_math(cell.source)
-            lines = cell.source.split("\n")
-            found: list[tuple[str, str]] = []
-            for i, level, text in reversed(headings(cell.source)):
-                if restructure and level == 1:
-                    lines[i] = "#" + lines[i]
-                m = _EXERCISE.match(lines[i])
-                if m:
-                    label = _target(stem, m.group(3))
-                    if label not in {lab for lab, _ in page.exercises + found}:
-                        found.insert(0, (label, text))
-                        lines.insert(i, f"({label})=")
-                elif _READINGS.match(lines[i]) and page.readings is None:
-                    page.readings = _target(stem, "readings")
-                    lines.insert(i, f"({page.readings})=")
-            page.exercises.extend(found)
-            cell.source = "\n".join(lines)
-            for _i, _level, text in headings(cell.source):
-                m = re.match(r"^(?:Exercise|Demo)\s+(§?[0-9A-Za-z.]*[0-9A-Za-z])\b", text)
-                if m:
-                    exercise = m.group(1)
-        if _nbgrader(cell).get("solution"):
-            label = _unique(solution_label(cell, exercise), seen)
-            if not student:
-                page.solutions.append(label)
-                if cell.cell_type == "markdown":
-                    cell.source = _fold_markdown(cell.source, label)
-                else:
-                    _fold_code(cell, label, "td-solution")
-            else:
-                page.answers.append(label)
-                if cell.cell_type == "code":
-                    answers |= answer_names(cell.source)
-                gid = _nbgrader(cell).get("grade_id", "")
-                if cell.cell_type == "code" and gid in (stubs or {}):
-                    cell.source, cell.outputs, cell.execution_count = stubs[gid], [], None
-                else:
-                    cells[-1] = nbformat.v4.new_markdown_cell(_answer_box(label))
-                    continue
-        elif _is_test(cell):
-            label = _unique(autograder_label(cell, exercise), seen)
-            page.checks.append(label)
-            _fold_code(cell, label, "td-autograder")
-            if student:
-                cell.outputs, cell.execution_count = [], None
-        elif student and cell.cell_type == "code" and reveals(cell.source, answers):
-            if cell.get("outputs"):
-                cell.outputs = []
-                page.withheld += 1
-                cells.append(nbformat.v4.new_markdown_cell(WITHHELD_NOTE))
-        if cell.cell_type == "code":
-            outputs = []
-            for o in cell.get("outputs", []):
-                if o.get("output_type") == "stream":
-                    o["text"], gone = strip_progress(o.get("text", ""))
-                    page.progress_lines += gone
-                    if not o["text"].strip():
-                        continue
-                outputs.append(o)
-            cell.outputs = outputs
-            _describe_figures(cell, page.docname, entries, used, page)
-    nb.cells = cells
-    for i, e in enumerate(entries):
-        entry = f"{page.docname}: {FIGURES.relative_to(REPO)} entry match={e['match']!r} image={e['image']}"
-        if used.get(i, 0) > 1:
-            page.figure_problems.append(f"{entry} matches {used[i]} figure cells: make it more specific")
-        elif i not in used and not student:  # the student edition may leave a figure out
-            page.figure_problems.append(f"{entry} matches no figure")
-    if restructure:
+    st = _Staging(page, stem, student, _needs_title_cell(nb, title), stubs or {}, entries)
+    nb.cells = [staged for cell in nb.cells for staged in _stage_cell(cell, st)]
+    page.figure_problems.extend(_figure_problems(st))
+    if st.restructure:
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"# {title}"))
     nb.metadata.pop("jupytext", None)
     return nb, page
