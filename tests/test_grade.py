@@ -14,7 +14,6 @@ The slow tests (marked ``pipeline``) grade fake students in scratch copies of th
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -30,7 +29,7 @@ from tools import env, fake_students, grade, nbcore, pipeline, sandbox
 
 A1, A2 = "td2_7_learned_first", "cnn_lcn"
 SMALL = "td2_7_1b_early_time_linear"
-HOSTILE = json.loads((env.REPO / "checks" / "fixtures" / "hostile" / f"{A1}.json").read_text())
+HOSTILE = fake_students.hostile(A1)  # checks/fixtures/hostile/<assignment>/<notebook>/<student>/
 
 pytestmark = pytest.mark.skipif(not sandbox.available()[0], reason=sandbox.available()[1])
 

@@ -35,7 +35,7 @@ def test_delegates_wherever_the_library_has_a_counterpart(src):
     neither td_lib nor checks.)"""
     corpus = fake_students.fixture(src).get("mutants", {})
     missing = [f"{ex}: has library counterparts {COUNTERPARTS[ex]} but no 'delegates' variant in "
-               f"the 'mutants' of checks/fixtures/{src.parent.name}/{src.stem}.json"
+               f"checks/fixtures/{src.parent.name}/{src.stem}/{ex}/ (no delegates.py)"
                for ex, spec in corpus.items() if ex in COUNTERPARTS and "delegates" not in spec]
     assert missing == [], "\n".join(missing)
 
@@ -44,6 +44,50 @@ def test_a_delegation_must_fail_every_test_unless_delegates_fails_says_which():
     spec = {"tests": ["test_a", "test_b"], "delegates": "..."}
     assert fake_students.delegates_fails(spec) == ["test_a", "test_b"]
     assert fake_students.delegates_fails({**spec, "delegates_fails": ["test_a"]}) == ["test_a"]
+
+
+def test_a_fixture_file_submits_the_text_below_its_mark(tmp_path):
+    f = tmp_path / "wrong_x.py"
+    f.write_text("import numpy as np\n\n# %%\ndef f():\n    return np.pi\n")
+    assert fake_students.cell_source(f) == "def f():\n    return np.pi\n"
+    f.write_text("def f():\n    pass\n")
+    with pytest.raises(ValueError, match="no line '# %%'"):
+        fake_students.cell_source(f)
+
+
+def test_wrong_answers_and_their_classes_are_listed_together(tmp_path, monkeypatch):
+    src = next(p for p in SOURCES if p.stem == "td2_7_2_higher_cumulants")
+    ex = tmp_path / src.parent.name / src.stem / "ex72C_escape_times"
+    ex.mkdir(parents=True)
+    (ex.parent / "__init__.py").write_text('PARTIAL_FAILS = []\nRAISES_FAILS = []\n')
+    (ex / "__init__.py").write_text('TESTS = ["test_ex72C_basic"]\nWRONG = {"a": "sign"}\n')
+    (ex / "wrong_a.py").write_text("# %%\npass\n")
+    monkeypatch.setattr(fake_students, "FIXTURES", tmp_path)
+    assert fake_students.fixture(src)["mutants"]["ex72C_escape_times"]["wrong"] == {
+        "a": {"class": "sign", "source": "pass\n"}}
+    (ex / "wrong_b.py").write_text("# %%\npass\n")
+    with pytest.raises(ValueError, match=r"files without a class \['b'\]"):
+        fake_students.fixture(src)
+
+
+def test_every_fixture_file_is_one_the_loader_reads():
+    """A cell file's name says what it is (checks/fixtures/__init__.py); a misnamed one would be skipped."""
+    root = fake_students.FIXTURES
+    bad = []
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root)
+        if f.name == "__init__.py":
+            continue
+        if rel.parts[0] == "hostile":
+            ok = len(rel.parts) == 5
+        else:
+            ok = len(rel.parts) == 4 and (f.stem in ("partial", "raises", "delegates")
+                                          or f.stem.startswith(("correct_", "wrong_")))
+        if not ok or not (f.parent / "__init__.py").is_file():
+            bad.append(str(rel))
+            continue
+        fake_students.cell_source(f)
+    assert bad == [], f"fixture files the loader does not read: {bad}"
 
 
 def test_defined_names():

@@ -73,7 +73,7 @@ def test_py_ipynb_round_trip_is_byte_stable(src, tmp_path):
 @pytest.mark.parametrize("src", SOURCES, ids=IDS)
 def test_fixture_names_real_cells(src):
     fx = fake_students.fixture(src)
-    assert "partial" in fx and "raises" in fx, f"checks/fixtures/.../{src.stem}.json needs partial and raises"
+    assert "partial" in fx and "raises" in fx, f"checks/fixtures/.../{src.stem}/ needs partial and raises"
     nb = nbcore.read_source(src)
     answers = {nbcore.grade_id(c) for c in nb.cells if nbcore.is_answer(c)}
     tests = {nbcore.grade_id(c) for c in nb.cells if nbcore.is_test(c)}

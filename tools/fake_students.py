@@ -1,7 +1,22 @@
 """Fake students for the autograder, built from per-notebook fixtures.
 
-Fixtures live in ``checks/fixtures/<assignment>/<notebook>.json`` (docs/AUTHORING.md):
-``partial`` (plausible wrong answers + the test cells they must fail) and ``raises``.
+Fixtures live in ``checks/fixtures/<assignment>/<notebook>/`` (format: the docstring of
+``checks/fixtures/__init__.py``; docs/AUTHORING.md): one package per answer cell, holding its
+``partial`` answer (a plausible wrong answer; the notebook's package lists the test cells the
+partial student fails), its ``raises`` answer and its mutation corpus (tools/mutants.py), one
+Python file per cell. :func:`fixture` gathers them into one dict per notebook::
+
+    {"partial": {"answers": {grade_id: cell source}, "fails": [test grade_id, ...]},
+     "raises": {...}, "untested": [...],
+     "mutants": {grade_id: {"tests": [...], "correct": {name: source},
+                            "wrong": {name: {"class": ..., "source": ...}},
+                            "delegates": source, "delegates_fails": [...]}}}
+
+The fixtures are read, never imported: a cell is the text below its file's ``# %%`` line (the
+header above it imports, for ruff and import-linter, the names the cell takes from the
+notebook), the packages' constants are literals read with :mod:`ast`. Importing them would
+break the layer rule (``tools`` imports neither ``checks`` nor ``td_lib``; the cells import
+td_lib) and run what they do, which for :func:`hostile` submissions is an attack.
 
     python -m tools.fake_students check course/source/<a>/<nb>.py
 
@@ -14,8 +29,8 @@ and reports mismatches. The nbgrader pipeline (tools/pipeline.py) uses
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
-import json
 import sys
 from pathlib import Path
 
@@ -26,11 +41,91 @@ from tools import env, nbcore
 FIXTURES = env.REPO / "checks" / "fixtures"
 LOOP = "while True:\n    pass"
 TAMPER = "# tampered by the student\npass"
+CELL_MARK = "# %%"  # a fixture file's cell is the text below its first line that reads exactly this
+
+
+def cell_source(path: Path) -> str:
+    """The answer cell a fixture file holds: every line below its first ``# %%`` line."""
+    lines = path.read_text().splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.rstrip("\r\n") == CELL_MARK:
+            return "".join(lines[i + 1:])
+    raise ValueError(f"{path}: no line {CELL_MARK!r} above the cell (checks/fixtures/__init__.py)")
+
+
+def constants(package: Path) -> dict:
+    """The UPPER_CASE constants a fixture package's ``__init__.py`` assigns, as literals (not imported)."""
+    init = package / "__init__.py"
+    out = {}
+    for node in ast.parse(init.read_text(), filename=str(init)).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and node.targets[0].id.isupper():
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError as exc:
+                raise ValueError(f"{init}: {node.targets[0].id} must be a plain literal") from exc
+    return out
+
+
+def _packages(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if (p / "__init__.py").is_file()) if folder.is_dir() else []
+
+
+def _corpus(package: Path) -> dict | None:
+    """The mutation corpus of one answer cell's package, or None where it has none (no TESTS)."""
+    meta = constants(package)
+    if "TESTS" not in meta:
+        return None
+    wrong = meta.get("WRONG", {})
+    files = {p.stem.removeprefix("wrong_") for p in package.glob("wrong_*.py")}
+    if files != set(wrong):
+        raise ValueError(f"{package}: WRONG must list every wrong_<name>.py and no other: "
+                         f"files without a class {sorted(files - set(wrong))}, "
+                         f"classes without a file {sorted(set(wrong) - files)}")
+    spec = {"tests": list(meta["TESTS"]),
+            "correct": {p.stem.removeprefix("correct_"): cell_source(p) for p in sorted(package.glob("correct_*.py"))},
+            "wrong": {n: {"class": c, "source": cell_source(package / f"wrong_{n}.py")} for n, c in wrong.items()}}
+    if (package / "delegates.py").is_file():
+        spec["delegates"] = cell_source(package / "delegates.py")
+    if "DELEGATES_FAILS" in meta:
+        spec["delegates_fails"] = list(meta["DELEGATES_FAILS"])
+    return spec
 
 
 def fixture(source: Path) -> dict:
-    f = FIXTURES / source.parent.name / (source.stem + ".json")
-    return json.loads(f.read_text()) if f.exists() else {}
+    """The fake students of the notebook ``source`` (format: the module docstring); {} without fixtures."""
+    root = FIXTURES / source.parent.name / source.stem
+    if not (root / "__init__.py").is_file():
+        return {}
+    meta = constants(root)
+    order = {g: i for i, g in enumerate(nbcore.grade_id(c) for c in nbcore.read_source(source).cells)}
+    cells = sorted(_packages(root), key=lambda p: (order.get(p.name, len(order)), p.name))  # notebook order
+    fx: dict = {}
+    for variant in ("partial", "raises"):
+        answers = {p.name: cell_source(p / f"{variant}.py") for p in cells if (p / f"{variant}.py").is_file()}
+        fails = meta.get(f"{variant.upper()}_FAILS")
+        if answers or fails is not None:
+            fx[variant] = {"answers": answers, "fails": list(fails or [])}
+    if "UNTESTED" in meta:
+        fx["untested"] = list(meta["UNTESTED"])
+    corpus = {p.name: spec for p in cells if (spec := _corpus(p)) is not None}
+    if corpus:
+        fx["mutants"] = corpus
+    return fx
+
+
+def hostile(assignment: str) -> dict[str, dict[str, dict]]:
+    """The hostile submissions of ``assignment`` (tests/test_grade.py), read as text:
+    ``{notebook: {student: {"answers": {grade_id: cell source}, "fails": [...], "flagged": bool,
+    "threat": str}}}``. A line ``SOLUTION`` in a cell stands for that cell's solution."""
+    out: dict[str, dict[str, dict]] = {}
+    for nb in _packages(FIXTURES / "hostile" / assignment):
+        for student in _packages(nb):
+            meta = constants(student)
+            answers = {p.stem: cell_source(p) for p in sorted(student.glob("*.py")) if p.name != "__init__.py"}
+            out.setdefault(nb.name, {})[student.name] = {
+                "answers": answers, "fails": list(meta["FAILS"]), "flagged": meta["FLAGGED"], "threat": meta["THREAT"]}
+    return out
 
 
 def delegates_fails(spec: dict) -> list[str]:
@@ -123,7 +218,7 @@ def check(source: Path, variants: list[str] | None = None) -> list[str]:
 
 
 HELP = """\
-Check a notebook's fake students (checks/fixtures/<assignment>/<notebook>.json) before
+Check a notebook's fake students (checks/fixtures/<assignment>/<notebook>/) before
 grading with them: run the notebook in-process as the solutions (no test may fail), the
 stubs (every test must fail) and each fixture variant (exactly the listed tests fail),
 and report every mismatch. For authors of a notebook; docs/AUTHORING.md."""

@@ -1,15 +1,19 @@
 """The mutation corpus: correct alternatives, plausible wrong answers and delegations.
 
-Each notebook's fixture (``checks/fixtures/<assignment>/<notebook>.json``) holds, under
-``"mutants"``, for every autograded code exercise (keyed by its answer cell ``grade_id``)::
+Every autograded code exercise of a notebook has, in its answer cell's fixture package
+``checks/fixtures/<assignment>/<notebook>/<grade_id>/`` (format: ``checks/fixtures/__init__.py``),
+one Python file per variant of the answer cell::
 
-    "ex72A_kappa4": {
-      "tests": ["test_ex72A_kappa4", "test_ex72A_bayes"],  # the test cells grading it
-      "correct": {"loop": "<full answer-cell source>", ...},
-      "wrong": {"no_square": {"class": "normalisation", "source": "..."}, ...},
-      "delegates": "<answer-cell source that only calls td_lib>",  # where a counterpart exists
-      "delegates_fails": ["..."]   # optional, see below
-    }
+    ex72A_kappa4/__init__.py     TESTS = ["test_ex72A_kappa4", "test_ex72A_bayes"]  # the test cells grading it
+                                 WRONG = {"k4_scale_squared": "normalisation", ...}  # wrong answer -> error class
+                                 DELEGATES_FAILS = [...]  # optional, see below
+    ex72A_kappa4/correct_<name>.py   a correct alternative (the full answer cell)
+    ex72A_kappa4/wrong_<name>.py     a plausible wrong answer
+    ex72A_kappa4/delegates.py        an answer cell that only calls td_lib (where a counterpart exists)
+
+which :func:`tools.fake_students.fixture` reads (as text, never imported) into the ``"mutants"``
+entry of the notebook's fixture: ``{"ex72A_kappa4": {"tests": [...], "correct": {name: source},
+"wrong": {name: {"class": ..., "source": ...}}, "delegates": source, "delegates_fails": [...]}}``.
 
     python -m tools.mutants course/source/<a>/<nb>.py [--only ex72A_kappa4 ...]
 
@@ -21,7 +25,7 @@ of its exercise; a wrong answer must fail at least one; a delegation must fail a
 
 An answer cell may define a function the library has no counterpart of next to ones it has
 (``t_ratio_power_law`` beside ``vm_eigenvalue``), each graded by its own test cell. The
-delegating student writes that one itself and keeps its points: ``delegates_fails`` then
+delegating student writes that one itself and keeps its points: ``DELEGATES_FAILS`` then
 lists the test cells the delegation must fail (default: every one of ``tests``).
 """
 
@@ -220,10 +224,10 @@ def corpus_problems(source: Path) -> list[str]:
     problems += [f"{ex}: not an autograded code answer of {source.name}" for ex in sorted(set(corpus) - code_answers)]
     for ex, spec in corpus.items():
         if not spec.get("tests") or not set(spec["tests"]) <= tests:
-            problems.append(f"{ex}: 'tests' must name test cells of the notebook")
+            problems.append(f"{ex}: TESTS must name test cells of the notebook")
         if "delegates_fails" in spec and ("delegates" not in spec or not spec["delegates_fails"]
                                           or not set(spec["delegates_fails"]) <= set(spec.get("tests", []))):
-            problems.append(f"{ex}: 'delegates_fails' must be a non-empty part of 'tests', next to 'delegates'")
+            problems.append(f"{ex}: DELEGATES_FAILS must be a non-empty part of TESTS, next to delegates.py")
         if len(spec.get("correct", {})) < 1:
             problems.append(f"{ex}: needs at least one correct alternative")
         wrong = spec.get("wrong", {})
@@ -239,8 +243,8 @@ def corpus_problems(source: Path) -> list[str]:
 
 
 HELP = """\
-Run the mutation corpus of autograded exercises (the "mutants" of
-checks/fixtures/<assignment>/<notebook>.json) against their test cells: every correct
+Run the mutation corpus of autograded exercises (the correct_*, wrong_* and delegates files
+of checks/fixtures/<assignment>/<notebook>/<grade_id>/) against their test cells: every correct
 alternative must pass, every plausible wrong answer must fail a test, every answer that
 only calls td_lib must score 0. Prints acceptance and kill rates per exercise; exits 1 on
 a problem. For authors of a notebook; the corpus format: `python -m pydoc tools.mutants`."""

@@ -5,6 +5,6 @@ from ``checks.grading.<module>`` (one module per notebook or topic); the library
 that a graded call switches off (:data:`td_lib.own_work.COUNTERPARTS`) name these functions
 too. ``checks`` is instructor-only: it is absent from the student wheel and the handout
 (``tools/handout.py``), and the sandboxed grader exposes it to the kernel
-(``tools/sandbox.py``). The claim modules (``checks/lf_*.py``) and the benchmarks may use
+(``tools/sandbox.py``). The claim modules (``checks/<section>.py``) and the benchmarks may use
 these references as well; td_lib never imports them (an import-linter contract).
 """
