@@ -61,7 +61,7 @@ def lemma() -> dict:
 
 
 @lru_cache(maxsize=2)
-def demo(d: int) -> dict:
+def demo(d: int) -> el.AgreementRun:
     """The notebook's full-mode agreement run at dimension d."""
     return el.agreement_run(d, activation="relu", layers="first", n_per_d=12, t_max=16.0, rng=0)
 
@@ -73,7 +73,7 @@ def cnn_sweep() -> dict:
 
 
 @lru_cache(maxsize=1)
-def cnn_demo() -> dict:
+def cnn_demo() -> el.CNNAgreementRun:
     """The notebook's full-mode CNN agreement run (about 15 s)."""
     return el.cnn_agreement_run(CNN_D, CNN_Q, m=CNN_M, rng=0)
 
@@ -83,13 +83,13 @@ CNN_D, CNN_Q, CNN_M = 32, 8, 256
 REACH_RTOL = 1e-3  # agreement_run's default: "within 0.1 % of the best linear model"
 
 
-def _at(r: dict, x: float) -> int:
+def _at(r: el.AgreementRun, x: float) -> int:
     """Index of the checkpoint with t/T closest to x (what the notebook prints)."""
-    return int(np.argmin(np.abs(r["t_over_T"] - x)))
+    return int(np.argmin(np.abs(r.t_over_T - x)))
 
 
-def _half(r: dict) -> float:
-    return float(r["rel_test"][_at(r, 0.5)])
+def _half(r: el.AgreementRun) -> float:
+    return float(r.rel_test[_at(r, 0.5)])
 
 
 def lemma_claims() -> list[Claim]:
@@ -126,10 +126,10 @@ def demo_claims() -> list[Claim]:
         _c("rel_half_d16", "relative RMS test difference network vs linear model, t ~ T/2, d=16 (%)",
            18, 100 * _half(r16), pct, "differ by 18 %"),
         _c("rel_half_d32", "same at d = 32 (%)", 11, 100 * _half(r32), pct, "by 11 % at $d=32$"),
-        _c("test_net_d32", "network test loss at t = 16 T, d = 32", 0.40, r32["test_net"][-1],
+        _c("test_net_d32", "network test loss at t = 16 T, d = 32", 0.40, r32.test_net[-1],
            rnd2, "0.40 at $d=32$"),
         _c("test_best_lin_d32", "test loss of the best linear model, d = 32", 0.55,
-           r32["test_best_lin"], rnd2, "0.55 for the best linear model"),
+           r32.test_best_lin, rnd2, "0.55 for the best linear model"),
     ]
 
 
@@ -141,9 +141,9 @@ def time_scale_claims() -> list[Claim]:
     r16, r32 = demo(16), demo(32)
     iT = _at(r32, 1.0)
     rnd2, rnd3 = 0.005 + 0.002, 0.0005 + 0.002
-    rates = el.linear_mode_rates(r32["psi_train"], r32["eta"])   # largest first
+    rates = el.linear_mode_rates(r32.psi_train, r32.eta)   # largest first
     slow = rates[32]                                             # the (d+1)-th, last nonzero one
-    left = (1.0 - slow) ** r32["T"]
+    left = (1.0 - slow) ** r32.T
     return [
         _c("relu_zeta2", "zeta^2 = (E phi'(g))^2 for ReLU", 0.25, c.zeta**2, 1e-12,
            "0.25 for ReLU"),
@@ -153,21 +153,21 @@ def time_scale_claims() -> list[Claim]:
         _c("relax_slowest", "relaxation time of the slowest direction (lambda_min(Sigma) = 0.5), "
            "units of d/eta", 8, 1 / (c.zeta**2 * lam_min), 1e-9, r"$8d/\eta$ for"),
         _c("T_over_relax_d32", "T / (4d/eta) = zeta^2 log d at d = 32", 0.87,
-           r32["T"] / (r32["d"] / (r32["eta"] * c.zeta**2)), 0.005, "only 0.87 of"),
+           r32.T / (r32.d / (r32.eta * c.zeta**2)), 0.005, "only 0.87 of"),
         _c("slowest_left_at_T", "fraction of the slowest direction's residual left at t = T "
            "(d = 32, the demo's sample)", 0.73, left, rnd2, "0.73 of its"),
-        _c("t_at_T_d32", "t/T of the checkpoint closest to T (d = 32)", 1.05, r32["t_over_T"][iT],
+        _c("t_at_T_d32", "t/T of the checkpoint closest to T (d = 32)", 1.05, r32.t_over_T[iT],
            0.005, r"$t=1.05\,T$"),
         _c("test_lin_T_d32", "test loss of the linear model at t = 1.05 T, d = 32", 0.624,
-           r32["test_lin"][iT], rnd3, "0.624 against"),
+           r32.test_lin[iT], rnd3, "0.624 against"),
         _c("test_best_lin_d32_3", "test loss of the best linear model, d = 32 (3 digits)", 0.551,
-           r32["test_best_lin"], rnd3, "0.551 for the best"),
+           r32.test_best_lin, rnd3, "0.551 for the best"),
         _c("reach_rtol", "tolerance of 'reaches the best linear model's line' (percent)", 0.1,
            100 * REACH_RTOL, 1e-12, "0.1 % of that line"),
         _c("reach_d32", "first t/T at which the linear model's test loss is within 0.1 % of the "
-           "best linear model's (d = 32, every integer step)", 3.7, r32["lin_reach_T"], 0.05 + 0.005,
+           "best linear model's (d = 32, every integer step)", 3.7, r32.lin_reach_T, 0.05 + 0.005,
            r"$t\approx3.7\,T$"),
-        _c("reach_d16", "the same at d = 16", 3.0, r16["lin_reach_T"], 0.05 + 0.005, r"3.0\,T$ at $d=16"),
+        _c("reach_d16", "the same at d = 16", 3.0, r16.lin_reach_T, 0.05 + 0.005, r"3.0\,T$ at $d=16"),
     ]
 
 
@@ -220,28 +220,28 @@ def cnn_demo_claims() -> list[Claim]:
     """The CNN training demo (full mode only: about 15 s)."""
     r = cnn_demo()
     iT = _at(r, 1.0)
-    th_loc = 1 - (1 - r["eta"] * r["rate_local"]) ** r["t"][iT]
+    th_loc = 1 - (1 - r.eta * r.rate_local) ** r.t[iT]
     pct = 0.5 + 0.2
     rnd2 = 0.005 + 0.002
     return [
-        _c("cnn_eta_K", "eta ||K_CNN|| / n in the CNN demo", 0.77, r["eta_K_over_n"], rnd2,
+        _c("cnn_eta_K", "eta ||K_CNN|| / n in the CNN demo", 0.77, r.eta_K_over_n, rnd2,
            "0.77, below"),
         _c("cnn_ntk_rel_finite", "||Theta(0) - K_CNN - kappa I|| / ||L||, m = 256 filters", 0.23,
-           r["ntk_rel"], rnd2, "0.23 for the network"),
+           r.ntk_rel, rnd2, "0.23 for the network"),
         _c("cnn_ntk_rel_inf", "the same for the infinite-width NTK on the training set", 0.13,
-           r["ntk_rel_inf"], rnd2, "0.13 for its infinite-width"),
+           r.ntk_rel_inf, rnd2, "0.13 for its infinite-width"),
         _c("cnn_rel_half", "relative RMS test difference CNN vs its linear model at t ~ T/2 (%)",
            24, 100 * _half(r), pct, "differ by 24 %"),
         _c("cnn_reach", "first t/T at which the CNN's linear model is within 0.1 % of the best "
-           "linear model", 0.54, r["lin_reach_T"], 0.005 + 0.01, r"0.54\,T$"),
+           "linear model", 0.54, r.lin_reach_T, 0.005 + 0.01, r"0.54\,T$"),
         _c("cnn_loc_T", "overlap of the CNN's test predictions with y_loc at t = 1.05 T", 0.20,
-           r["quad_net"][iT], rnd2, "0.20 of the local part"),
+           r.quad_net[iT], rnd2, "0.20 of the local part"),
         _c("cnn_loc_T_theory", "population kernel-regime prediction 1 - (1 - eta mu_loc)^t there",
            0.20, th_loc, rnd2, "0.20 predicted"),
-        _c("cnn_test_net_end", "CNN test loss at t = 8 T", 0.11, r["test_net"][-1], rnd2,
+        _c("cnn_test_net_end", "CNN test loss at t = 8 T", 0.11, r.test_net[-1], rnd2,
            r"0.11 at $t=8\,T$"),
         _c("cnn_best_lin", "test loss of the best linear model (CNN demo data)", 0.60,
-           r["test_best_lin"], rnd2, "0.60 for the best linear"),
+           r.test_best_lin, rnd2, "0.60 for the best linear"),
     ]
 
 
@@ -267,7 +267,7 @@ def identity_claims() -> list[Claim]:
     b = np.zeros(psi.shape[1])
     for _ in range(25):
         b -= 0.5 / 10 * psi.T @ (psi @ b - y)
-    err_gd = np.abs(res["beta"][0] - b).max()
+    err_gd = np.abs(res.beta[0] - b).max()
     Xc, _ = el.make_data(6, 7, spectrum="flat", entries="rademacher", rotate=False, rng=3)
     Wc, Vc = el.cnn_symmetric_init(d=7, q=3, m=6, rng=4)
     rows = []

@@ -49,9 +49,9 @@ def random_input_plateau(n: int, *, rng=73, t: float = 1000.0) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-def demo_run() -> circle_net.BasriRun:
+def demo_run() -> circle_net.CircleNetRun:
     """Demo 7.3.D exactly as the notebook runs it (full mode)."""
-    return circle_net.train_basri(FREQS, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=2000, rng=7)
+    return circle_net.train_circle_net(FREQS, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=2000, rng=7)
 
 
 def _c(id_, text, quoted, computed, tol, quote=None, note="") -> Claim:
@@ -189,12 +189,12 @@ def flow_claims() -> list[Claim]:
     return out
 
 
-def demo_claims(run: circle_net.BasriRun | None = None) -> list[Claim]:
+def demo_claims(run: circle_net.CircleNetRun | None = None) -> list[Claim]:
     """Demo 7.3.D: the notebook's seeded run (seed 7), recomputed (``run``: for tests only)."""
     run = demo_run() if run is None else run
     a148 = bias_coefficients(FREQS)
     t_pred = circle_net.predicted_steps(run.rate_unit[0], a148)
-    t_fit = circle_net.steps_to_level(run.amps)
+    t_fit = run.t_fit
     rq = run.rayleigh
     f32 = "float32 training: a step count may move by 1 with another summation order"
     out = [
@@ -215,7 +215,7 @@ def demo_claims(run: circle_net.BasriRun | None = None) -> list[Claim]:
         _c("rich_t4", "scale 1: steps to 1/e, l = 4", 125, t_fit[0, 1], 1, "125 steps)", f32),
         _c("rich_t8_never", "scale 1: l = 8 never reaches 1/e in 2000 steps", None,
            float(not np.isnan(t_fit[0, 2])), 0.0),
-        _c("rich_a8_end", "scale 1: l = 8 amplitude after 2000 steps", 0.54, run.amps[0, -1, 2],
+        _c("rich_a8_end", "scale 1: l = 8 amplitude after 2000 steps", 0.54, run.final("amps")[0, 2],
            0.005, "0.54 of its"),
         _c("rich_dK", "scale 1: relative eNTK change", 0.049, run.ntk_change[0], 5e-4,
            "0.049 overall"),

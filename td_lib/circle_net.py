@@ -23,7 +23,7 @@ coefficient of ``K_bias``). The step is ``eta = 1 / lam_max(K0/n)``; as ``K0`` c
 
 The runs of several scales are trained together (batched over scales) in torch, on one
 thread (small matrices run fastest single-threaded on a shared machine). torch is imported by
-:func:`train_basri` only: the rest of the module (used by graded cells and their library
+:func:`train_circle_net` only: the rest of the module (used by graded cells and their library
 counterparts) is numpy, and importing it costs no torch start-up.
 
 References
@@ -45,18 +45,22 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
+from td_lib import kernels
 from td_lib.core import activations
 from td_lib.core import validate as v
+from td_lib.core.run import Run, checkpoints, static
 from td_lib.core.runtime import bar, numpy_rng, torch_threads
 from td_lib.own_work import counterpart
 
-__all__ = ["BasriRun", "circle_inputs", "twin_init", "empirical_ntk", "circle_network_output",
-           "train_basri", "run_summary", "steps_to_level", "predicted_steps"]
+__all__ = ["CircleNetRun", "circle_inputs", "twin_init", "empirical_ntk", "circle_network_output",
+           "train_circle_net", "run_summary", "steps_to_level", "predicted_steps"]
 
 
 _RELU = activations.get("relu")
@@ -86,25 +90,29 @@ def twin_init(pairs: int, rng) -> tuple[np.ndarray, np.ndarray]:
 def empirical_ntk(W, Xb, scale: float = 1.0) -> np.ndarray:
     """First-layer empirical NTK divided by n: ``scale^2 (Xb Xb^T) * (M M^T) / N / n``.
 
-    ``M_ir = 1[w_r . xb_i > 0]``. ``W`` is (N, 3) or a batch (S, N, 3) (then ``scale`` may be
-    an array of S scales); returns (n, n) or (S, n, n).
+    ``M_ir = 1[w_r . xb_i > 0]``. ``Xb`` are the inputs ``(cos theta, sin theta, 1)`` of
+    :func:`circle_inputs`, ``sqrt 2`` times those of :func:`td_lib.kernels.finite_width_kernel`,
+    so this is ``2 scale^2 finite_width_kernel(theta, theta, W) / n`` (computed so). ``W`` is
+    (N, 3) or a batch (S, N, 3) (then ``scale`` may be an array of S scales); returns (n, n) or
+    (S, n, n).
 
     References
     ----------
     Jacot, Gabriel & Hongler (NeurIPS 2018), the empirical NTK ``J J^T``; course notes §7.3,
-    demo 7.3.D.
+    demo 7.3.D and Exercise 7.3.C.3.
     """
     W = v.array("W", W)
     Xb = v.array("Xb", Xb, shape=(None, 3))
     if W.shape[-1] != 3 or W.ndim not in (2, 3):
         raise ValueError(f"W must have shape (N, 3) or (S, N, 3), got {W.shape}")
+    if not (np.all(Xb[:, 2] == 1.0) and np.allclose(Xb[:, 0] ** 2 + Xb[:, 1] ** 2, 1.0, rtol=0, atol=1e-12)):
+        raise ValueError("Xb must hold the inputs (cos theta, sin theta, 1) of circle_inputs")
     sc = np.asarray(scale, dtype=float)
     if not np.all(np.isfinite(sc)) or np.any(sc <= 0):
         raise ValueError(f"scale must be > 0, got {scale!r}")
-    n, N = Xb.shape[0], W.shape[-2]
-    m = _RELU.df(np.einsum("nd,...md->...nm", Xb, W))       # 1[w_r . xb_i > 0]
-    K = (Xb @ Xb.T) * (m @ np.swapaxes(m, -1, -2)) / (N * n)
-    return (sc[..., None, None] ** 2) * K if W.ndim == 3 else float(sc) ** 2 * K
+    th = np.arctan2(Xb[:, 1], Xb[:, 0])
+    K = np.stack([2.0 * kernels.finite_width_kernel(th, th, Wi) / th.size for Wi in W.reshape(-1, *W.shape[-2:])])
+    return (sc[..., None, None] ** 2) * K if W.ndim == 3 else float(sc) ** 2 * K[0]
 
 
 def circle_network_output(W, a, Xb, scale: float = 1.0) -> np.ndarray:
@@ -117,18 +125,28 @@ def circle_network_output(W, a, Xb, scale: float = 1.0) -> np.ndarray:
 
 
 @dataclass
-class BasriRun:
-    """Result of :func:`train_basri` (leading axis: the scales)."""
+class CircleNetRun(Run):
+    """What :func:`train_circle_net` returns: ``t`` the GD steps recorded (every step, or the
+    log-spaced steps of :func:`run_summary`), ``amps`` (time, scales, freqs) the residual
+    amplitude per frequency on the training angles (:func:`circle_inputs`); per scale (statics):
+    the step size, the eNTK change, the Rayleigh quotients, the steps to ``1/e`` and the final
+    weights.
 
-    scales: np.ndarray          # (S,)
-    freqs: np.ndarray           # (F,)
-    theta: np.ndarray           # (n,) training angles
-    amps: np.ndarray            # (S, steps + 1, F) residual amplitude per frequency
-    eta: np.ndarray             # (S,) step size 1/lam_max(K0/n)
-    rate_unit: np.ndarray       # (S,) function-space step eta * scale^2
-    ntk_change: np.ndarray      # (S,) ||K_end - K_0||_F / ||K_0||_F
-    rayleigh: np.ndarray        # (S, 2) eta v.(K/n)v / v.v on sin(max(freqs) theta), init / end
-    W_final: np.ndarray         # (S, N, 3)
+    References
+    ----------
+    Course notes §7.3, demo 7.3.D (the frozen-kernel prediction of eq. 7.3.A.3).
+    """
+
+    amps: np.ndarray                    # (T, S, F) residual amplitude per frequency
+    scales: np.ndarray = static()       # (S,)
+    freqs: np.ndarray = static()        # (F,)
+    eta: np.ndarray = static()          # (S,) step size 1/lam_max(K0/n)
+    rate_unit: np.ndarray = static()    # (S,) function-space step eta * scale^2
+    ntk_change: np.ndarray = static()   # (S,) ||K_end - K_0||_F / ||K_0||_F
+    rayleigh: np.ndarray = static()     # (S, 2) eta v.(K/n)v / v.v on sin(max(freqs) theta), init / end
+    t_fit: np.ndarray = static()        # (S, F) first step with amplitude < 1/e, every step read (NaN: never)
+    W_final: np.ndarray | None = static(default=None)   # (S, N, 3); None in a summary
+    time_label: ClassVar[str] = "GD steps"
 
 
 def _entk(ntk, th: np.ndarray, Xb: np.ndarray):
@@ -150,9 +168,9 @@ def _entk(ntk, th: np.ndarray, Xb: np.ndarray):
     return K
 
 
-def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (1.0, 10.0),
-                n_train: int = 128, pairs: int = 1000, steps: int = 2000, rng=7,
-                progress: bool | str = False, ntk=None) -> BasriRun:
+def train_circle_net(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (1.0, 10.0),
+                     n_train: int = 128, pairs: int = 1000, steps: int = 2000, rng=7,
+                     progress: bool | str = False, ntk=None) -> CircleNetRun:
     """Full-batch GD of the first layer on the target ``sum_{l in freqs} sin(l theta)`` (7.3.D).
 
     One run per output scale, all from the same twin initialisation (:func:`twin_init` with
@@ -186,7 +204,8 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
 
     Returns
     -------
-    BasriRun
+    CircleNetRun
+        ``t = 0, 1, ..., steps``; ``amps[s]`` the amplitudes after ``s`` steps.
 
     References
     ----------
@@ -194,9 +213,9 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
 
     Examples
     --------
-    >>> run = train_basri((1, 4), scales=(1.0, 10.0), n_train=16, pairs=20, steps=5, rng=0)
-    >>> run.amps.shape, np.round(run.amps[:, -1], 3).tolist()
-    ((2, 6, 2), [[0.039, 0.938], [0.024, 0.924]])
+    >>> run = train_circle_net((1, 4), scales=(1.0, 10.0), n_train=16, pairs=20, steps=5, rng=0)
+    >>> run.amps.shape, np.round(run.final("amps"), 3).tolist()
+    ((6, 2, 2), [[0.039, 0.938], [0.024, 0.924]])
     """
     fq = np.asarray(freqs)
     n_train = v.positive_int("n_train", n_train, minimum=4)
@@ -236,20 +255,22 @@ def train_basri(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float] = (
         W_end = W.numpy().astype(float)
         resid = resid.numpy().astype(float)
 
-    amps = np.abs(np.fft.rfft(resid, axis=-1))[..., fq] * 2 / n_train
+    amps = np.moveaxis(np.abs(np.fft.rfft(resid, axis=-1))[..., fq] * 2 / n_train, 1, 0)   # (T, S, F)
     K1 = entk(W_end, sc)
     dK = np.linalg.norm(K1 - K0, axis=(1, 2)) / np.linalg.norm(K0, axis=(1, 2))
     slow = np.sin(fq.max() * th)
     rq = np.stack([eta * np.einsum("i,sij,j->s", slow, K, slow) / (slow @ slow)
                    for K in (K0, K1)], axis=1)
-    return BasriRun(scales=sc, freqs=fq, theta=th, amps=amps, eta=eta, rate_unit=eta * sc**2,
-                    ntk_change=dK, rayleigh=rq, W_final=W_end)
+    return CircleNetRun(t=np.arange(steps + 1), amps=amps, scales=sc, freqs=fq, eta=eta,
+                        rate_unit=eta * sc**2, ntk_change=dK, rayleigh=rq, t_fit=steps_to_level(amps),
+                        W_final=W_end)
 
 
 def steps_to_level(amps, *, level: float = float(np.exp(-1))) -> np.ndarray:
     """First step at which each amplitude curve is below ``level`` (NaN if never).
 
-    ``amps`` has shape (..., steps + 1, F); returns shape (..., F).
+    ``amps`` has the time axis first, one entry per step: shape (steps + 1, ...); returns the
+    shape of the rest, (...).
 
     Examples
     --------
@@ -257,12 +278,12 @@ def steps_to_level(amps, *, level: float = float(np.exp(-1))) -> np.ndarray:
     [2.0, nan]
     """
     A = v.array("amps", amps)
-    if A.ndim < 2:
-        raise ValueError(f"amps must be at least 2-dimensional (steps, freqs), got {A.shape}")
+    if A.ndim < 1 or A.shape[0] == 0:
+        raise ValueError(f"amps must have a non-empty time axis first (steps + 1, ...), got {A.shape}")
     level = v.finite("level", level, positive=True)
     below = A < level
-    first = np.argmax(below, axis=-2).astype(float)
-    return np.where(below.any(axis=-2), first, np.nan)
+    first = np.argmax(below, axis=0).astype(float)
+    return np.where(below.any(axis=0), first, np.nan)
 
 
 def predicted_steps(rate_unit: float, a_l, *, level: float = float(np.exp(-1))) -> np.ndarray:
@@ -289,17 +310,20 @@ def predicted_steps(rate_unit: float, a_l, *, level: float = float(np.exp(-1))) 
     return np.floor(np.log(level) / np.log1p(-q)) + 1
 
 
-def run_summary(run: BasriRun, points: int = 40) -> dict:
-    """What demo 7.3.D shows of a run, small enough to ship as a reference result.
+def run_summary(run: CircleNetRun, points: int = 40) -> CircleNetRun:
+    """What demo 7.3.D shows of a run, small enough to ship as a reference result: the run at
+    about ``points`` log-spaced steps (:func:`td_lib.core.run.checkpoints`; the first and the
+    last step included), without the final weights. The statics are the run's: ``t_fit`` was
+    read off every step.
 
-    The amplitude curves at about ``points`` log-spaced steps (``steps``, and ``amps`` of shape
-    (S, F, len(steps)): one curve per scale and frequency); from the full curves, the steps to the level ``1/e``
-    (:func:`steps_to_level`, ``t_fit``) and the last amplitudes (``final``); and ``scales``,
-    ``rate_unit``, ``ntk_change``, ``rayleigh`` as in :class:`BasriRun`.
+    Examples
+    --------
+    >>> s = run_summary(train_circle_net((1, 4), n_train=16, pairs=20, steps=30, rng=0), points=10)
+    >>> s.t.tolist(), s.amps.shape, s.W_final is None
+    ([0, 1, 2, 3, 5, 8, 13, 20, 30], (9, 2, 2), True)
     """
+    if not isinstance(run, CircleNetRun):
+        raise TypeError(f"run must be a CircleNetRun (of train_circle_net), got {type(run).__name__}")
     points = v.positive_int("points", points, minimum=2)
-    T = run.amps.shape[1]
-    idx = np.unique(np.r_[0, np.geomspace(1, T, points).astype(int) - 1])
-    return dict(steps=idx.astype(float), amps=np.swapaxes(run.amps[:, idx], 1, 2), t_fit=steps_to_level(run.amps),
-                final=run.amps[:, -1], scales=run.scales, rate_unit=run.rate_unit, ntk_change=run.ntk_change,
-                rayleigh=run.rayleigh)
+    idx = checkpoints(run.t.size, num=points, zero=False) - 1     # 0 .. T - 1, log-spaced
+    return dataclasses.replace(run, t=run.t[idx], amps=run.amps[idx], W_final=None)

@@ -150,15 +150,17 @@ def relu_ntk_nobias(phi) -> np.ndarray:
     """Infinite-width first-layer NTK of a bias-free two-layer ReLU net on the circle (7.3.C).
 
     ``K_inf(phi) = cos(phi) (pi - |phi|) / (2 pi)`` for phi in [-pi, pi] (wrapped otherwise):
-    ``x . x' = cos phi`` times ``P[w.x > 0, w.x' > 0] = (pi - |phi|) / (2 pi)`` for Gaussian w.
+    ``x . x' = cos phi`` times ``P[w.x > 0, w.x' > 0] = (pi - |phi|) / (2 pi)`` for Gaussian w,
+    the arc-cosine kernel of degree 0 at ``cos phi``
+    (:func:`td_lib.core.gaussian.arccos_kernel`).
 
     References
     ----------
     Basri et al. (NeurIPS 2019), the bias-free two-layer ReLU NTK on the circle; course notes
     NB2 §7.3, Exercise 7.3.C.
     """
-    phi = wrap_angle(phi)
-    return np.cos(phi) * (np.pi - np.abs(phi)) / (2 * np.pi)
+    c = np.cos(v.array("phi", phi))
+    return c * arccos_kernel(c, degree=0)
 
 
 def relu_ntk_bias(phi) -> np.ndarray:
@@ -412,12 +414,8 @@ def gap_variance(*, bias: bool = False, n_grid: int = 64) -> float:
     """
     n_grid = v.positive_int("n_grid", n_grid, minimum=2)
     ang = 2 * np.pi * np.arange(n_grid) / n_grid
-    if bias:
-        u = (1 + np.cos(ang)) / 2
-        p = arccos_kernel(u, degree=0)
-    else:
-        u = np.cos(ang)
-        p = (np.pi - np.abs(wrap_angle(ang))) / (2 * np.pi)
+    u = (1 + np.cos(ang)) / 2 if bias else np.cos(ang)
+    p = arccos_kernel(u, degree=0)
     return float(np.mean(u**2 * p * (1 - p)))
 
 

@@ -12,6 +12,7 @@ from scipy.special import expit
 
 from td_lib import early_linear as el
 from td_lib import hermite
+from td_lib import kernel_flow as kf
 from td_lib.core import activations
 from td_lib.core.gaussian import gaussian_expectation
 
@@ -189,7 +190,7 @@ def test_train_network_matches_autograd_gd_and_runs_are_independent():
     for layers in ("first", "second", "both"):
         res = el.train_network(X, y, W, v, activation="gelu", eta=0.7, layers=layers,
                                checkpoints=[0, 2, 5], X_test=X[:7])
-        assert res["train"].shape == (3, 2, n) and res["test"].shape == (3, 2, 7)
+        assert res.train.shape == (3, 2, n) and res.test.shape == (3, 2, 7)
         for r in range(2):
             Wp, vp = W[r].clone().requires_grad_(True), v[r].clone().requires_grad_(True)
             for _ in range(5):
@@ -202,14 +203,14 @@ def test_train_network_matches_autograd_gd_and_runs_are_independent():
                     if layers != "first":
                         vp -= 0.7 * gv
             ref = el.network_output(X, Wp, vp, "gelu").detach().numpy()
-            np.testing.assert_allclose(res["train"][-1, r], ref, atol=1e-12, rtol=0)
-            np.testing.assert_allclose(res["test"][-1, r], ref[:7], atol=1e-12, rtol=0)
+            np.testing.assert_allclose(res.train[-1, r], ref, atol=1e-12, rtol=0)
+            np.testing.assert_allclose(res.test[-1, r], ref[:7], atol=1e-12, rtol=0)
             single = el.train_network(X, y, W[r], v[r], activation="gelu", eta=0.7, layers=layers,
                                       checkpoints=[0, 2, 5])
-            np.testing.assert_allclose(single["train"], res["train"][:, r], atol=1e-13)
+            np.testing.assert_allclose(single.train, res.train[:, r], atol=1e-13)
         # f(0) = 0 at the symmetric init, so the initial loss is 0.5 mean(y^2) -- but torch's mean
         # and numpy's sum in different orders (and f(0) is 0 only to ~1e-16): an ulp or two apart
-        np.testing.assert_allclose(res["loss"][0], 0.5 * np.mean(y**2), rtol=1e-15, atol=0)
+        np.testing.assert_allclose(res.loss[0], 0.5 * np.mean(y**2), rtol=1e-15, atol=0)
 
 
 # --- linear models -----------------------------------------------------------------------
@@ -245,14 +246,16 @@ def test_train_linear_model_matches_explicit_gd_and_kernel_gd():
         beta = np.zeros(psi.shape[1])
         for t in range(41):
             if t in ts:
-                np.testing.assert_allclose(res["beta"][ts.index(t)], beta, atol=1e-12)
+                np.testing.assert_allclose(res.beta[ts.index(t)], beta, atol=1e-12)
             beta = beta - eta / n * psi.T @ (psi @ beta - y)
         K = el.linear_kernel(X[:n], c, layers)
         Kx = el.linear_kernel(X[n:], c, layers, X2=X[:n])
-        kg = el.kernel_gd_predictions(K, y, eta=eta, checkpoints=ts, K_test=Kx)
-        np.testing.assert_allclose(kg["train"], res["train"], atol=1e-10)
-        np.testing.assert_allclose(kg["test"], res["test"], atol=1e-10)
-        np.testing.assert_allclose(kg["loss"], res["loss"], atol=1e-12)
+        # kernel GD on the model's kernel (td_lib.kernel_flow, predictions (points, times))
+        kg_train = kf.kernel_gd_predict(K, K, y, ts, eta=eta).T
+        np.testing.assert_allclose(kg_train, res.train, atol=1e-10)
+        np.testing.assert_allclose(kf.kernel_gd_predict(K, Kx, y, ts, eta=eta).T, res.test, atol=1e-10)
+        np.testing.assert_allclose(0.5 * np.mean((kg_train - y) ** 2, axis=1), res.loss, atol=1e-12)
+        assert isinstance(res, el.GDRun) and res.beta.shape == (len(ts), psi.shape[1]) and res.dW is None
 
 
 def test_time_scale_and_spectral_norms():
@@ -305,8 +308,8 @@ def test_one_gd_step_is_kernel_gd_with_the_ntk_to_first_order():
         for eta in (1e-2, 2e-2):
             net = el.train_network(X, y, W, v, activation="gelu", eta=eta, layers=layers,
                                    checkpoints=[1])
-            lin = el.kernel_gd_predictions(K, y, eta=eta, checkpoints=[1])
-            errs.append(np.abs(net["train"][0] - lin["train"][0]).max())
+            lin = kf.kernel_gd_predict(K, K, y, [1], eta=eta)[:, 0]
+            errs.append(np.abs(net.train[0] - lin).max())
         if layers == "second":  # f is linear in v: one step is exactly kernel GD
             assert max(errs) < 1e-14
         else:
@@ -335,12 +338,12 @@ def test_experiments_take_the_callers_linear_kernels():
     for layers in ("first", "both"):
         r, s = el.agreement_run(8, layers=layers, **kw), el.agreement_run(8, layers=layers, linear_kernels=mine, **kw)
         for k in ("test_lin", "lin_lin", "loss_lin", "mode_rates"):
-            np.testing.assert_allclose(s[k], r[k], rtol=1e-9, atol=1e-12)
-        assert abs(r["zeta2"] - el.linear_constants("gelu").zeta ** 2) < 1e-12
+            np.testing.assert_allclose(getattr(s, k), getattr(r, k), rtol=1e-9, atol=1e-12)
+        assert abs(r.zeta2 - el.linear_constants("gelu").zeta ** 2) < 1e-12
     # the features returned are those of the linear model up to a rotation: the same kernel
     X, S = el.make_data(32 + 50, 8, rng=2)                    # the run's data: n = 4 d, n_test = 50
     c = el.linear_constants("gelu", np.trace(S @ S) / 8)
-    psi = el.agreement_run(8, layers="first", **kw)["psi_train"]
+    psi = el.agreement_run(8, layers="first", **kw).psi_train
     np.testing.assert_allclose(psi @ psi.T, el.linear_kernel(X[:32], c, "first"), atol=1e-12)
     with pytest.raises(ValueError, match="linear_kernels must return two"):
         el.lemma_sweep([8], linear_kernels=lambda X, a, t: (np.eye(2), np.eye(2)))
@@ -370,10 +373,13 @@ def test_experiment_helpers_shapes_and_limits():
     assert list(lem["d"]) == [8, 12] and all(n % 2 == 0 for n in lem["n"])
     assert all(np.isfinite(lem["slope_" + k]) for k in ("rel1", "rel1_id", "frob1", "rel"))
     r = el.agreement_run(8, n_per_d=4, n_test=50, t_max=2.0, n_checkpoints=8, rng=2)
-    assert r["t"][0] == 0 and np.isnan(r["rel_test"][0])
-    assert abs(r["T"] - 8 * math.log(8) / 1.0) < 1e-12  # eta = d/8 = 1
+    assert r.t[0] == 0 and np.isnan(r.rel_test[0])
+    assert abs(r.T - 8 * math.log(8) / 1.0) < 1e-12  # eta = d/8 = 1
     # GD on a convex quadratic with a stable step: the linear model's training loss decreases
-    assert np.all(np.diff(r["loss_lin"]) < 0)
+    assert np.all(np.diff(r.loss_lin) < 0)
+    # the demo's reference result: every field but the features, rebuilt into a record
+    back = el.AgreementRun(**{k: v for k, v in vars(r).items() if k != "psi_train"})
+    assert back.psi_train is None and np.array_equal(back.test_lin, r.test_lin) and back.time_label == "GD steps"
     with pytest.raises(ValueError, match="layers"):
         el.agreement_run(8, layers="middle")
 
@@ -415,7 +421,7 @@ def test_linear_mode_rates_are_eta_zeta2_lambda_over_d_and_govern_gd():
     U, sv, _ = np.linalg.svd(psi, full_matrices=False)
     mu = eta * sv**2 / n
     for k, t in enumerate(ts):
-        got = U.T @ (y - res["train"][k])
+        got = U.T @ (y - res.train[k])
         np.testing.assert_allclose(got, (1 - mu) ** t * (U.T @ y), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match="psi_test"):
         el.gd_on_features(psi, y, checkpoints=[1], psi_test=np.ones((3, d + 2)))
@@ -436,12 +442,12 @@ def test_first_time_within():
 
 def test_agreement_run_reach_time_is_consistent_with_its_own_curve():
     r = el.agreement_run(8, n_per_d=6, n_test=60, t_max=6.0, n_checkpoints=40, rng=3)
-    assert np.isfinite(r["lin_reach_T"])
-    i = np.flatnonzero(r["t_over_T"] >= r["lin_reach_T"] - 1e-12)[0]
+    assert np.isfinite(r.lin_reach_T)
+    i = np.flatnonzero(r.t_over_T >= r.lin_reach_T - 1e-12)[0]
     # at the first checkpoint past the reach time the linear model is within 0.1 % of the line
-    assert r["test_lin"][i] <= 1.001 * r["test_best_lin"] + 1e-12
+    assert r.test_lin[i] <= 1.001 * r.test_best_lin + 1e-12
     # and at the checkpoints before it, not yet
-    assert np.all(r["test_lin"][:i] > 1.001 * r["test_best_lin"])
+    assert np.all(r.test_lin[:i] > 1.001 * r.test_best_lin)
 
 
 # --- the CNN of §4.1 (Prop. 4.1) -------------------------------------------------------------
@@ -503,7 +509,7 @@ def test_train_cnn_matches_autograd_gd():
     for layers in ("first", "second", "both"):
         res = el.train_cnn(X, y, W, V, activation="gelu", eta=0.7, layers=layers, checkpoints=[0, 2, 5],
                            X_test=X[:4])
-        assert res["train"].shape == (3, 20) and res["test"].shape == (3, 4)
+        assert res.train.shape == (3, 20) and res.test.shape == (3, 4)
         Wp, Vp = W.clone().requires_grad_(True), V.clone().requires_grad_(True)
         for _ in range(5):
             loss = 0.5 * ((el.cnn_output(X, Wp, Vp, "gelu") - torch.as_tensor(y)) ** 2).mean()
@@ -514,9 +520,9 @@ def test_train_cnn_matches_autograd_gd():
                 if layers != "first":
                     Vp -= 0.7 * gV
         ref = el.cnn_output(X, Wp, Vp, "gelu").detach().numpy()
-        np.testing.assert_allclose(res["train"][-1], ref, atol=1e-12, rtol=0)
-        np.testing.assert_allclose(res["test"][-1], ref[:4], atol=1e-12, rtol=0)
-        assert res["loss"][0] == pytest.approx(0.5 * np.mean(y**2), abs=1e-14)
+        np.testing.assert_allclose(res.train[-1], ref, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(res.test[-1], ref[:4], atol=1e-12, rtol=0)
+        assert res.loss[0] == pytest.approx(0.5 * np.mean(y**2), abs=1e-14)
 
 
 @pytest.mark.parametrize("act", ["relu", "leaky_relu", "gelu", "tanh", "softplus"])
@@ -610,12 +616,25 @@ def test_cnn_kernel_distance_shrinks_with_q_and_leading_constant_fails_with_d():
     assert np.all(r["rel"][:, :3] <= r["rel_noid"][:, :3])     # the identity part helps
 
 
+@pytest.mark.parametrize("d, eta, t_max, n_checkpoints", [(16, 2.0, 16.0, 30), (32, 4.0, 16.0, 30),
+                                                           (16, 2.0, 2.0, 30), (32, 4.0, 8.0, 30), (8, 1.0, 2.0, 8)])
+def test_agreement_checkpoints_are_the_log_spaced_schedule(d, eta, t_max, n_checkpoints):
+    """The agreement runs record at td_lib.core.run.checkpoints: the times of the former
+    ``0, unique(round(logspace(0, log10 t_end, k)))``, the same for the sizes the course uses."""
+    from td_lib.early_linear.experiments import _log_checkpoints
+
+    T = el.time_scale(d, eta)
+    t_end, ts = _log_checkpoints(T, t_max, n_checkpoints)
+    old = np.unique(np.round(np.logspace(0, math.log10(t_end), n_checkpoints)))
+    np.testing.assert_array_equal(ts, np.concatenate([[0], old.astype(int)]))
+
+
 def test_cnn_agreement_run_small():
     r = el.cnn_agreement_run(8, 3, m=16, n_per_d=4, n_test=40, t_max=3.0, n_checkpoints=10, rng=1)
-    assert r["t"][0] == 0 and np.isnan(r["rel_test"][0]) and r["m"] == 16
-    assert abs(r["T"] - 8 * math.log(8) / 4.0) < 1e-12
-    assert np.all(np.diff(r["loss_lin"]) < 0) and r["eta_K_over_n"] < 2
-    assert 0 < r["rate_local"] < r["rate_linear"]
+    assert r.t[0] == 0 and np.isnan(r.rel_test[0]) and r.m == 16
+    assert abs(r.T - 8 * math.log(8) / 4.0) < 1e-12
+    assert np.all(np.diff(r.loss_lin) < 0) and r.eta_K_over_n < 2
+    assert 0 < r.rate_local < r.rate_linear
 
 
 def test_cnn_bad_arguments_are_named():
@@ -650,7 +669,7 @@ def test_closed_form_gd_with_oscillating_modes():
     b = np.zeros(3)
     for t in range(31):
         if t in (0, 1, 2, 7, 30):
-            np.testing.assert_allclose(res["beta"][[0, 1, 2, 7, 30].index(t)], b, atol=1e-10)
+            np.testing.assert_allclose(res.beta[[0, 1, 2, 7, 30].index(t)], b, atol=1e-10)
         b = b - eta / 12 * psi.T @ (psi @ b - y)
 
 

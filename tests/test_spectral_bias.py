@@ -47,7 +47,7 @@ def test_flow_claims():  # ~5 s of CPU (a 1024 x 1024 eigendecomposition)
 
 def test_demo_claim_quotes_exist():
     # the quotes of demo 7.3.D's claims, without the 2000-step run: feed a tiny run
-    tiny = circle_net.train_basri(spectral_bias.FREQS, scales=(1.0, 10.0), n_train=32, pairs=10, steps=3)
+    tiny = circle_net.train_circle_net(spectral_bias.FREQS, scales=(1.0, 10.0), n_train=32, pairs=10, steps=3)
     quoted = [c for c in spectral_bias.demo_claims(tiny) if c.quote is not None]
     assert len(quoted) >= 12
     for c in quoted:

@@ -70,7 +70,7 @@ def test_engines_ask_for_the_students_function_in_the_edition(edition):
             "import td_lib.early_linear as el, td_lib.mixed_cumulant as mixed_cumulant, td_lib.cnn_lcn as cl\n"
             "from td_lib.core.gaussian import arccos_kernel\n"
             "for call, arg in ((lambda: ts.eq10_norm_scan(n=10), 'cross_moment'),\n"
-            "                  (lambda: b.train_basri((1,), n_train=8, pairs=2, steps=1), 'ntk'),\n"
+            "                  (lambda: b.train_circle_net((1,), n_train=8, pairs=2, steps=1), 'ntk'),\n"
             "                  (lambda: k.finite_width_coefficients(np.ones((4, 2)), [0], batches=2), 'kernel'),\n"
             "                  (lambda: el.lemma_sweep([8]), 'ntk'),\n"
             "                  (lambda: el.agreement_run(8), 'linear_kernels'),\n"

@@ -34,9 +34,8 @@ def linear_kernels_hidden() -> dict[str, Any]:
     return {"_ref_lk": cases, "_ref_lk_default": _library_kernels(Xd, "softplus")}
 
 
-#: what the agreement demo's cell reads of each run (the rest of agreement_run's result is not baked)
-_AGREEMENT_KEYS = ("d", "eta", "T", "t", "t_over_T", "rel_train", "rel_test", "test_net", "test_lin",
-                   "test_best_lin", "lin_net", "quad_net", "lin_lin", "lin_reach_T", "mode_rates", "zeta2")
+#: what the agreement demo's cell does not rebuild of each run (the linear model's features: n x n numbers)
+_NOT_BAKED = ("psi_train",)
 
 
 def _finite_or_none(value):
@@ -54,11 +53,12 @@ def _finite_or_none(value):
 def agreement_demo() -> dict[str, Any]:
     """The agreement demo of §7.1b (early_linear.agreement_run: ReLU, first layer, n = m = 12 d, seed 0),
     full (d = 16, 32; t up to 16 T) and quick (d = 16; t up to 2 T): network and the linear model of
-    the course's kernels. Trains the network three times (about 7 s)."""
+    the course's kernels: the fields of each AgreementRun but its features, which the demo rebuilds
+    (el.AgreementRun(**run)). Trains the network three times (about 7 s)."""
     from td_lib import early_linear as el
 
     def run(d: int, t_max: float) -> dict[str, Any]:
         r = el.agreement_run(d, activation="relu", layers="first", n_per_d=12, t_max=t_max, rng=0)
-        return {k: _finite_or_none(r[k]) for k in _AGREEMENT_KEYS}
+        return {k: _finite_or_none(val) for k, val in vars(r).items() if k not in _NOT_BAKED}
 
     return {"_ref_agree": {"full": {d: run(d, 16.0) for d in (16, 32)}, "quick": {16: run(16, 2.0)}}}

@@ -19,6 +19,10 @@ One module per idea:
 - :mod:`~td_lib.early_linear.experiments`: the notebook's sweeps and agreement runs (shared
   with ``checks/early_time_linear.py``, so the quoted numbers are recomputed from the same seeds).
 
+The trainers return run records (:class:`td_lib.core.run.Run`): :class:`GDRun` (GD of a network
+or a linear model), :class:`AgreementRun` and :class:`CNNAgreementRun` (a network beside its
+linear model).
+
 Activations are those of :mod:`td_lib.core.activations` named in :data:`ACTIVATION_NAMES`;
 Gaussian expectations go through :func:`td_lib.core.gaussian.gaussian_expectation`, Hermite
 coefficients through :func:`td_lib.hermite.coefficients` (with ``breakpoints=[0.0]``), and
@@ -42,7 +46,7 @@ Examples
 0.191
 """
 
-from td_lib.early_linear._shared import ACTIVATION_NAMES, LAYERS
+from td_lib.early_linear._shared import ACTIVATION_NAMES, LAYERS, AgreementRun, CNNAgreementRun, GDRun
 from td_lib.early_linear.cnn import cnn_ntk, cnn_output, cnn_patches, cnn_symmetric_init, cnn_teacher_labels, train_cnn
 from td_lib.early_linear.cnn_kernel import (
     CNNLinearConstants,
@@ -72,7 +76,6 @@ from td_lib.early_linear.fcn import (
 from td_lib.early_linear.linear import (
     LinearConstants,
     gd_on_features,
-    kernel_gd_predictions,
     linear_constants,
     linear_features,
     linear_kernel,
@@ -86,13 +89,14 @@ from td_lib.early_linear.linear import (
 __all__ = [
     "ACTIVATION_NAMES",
     "LAYERS",
+    # run records
+    "GDRun", "AgreementRun", "CNNAgreementRun",
     # fcn
     "make_data", "teacher_labels", "symmetric_init", "network_output", "ntk_at_init",
     "train_network",
     # linear
     "LinearConstants", "linear_constants", "linear_features", "linear_kernel",
-    "train_linear_model", "gd_on_features", "linear_mode_rates", "kernel_gd_predictions",
-    "time_scale", "spectral_norm", "spectral_distance",
+    "train_linear_model", "gd_on_features", "linear_mode_rates", "time_scale", "spectral_norm", "spectral_distance",
     # cnn
     "cnn_patches", "cnn_symmetric_init", "cnn_output", "cnn_ntk", "cnn_teacher_labels",
     "train_cnn",

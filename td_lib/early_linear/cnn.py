@@ -23,7 +23,7 @@ import numpy as np
 
 from td_lib.core import validate as V
 from td_lib.core.runtime import bar, numpy_rng, torch_generator
-from td_lib.early_linear._shared import LAYERS, act, check_checkpoints, hypercube
+from td_lib.early_linear._shared import LAYERS, GDRun, act, check_checkpoints, hypercube
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -188,7 +188,7 @@ def cnn_teacher_labels(X: np.ndarray, *, linear: float = 1.0, local: float = 1.0
 def train_cnn(X: np.ndarray, y: np.ndarray, W0: torch.Tensor, V0: torch.Tensor, *,
               activation: str = "relu", eta: float = 1.0, layers: str = "both",
               checkpoints: Sequence[int] = (0, 1, 10, 100), X_test: np.ndarray | None = None,
-              progress: bool | str = False) -> dict:
+              progress: bool | str = False) -> GDRun:
     """Full-batch GD on loss (2) for the CNN (12), with step ``eta`` on the layers selected.
 
     Gradients written out (``r_i = (f(x_i) - y_i)/n``):
@@ -198,7 +198,8 @@ def train_cnn(X: np.ndarray, y: np.ndarray, W0: torch.Tensor, V0: torch.Tensor, 
 
     Returns
     -------
-    dict with ``t``, ``train`` (``(T, n)``), ``test`` (if ``X_test``) and ``loss``.
+    GDRun
+        ``t`` (the checkpoints), ``train`` (``(T, n)``), ``test`` (if ``X_test``) and ``loss``.
 
     References
     ----------
@@ -249,8 +250,4 @@ def train_cnn(X: np.ndarray, y: np.ndarray, W0: torch.Tensor, V0: torch.Tensor, 
             Vr = Vr - eta * gV
         if gW is not None:
             W = W - eta * gW
-    res = {"t": ts}
-    for key, val in out.items():
-        if val:
-            res[key] = torch.stack(val).numpy()
-    return res
+    return GDRun(t=ts, **{key: torch.stack(val) for key, val in out.items() if val})

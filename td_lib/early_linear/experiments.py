@@ -14,15 +14,15 @@ Hu, Xiao, Adlam & Pennington (2020), Prop. 3.4, Thm. 3.2, Cor. 3.3 and Prop. 4.1
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from td_lib.core import validate as V
 from td_lib.core.gaussian import gaussian_expectation
+from td_lib.core.run import checkpoints
 from td_lib.core.runtime import bar, base_seed
-from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act
+from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, AgreementRun, CNNAgreementRun, GDRun, act
 from td_lib.early_linear.cnn import cnn_ntk, cnn_symmetric_init, cnn_teacher_labels, train_cnn
 from td_lib.early_linear.cnn_kernel import (
     _cnn_constants,
@@ -188,15 +188,13 @@ def lemma_sweep(ds: Sequence[int], *, activation: str = "gelu", alpha: float = 0
 def _log_checkpoints(T: float, t_max: float, n_checkpoints: int) -> tuple[int, np.ndarray]:
     """The last step ``round(t_max T)`` (at least 2) and 0 followed by log-spaced steps to it."""
     t_end = max(2, int(round(V.finite("t_max", t_max, positive=True) * T)))
-    ts = np.unique(np.round(np.logspace(0, math.log10(t_end),
-                                        V.positive_int("n_checkpoints", n_checkpoints))))
-    return t_end, np.concatenate([[0], ts.astype(int)])
+    return t_end, checkpoints(t_end, num=V.positive_int("n_checkpoints", n_checkpoints), rounding="round")
 
 
 def agreement_run(d: int, *, activation: str = "relu", layers: str = "first",
                   eta: float | None = None, n_per_d: int = 12, n_test: int = 400,
                   t_max: float = 16.0, n_checkpoints: int = 30, rng=0,
-                  reach_rtol: float = 1e-3, progress: bool | str = False, linear_kernels=None) -> dict:
+                  reach_rtol: float = 1e-3, progress: bool | str = False, linear_kernels=None) -> AgreementRun:
     """Train network (1) and the matching linear model on the same data; compare predictions.
 
     ``n = m = n_per_d * d``; labels ``y = y_lin + y_quad`` from ``teacher_labels`` (a linear
@@ -209,18 +207,19 @@ def agreement_run(d: int, *, activation: str = "relu", layers: str = "first",
 
     Returns
     -------
-    dict with ``t``, ``t_over_T``, ``T``, the relative RMS differences
-    ``rel_train``/``rel_test`` (``||f_net - f_lin|| / ||f_lin||``), the losses ``loss_net``,
-    ``loss_lin`` (train) and ``test_net``, ``test_lin``, ``test_best_lin`` (test loss of the
-    converged linear model), the overlaps ``lin_net``, ``quad_net``, ``lin_lin``, ``quad_lin``
-    of the predictions with ``y_lin`` and ``y_quad`` on the test set
-    (``E[f y_part] / E[y_part^2]``), ``lin_reach_T``: the first time (in units of ``T``, over
-    every integer step up to ``t_max T``) at which the linear model's test loss is within
-    ``reach_rtol`` (relative) of ``test_best_lin`` (:func:`first_time_within`),
-    ``psi_train``, the linear model's features on the training set (``Psi Psi^T = K``: the
-    features (5), (9) or (11) up to a rotation), ``mode_rates``, the per-step rates ``eta mu_k``
-    of its GD modes (:func:`linear_mode_rates`, largest first), and ``zeta2``, ``zeta^2`` read
-    off ``K1``.
+    AgreementRun
+        At the checkpoints ``t``: ``t_over_T``, the relative RMS differences
+        ``rel_train``/``rel_test`` (``||f_net - f_lin|| / ||f_lin||``), the losses ``loss_net``,
+        ``loss_lin`` (train) and ``test_net``, ``test_lin``, the overlaps ``lin_net``,
+        ``quad_net``, ``lin_lin``, ``quad_lin`` of the predictions with ``y_lin`` and ``y_quad``
+        on the test set (``E[f y_part] / E[y_part^2]``); and ``d``, ``n``, ``eta``, ``T``,
+        ``test_best_lin`` (test loss of the converged linear model), ``lin_reach_T``: the first
+        time (in units of ``T``, over every integer step up to ``t_max T``) at which the linear
+        model's test loss is within ``reach_rtol`` (relative) of ``test_best_lin``
+        (:func:`first_time_within`), ``psi_train``, the linear model's features on the training
+        set (``Psi Psi^T = K``: the features (5), (9) or (11) up to a rotation), ``mode_rates``,
+        the per-step rates ``eta mu_k`` of its GD modes (:func:`linear_mode_rates`, largest
+        first), and ``zeta2``, ``zeta^2`` read off ``K1``.
 
     References
     ----------
@@ -254,11 +253,9 @@ def agreement_run(d: int, *, activation: str = "relu", layers: str = "first",
                         checkpoints=ts, X_test=Xte, progress=progress)
     lin = gd_on_features(psi, ytr, eta=eta, checkpoints=ts, psi_test=psi_te)
     best, reach = _best_linear_reach(psi, psi_te, ytr, yte, eta, t_end, reach_rtol)
-    return {
-        "d": d, "n": n, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
-        "lin_reach_T": reach / T, "psi_train": psi, "mode_rates": linear_mode_rates(psi, eta), "zeta2": zeta2,
-        **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_quad[n:], best),
-    }
+    return AgreementRun(t=ts, t_over_T=ts / T, d=d, n=n, eta=eta, T=T, lin_reach_T=reach / T, psi_train=psi,
+                        mode_rates=linear_mode_rates(psi, eta), zeta2=zeta2,
+                        **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_quad[n:], best))
 
 
 def _best_linear_reach(psi, psi_te, ytr, yte, eta: float, t_end: int, reach_rtol: float) -> tuple[float, float]:
@@ -267,12 +264,12 @@ def _best_linear_reach(psi, psi_te, ytr, yte, eta: float, t_end: int, reach_rtol
     beta_star = np.linalg.lstsq(psi, ytr, rcond=None)[0]
     best = float(0.5 * np.mean((psi_te @ beta_star - yte) ** 2))
     dense = gd_on_features(psi, ytr, eta=eta, checkpoints=np.arange(t_end + 1), psi_test=psi_te)
-    reach = first_time_within(dense["t"], 0.5 * np.mean((dense["test"] - yte) ** 2, axis=1),
+    reach = first_time_within(dense.t, 0.5 * np.mean((dense.test - yte) ** 2, axis=1),
                               target=best, rtol=reach_rtol)
     return best, reach
 
 
-def _agreement_curves(net: dict, lin: dict, ts: np.ndarray, yte: np.ndarray, yl: np.ndarray,
+def _agreement_curves(net: GDRun, lin: GDRun, ts: np.ndarray, yte: np.ndarray, yl: np.ndarray,
                       yq: np.ndarray, best: float) -> dict:
     """What both agreement drivers report: network vs linear model (relative rms gap on train
     and test; both predictions vanish at t = 0, so it is NaN there), losses, test losses
@@ -283,18 +280,18 @@ def _agreement_curves(net: dict, lin: dict, ts: np.ndarray, yte: np.ndarray, yl:
         return np.sqrt(np.mean(a**2, axis=-1))
 
     with np.errstate(invalid="ignore", divide="ignore"):
-        rel_train = rms(net["train"] - lin["train"]) / rms(lin["train"])
-        rel_test = rms(net["test"] - lin["test"]) / rms(lin["test"])
+        rel_train = rms(net.train - lin.train) / rms(lin.train)
+        rel_test = rms(net.test - lin.test) / rms(lin.test)
     rel_train[ts == 0] = np.nan
     rel_test[ts == 0] = np.nan
     return {
         "rel_train": rel_train, "rel_test": rel_test,
-        "loss_net": net["loss"], "loss_lin": lin["loss"],
-        "test_net": 0.5 * np.mean((net["test"] - yte) ** 2, axis=1),
-        "test_lin": 0.5 * np.mean((lin["test"] - yte) ** 2, axis=1),
+        "loss_net": net.loss, "loss_lin": lin.loss,
+        "test_net": 0.5 * np.mean((net.test - yte) ** 2, axis=1),
+        "test_lin": 0.5 * np.mean((lin.test - yte) ** 2, axis=1),
         "test_best_lin": best,
-        "lin_net": net["test"] @ yl / (yl @ yl), "quad_net": net["test"] @ yq / (yq @ yq),
-        "lin_lin": lin["test"] @ yl / (yl @ yl), "quad_lin": lin["test"] @ yq / (yq @ yq),
+        "lin_net": net.test @ yl / (yl @ yl), "quad_net": net.test @ yq / (yq @ yq),
+        "lin_lin": lin.test @ yl / (yl @ yl), "quad_lin": lin.test @ yq / (yq @ yq),
     }
 
 
@@ -376,7 +373,7 @@ def cnn_kernel_sweep(ds: Sequence[int], qs: Sequence[int], *, activation: str = 
 def cnn_agreement_run(d: int, q: int, *, activation: str = "relu", layers: str = "both",
                       m: int | None = None, eta: float = 4.0, n_per_d: int = 8,
                       n_test: int = 400, t_max: float = 8.0, n_checkpoints: int = 30,
-                      rng=0, reach_rtol: float = 1e-3, progress: bool | str = False) -> dict:
+                      rng=0, reach_rtol: float = 1e-3, progress: bool | str = False) -> CNNAgreementRun:
     """Train the CNN (12) and its linear model on the same hypercube data; compare.
 
     ``n = n_per_d d`` training points, ``m`` filters (default ``n``), labels
@@ -387,12 +384,13 @@ def cnn_agreement_run(d: int, q: int, *, activation: str = "relu", layers: str =
 
     Returns
     -------
-    The same keys as :func:`agreement_run` (``quad_*`` are the overlaps with ``y_loc``; no
-    ``psi_train``), plus ``q``, ``m``, ``ntk_rel``: the relative distance
-    ``||Theta(0) - K_CNN - kappa I|| / ||2 zeta^2 X X^T / d||`` of the finite-width NTK at
-    initialisation on the training set, ``ntk_rel_inf`` the same for the infinite-width NTK,
-    ``eta_K_over_n`` (``eta ||K_CNN|| / n``, at most 1 in App. C) and ``rate_linear``,
-    ``rate_local``, the population rates of :func:`cnn_walsh_rates`.
+    CNNAgreementRun
+        The fields of :func:`agreement_run`'s record (``quad_*`` are the overlaps with ``y_loc``;
+        no ``psi_train``, ``mode_rates``, ``zeta2``), plus ``q``, ``m``, ``ntk_rel``: the relative
+        distance ``||Theta(0) - K_CNN - kappa I|| / ||2 zeta^2 X X^T / d||`` of the finite-width
+        NTK at initialisation on the training set, ``ntk_rel_inf`` the same for the
+        infinite-width NTK, ``eta_K_over_n`` (``eta ||K_CNN|| / n``, at most 1 in App. C) and
+        ``rate_linear``, ``rate_local``, the population rates of :func:`cnn_walsh_rates`.
 
     References
     ----------
@@ -430,10 +428,8 @@ def cnn_agreement_run(d: int, q: int, *, activation: str = "relu", layers: str =
     lin = gd_on_features(psi, ytr, eta=eta, checkpoints=ts, psi_test=psi_te)
     best, reach = _best_linear_reach(psi, psi_te, ytr, yte, eta, t_end, reach_rtol)
 
-    return {
-        "d": d, "q": q, "n": n, "m": m, "eta": eta, "T": T, "t": ts, "t_over_T": ts / T,
-        "lin_reach_T": reach / T, "ntk_rel": ntk_rel, "ntk_rel_inf": ntk_rel_inf,
-        "eta_K_over_n": eta * spectral_norm(K) / n,
+    return CNNAgreementRun(
+        t=ts, t_over_T=ts / T, d=d, q=q, n=n, m=m, eta=eta, T=T, lin_reach_T=reach / T, ntk_rel=ntk_rel,
+        ntk_rel_inf=ntk_rel_inf, eta_K_over_n=eta * spectral_norm(K) / n,
         **{"rate_" + k: v for k, v in cnn_walsh_rates(activation, q, d, layers).items()},
-        **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_loc[n:], best),
-    }
+        **_agreement_curves(net, lin, ts, yte, y_lin[n:], y_loc[n:], best))

@@ -29,7 +29,7 @@ import numpy as np
 
 from td_lib.core import validate as V
 from td_lib.core.runtime import bar, numpy_rng, torch_generator
-from td_lib.early_linear._shared import LAYERS, act, check_checkpoints
+from td_lib.early_linear._shared import LAYERS, GDRun, act, check_checkpoints
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -232,7 +232,7 @@ def ntk_at_init(X, W: torch.Tensor, v: torch.Tensor, activation: str = "relu",
 def train_network(X: np.ndarray, y: np.ndarray, W0: torch.Tensor, v0: torch.Tensor, *,
                   activation: str = "relu", eta: float = 1.0, layers: str = "both",
                   checkpoints: Sequence[int] = (0, 1, 10, 100),
-                  X_test: np.ndarray | None = None, progress: bool | str = False) -> dict:
+                  X_test: np.ndarray | None = None, progress: bool | str = False) -> GDRun:
     """Full-batch GD (4) on loss (2) for network (1), vectorised over runs.
 
     ``W0`` is ``(m, d)`` or ``(R, m, d)`` (independent runs on the same data), ``v0`` matches.
@@ -243,9 +243,10 @@ def train_network(X: np.ndarray, y: np.ndarray, W0: torch.Tensor, v0: torch.Tens
 
     Returns
     -------
-    dict with ``t`` (checkpoints), ``train`` (``(T, n)`` or ``(T, R, n)`` predictions),
-    ``test`` (same on ``X_test``, if given), ``loss`` (train loss (2)) and ``dW``
-    (``||W(t) - W(0)||_F``).
+    GDRun
+        ``t`` (the checkpoints), ``train`` (``(T, n)`` or ``(T, R, n)`` predictions), ``test``
+        (the same on ``X_test``, if given), ``loss`` (train loss (2)) and ``dW``
+        (``||W(t) - W(0)||_F``).
 
     References
     ----------
@@ -302,9 +303,5 @@ def train_network(X: np.ndarray, y: np.ndarray, W0: torch.Tensor, v0: torch.Tens
             v = v - eta * gv
         if layers in ("first", "both"):
             W = W - eta * gW
-    res = {"t": ts}
-    for key, val in out.items():
-        if val:
-            arr = torch.stack(val).numpy()
-            res[key] = arr[:, 0] if single else arr
-    return res
+    res = {key: torch.stack(val)[:, 0] if single else torch.stack(val) for key, val in out.items() if val}
+    return GDRun(t=ts, **res)

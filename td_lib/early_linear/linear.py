@@ -15,7 +15,8 @@ GD from zero on a linear model with feature matrix ``Psi`` relaxes the component
 k-th eigenvector of ``Psi^T Psi / n`` at rate ``eta mu_k`` per step
 (:func:`linear_mode_rates`); for (5) the linear directions have ``mu_k = zeta^2 lambda_k / d``.
 The iterates are evaluated in closed form with the GD filter of
-:func:`td_lib.kernel_flow.gd_filter`.
+:func:`td_lib.kernel_flow.gd_filter`; GD on a kernel alone (the NTK-linearised network) is
+:func:`td_lib.kernel_flow.kernel_gd_predict`.
 
 References
 ----------
@@ -34,12 +35,12 @@ import numpy as np
 from td_lib import hermite
 from td_lib.core import validate as V
 from td_lib.core.gaussian import gaussian_expectation
-from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, act, check_checkpoints
+from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, GDRun, act, check_checkpoints
 from td_lib.kernel_flow import gd_filter
 
 __all__ = ["LinearConstants", "linear_constants", "linear_features", "linear_kernel",
-           "train_linear_model", "gd_on_features", "linear_mode_rates", "kernel_gd_predictions",
-           "time_scale", "spectral_norm", "spectral_distance"]
+           "train_linear_model", "gd_on_features", "linear_mode_rates", "time_scale", "spectral_norm",
+           "spectral_distance"]
 
 
 @dataclass(frozen=True)
@@ -142,34 +143,23 @@ def linear_kernel(X: np.ndarray, c: LinearConstants, layers: str = "both",
     return A @ B.T
 
 
-def _filter(s2: np.ndarray, eta_over_n: float, t: np.ndarray) -> np.ndarray:
-    """``(1 - (1 - a)^t) / s2`` with ``a = eta s2 / n``, shape (T, k), through
-    :func:`td_lib.kernel_flow.gd_filter` on the modes with ``s2 > 0``; modes with ``s2`` at
-    round-off level get the limit ``t eta / n``. Raises when GD diverges (``a >= 2``)."""
-    a = eta_over_n * s2
-    if np.any(a >= 2):
-        raise ValueError(f"eta too large: eta * lambda_max / n = {a.max():.3g} >= 2 (GD diverges)")
-    small = s2 <= 1e-13 * max(1.0, float(s2.max(initial=0.0)))
-    out = np.repeat(t[:, None] * eta_over_n, s2.size, axis=1).astype(float)
-    if np.any(~small):
-        out[:, ~small] = gd_filter(s2[~small], t, eta=eta_over_n)
-    return out
-
-
 def gd_on_features(psi: np.ndarray, y: np.ndarray, *, eta: float = 1.0,
                    checkpoints: Sequence[int] = (0, 1, 10, 100),
-                   psi_test: np.ndarray | None = None) -> dict:
+                   psi_test: np.ndarray | None = None) -> GDRun:
     """GD from ``beta = 0`` on ``(1/2n) ||Psi beta - y||^2`` for a feature matrix ``Psi`` (n, p).
 
     ``beta(t+1) = beta(t) - (eta/n) Psi^T (Psi beta(t) - y)`` in closed form through the SVD
-    ``Psi = U S V^T``: ``beta(t) = V diag((1 - (1 - eta s^2/n)^t)/s) U^T y``. This is the
+    ``Psi = U S V^T``: ``beta(t) = V diag((1 - (1 - eta s^2/n)^t)/s) U^T y`` (the filter of
+    :func:`td_lib.kernel_flow.gd_filter` with step ``eta/n``; ``eta s^2 / n >= 2`` diverges and
+    raises a ``ValueError``). This is the
     linear model (5)/(9)/(11) of the two-layer network, or the CNN's linear model of
     Prop. 4.1, depending on ``Psi``.
 
     Returns
     -------
-    dict with ``t``, ``beta`` (``(T, p)``), ``train`` (and ``test`` on ``psi_test``)
-    predictions and the training ``loss``.
+    GDRun
+        ``t`` (the checkpoints), ``beta`` (``(T, p)``), ``train`` (and ``test`` on ``psi_test``)
+        predictions and the training ``loss``.
 
     References
     ----------
@@ -179,7 +169,7 @@ def gd_on_features(psi: np.ndarray, y: np.ndarray, *, eta: float = 1.0,
     --------
     >>> psi = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
     >>> r = gd_on_features(psi, np.array([1.0, 2.0, 0.0]), eta=0.5, checkpoints=[0, 1, 50])
-    >>> np.round(r["beta"][-1], 6).tolist()          # the least-squares fit (1/9, 7/9)
+    >>> np.round(r.final("beta"), 6).tolist()          # the least-squares fit (1/9, 7/9)
     [0.111111, 0.777778]
     """
     ts = check_checkpoints(checkpoints)
@@ -188,23 +178,21 @@ def gd_on_features(psi: np.ndarray, y: np.ndarray, *, eta: float = 1.0,
     n = psi.shape[0]
     y = V.array("y", y, shape=(n,))
     U, s, Vt = np.linalg.svd(psi, full_matrices=False)
-    filt = _filter(s**2, eta / n, ts) * s[None, :]              # (T, k)
+    filt = gd_filter(s**2, ts, eta=eta / n) * s[None, :]         # (T, k)
     beta = (filt * (U.T @ y)[None, :]) @ Vt
-    res = {"t": ts, "beta": beta, "train": beta @ psi.T}
-    res["loss"] = 0.5 * ((res["train"] - y[None, :]) ** 2).mean(1)
-    if psi_test is not None:
-        res["test"] = beta @ V.array("psi_test", psi_test, shape=(None, psi.shape[1])).T
-    return res
+    train = beta @ psi.T
+    test = None if psi_test is None else beta @ V.array("psi_test", psi_test, shape=(None, psi.shape[1])).T
+    return GDRun(t=ts, beta=beta, train=train, loss=0.5 * ((train - y[None, :]) ** 2).mean(1), test=test)
 
 
 def train_linear_model(X: np.ndarray, y: np.ndarray, c: LinearConstants, *,
                        layers: str = "both", eta: float = 1.0,
                        checkpoints: Sequence[int] = (0, 1, 10, 100),
-                       X_test: np.ndarray | None = None) -> dict:
+                       X_test: np.ndarray | None = None) -> GDRun:
     """GD from zero on ``(1/2n) sum_i (beta . psi(x_i) - y_i)^2`` for the linear model (5)/(9)/(11).
 
-    :func:`gd_on_features` on :func:`linear_features`. Returns ``t``, ``beta`` (``(T, p)``),
-    ``train`` and ``test`` predictions and ``loss``.
+    :func:`gd_on_features` on :func:`linear_features`: a :class:`GDRun` with ``t``, ``beta``
+    (``(T, p)``), ``train`` and ``test`` predictions and ``loss``.
 
     References
     ----------
@@ -238,35 +226,6 @@ def linear_mode_rates(psi: np.ndarray, eta: float = 1.0) -> np.ndarray:
     eta = V.finite("eta", eta, positive=True)
     mu = np.linalg.eigvalsh(psi.T @ psi / psi.shape[0])[::-1]
     return eta * np.clip(mu, 0.0, None)
-
-
-def kernel_gd_predictions(K: np.ndarray, y: np.ndarray, *, eta: float,
-                          checkpoints: Sequence[int], K_test: np.ndarray | None = None) -> dict:
-    """Kernel GD from ``u(0) = 0``: ``u(t+1) = u(t) - (eta/n) K (u(t) - y)``.
-
-    The training predictions are ``u(t) = Q diag(1 - (1 - eta lambda/n)^t) Q^T y`` for
-    ``K = Q diag(lambda) Q^T``; test predictions are ``K_test alpha(t)`` with
-    ``alpha(t) = Q diag((1 - (1 - eta lambda/n)^t)/lambda) Q^T y``. This is GD on any linear
-    model with kernel ``K`` (the NTK-linearised network, or (5), (9), (11)).
-
-    References
-    ----------
-    Hu et al. (2020), App. C (GD on two models whose kernels are close).
-    """
-    ts = check_checkpoints(checkpoints)
-    eta = V.finite("eta", eta, positive=True)
-    K = V.array("K", K, ndim=2)
-    n = K.shape[0]
-    y = V.array("y", y, shape=(n,))
-    lam, Q = np.linalg.eigh(0.5 * (K + K.T))
-    lam = np.clip(lam, 0.0, None)
-    filt = _filter(lam, eta / n, ts)                             # (T, n)
-    alpha = (filt * (Q.T @ y)[None, :]) @ Q.T
-    res = {"t": ts, "train": alpha @ K.T}
-    res["loss"] = 0.5 * ((res["train"] - y[None, :]) ** 2).mean(1)
-    if K_test is not None:
-        res["test"] = alpha @ V.array("K_test", K_test, shape=(None, n)).T
-    return res
 
 
 def time_scale(d: int, eta: float) -> float:

@@ -1230,8 +1230,7 @@ plt.show()
 # %% tags=["demo"]
 # the linear model from your my_linear_kernels (Exercise 7.1b.C); the course's results until it runs
 # BEGIN BAKED agreement_demo (python -m checks.grading.bake; do not edit by hand)
-_ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
-                            't': [0, 1, 2, 3, 4, 5, 6, 8, 9, 11, 14, 17, 21, 26, 31, 38, 47, 57, 70, 86, 105,
+_ref_agree = {'full': {16: {'t': [0, 1, 2, 3, 4, 5, 6, 8, 9, 11, 14, 17, 21, 26, 31, 38, 47, 57, 70, 86, 105,
                                   129, 158, 193, 237, 290, 355],
                             't_over_T': [0.0, 0.0450842, 0.0901684, 0.135253, 0.180337, 0.225421, 0.270505,
                                          0.360674, 0.405758, 0.495926, 0.631179, 0.766432, 0.946769, 1.17219,
@@ -1245,6 +1244,14 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                          0.175917, 0.176572, 0.177974, 0.180464, 0.183011, 0.186527, 0.191291,
                                          0.195965, 0.202526, 0.21128, 0.221187, 0.234356, 0.250819, 0.270433,
                                          0.294423, 0.321373, 0.350844, 0.383536, 0.416213, 0.448169],
+                            'loss_net': [0.907025, 0.862515, 0.821566, 0.783916, 0.749187, 0.71716, 0.687514,
+                                         0.634564, 0.610855, 0.568081, 0.514042, 0.469696, 0.421819, 0.375137,
+                                         0.338886, 0.30004, 0.2634, 0.233487, 0.20453, 0.177949, 0.153662,
+                                         0.130125, 0.108688, 0.0892879, 0.0716029, 0.0567247, 0.0443791],
+                            'loss_lin': [0.907025, 0.868693, 0.833377, 0.800815, 0.770767, 0.743017, 0.717369,
+                                         0.671688, 0.651347, 0.614998, 0.569647, 0.533142, 0.49501, 0.459805,
+                                         0.434372, 0.40974, 0.389855, 0.376736, 0.367215, 0.3613, 0.358043,
+                                         0.356338, 0.355606, 0.35534, 0.355258, 0.35524, 0.355237],
                             'test_net': [0.839724, 0.80825, 0.779087, 0.752113, 0.727146, 0.704045, 0.682588,
                                          0.644115, 0.626822, 0.595526, 0.555651, 0.52267, 0.487044, 0.452321,
                                          0.425428, 0.397006, 0.370555, 0.349392, 0.329295, 0.310886, 0.293773,
@@ -1253,7 +1260,6 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                          0.655008, 0.638935, 0.610177, 0.574247, 0.54531, 0.515126, 0.487392,
                                          0.467557, 0.448711, 0.434089, 0.425134, 0.419502, 0.416978, 0.416528,
                                          0.417173, 0.418174, 0.41907, 0.419709, 0.420065, 0.420237],
-                            'test_best_lin': 0.42034,
                             'lin_net': [-1.28076e-09, 0.0331416, 0.0649848, 0.0955174, 0.124784, 0.152796,
                                         0.17967, 0.230162, 0.253927, 0.298751, 0.359732, 0.414121, 0.477626,
                                         0.544883, 0.601196, 0.665076, 0.727809, 0.778888, 0.825342, 0.862946,
@@ -1267,13 +1273,17 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                         0.234804, 0.259475, 0.306152, 0.370029, 0.427299, 0.494674, 0.566565,
                                         0.62704, 0.696249, 0.764768, 0.821129, 0.872883, 0.914822, 0.945726,
                                         0.968278, 0.982731, 0.99123, 0.995843, 0.997895, 0.998663],
-                            'lin_reach_T': 2.97556,
+                            'quad_lin': [0.0, -0.00281516, -0.00545725, -0.00793639, -0.0102621, -0.0124434,
+                                         -0.0144887, -0.0182025, -0.0198855, -0.0229371, -0.0268161,
+                                         -0.0299807, -0.0332896, -0.0362725, -0.0382877, -0.0399539,
+                                         -0.0408026, -0.0407598, -0.0399561, -0.038574, -0.0369492, -0.0352621,
+                                         -0.0338106, -0.0327067, -0.0319387, -0.0314934, -0.0312672],
+                            'd': 16, 'n': 192, 'eta': 2.0, 'T': 22.1807, 'test_best_lin': 0.42034,
+                            'lin_reach_T': 2.97556, 'zeta2': 0.25,
                             'mode_rates': [0.0643173, 0.0510153, 0.0434949, 0.0419076, 0.0393981, 0.0377197,
                                            0.0315086, 0.0309955, 0.0274373, 0.0266688, 0.0238691, 0.0226395,
-                                           0.0197209, 0.0190157, 0.0154827, 0.0132085, 0.0126597],
-                            'zeta2': 0.25},
-                       32: {'d': 32, 'eta': 4.0, 'T': 27.7259,
-                            't': [0, 1, 2, 3, 4, 5, 7, 8, 10, 12, 15, 19, 23, 29, 36, 44, 54, 67, 83, 102, 126,
+                                           0.0197209, 0.0190157, 0.0154827, 0.0132085, 0.0126597]},
+                       32: {'t': [0, 1, 2, 3, 4, 5, 7, 8, 10, 12, 15, 19, 23, 29, 36, 44, 54, 67, 83, 102, 126,
                                   155, 192, 236, 292, 360, 444],
                             't_over_T': [0.0, 0.0360674, 0.0721348, 0.108202, 0.14427, 0.180337, 0.252472,
                                          0.288539, 0.360674, 0.432809, 0.541011, 0.68528, 0.82955, 1.04595,
@@ -1287,6 +1297,14 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                          0.107878, 0.10838, 0.109101, 0.110508, 0.11298, 0.115938, 0.120746,
                                          0.126879, 0.134323, 0.143843, 0.156225, 0.171322, 0.188633, 0.20903,
                                          0.231602, 0.25762, 0.284716, 0.31414, 0.34388, 0.373299],
+                            'loss_net': [0.870765, 0.830341, 0.793275, 0.75925, 0.727983, 0.699231, 0.648294,
+                                         0.625701, 0.585422, 0.550705, 0.507172, 0.461188, 0.425141, 0.383545,
+                                         0.347332, 0.315911, 0.28565, 0.255181, 0.225815, 0.19806, 0.170167,
+                                         0.143609, 0.11743, 0.0942474, 0.0729796, 0.0548572, 0.039911],
+                            'loss_lin': [0.870765, 0.83649, 0.805077, 0.776264, 0.749814, 0.725514, 0.68261,
+                                         0.663674, 0.630118, 0.601513, 0.566148, 0.529861, 0.502678, 0.473594,
+                                         0.451143, 0.434592, 0.421744, 0.412067, 0.405639, 0.401738, 0.399415,
+                                         0.398237, 0.397696, 0.397506, 0.397449, 0.397437, 0.397435],
                             'test_net': [1.01183, 0.978483, 0.947918, 0.919861, 0.894084, 0.870376, 0.828355,
                                          0.809735, 0.776593, 0.748122, 0.712624, 0.675547, 0.647023, 0.615085,
                                          0.588563, 0.566969, 0.547532, 0.529483, 0.513524, 0.499304, 0.485222,
@@ -1295,7 +1313,6 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                          0.812852, 0.78007, 0.751962, 0.716976, 0.680759, 0.653377, 0.623805,
                                          0.600776, 0.583723, 0.570537, 0.560816, 0.554721, 0.551472, 0.550038,
                                          0.54978, 0.550065, 0.550446, 0.550735, 0.550882, 0.550938],
-                            'test_best_lin': 0.550956,
                             'lin_net': [4.8534e-09, 0.0321336, 0.0628811, 0.0923313, 0.120529, 0.147527,
                                         0.198196, 0.221987, 0.266666, 0.307805, 0.36337, 0.427626, 0.482448,
                                         0.550457, 0.612888, 0.667573, 0.718082, 0.763758, 0.800167, 0.82678,
@@ -1309,16 +1326,20 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                         0.223184, 0.26904, 0.311568, 0.369712, 0.437948, 0.49707, 0.571629,
                                         0.641507, 0.704166, 0.763564, 0.818954, 0.86512, 0.900683, 0.928383,
                                         0.947828, 0.961235, 0.969152, 0.973653, 0.975755, 0.976595],
-                            'lin_reach_T': 3.67887,
+                            'quad_lin': [0.0, -0.00227157, -0.00445055, -0.00654119, -0.00854753, -0.0104734,
+                                         -0.0140983, -0.0158041, -0.0190181, -0.0219878, -0.0260304,
+                                         -0.0307475, -0.0348102, -0.0399008, -0.0446398, -0.0488663,
+                                         -0.0528607, -0.0565887, -0.0597181, -0.0621631, -0.0641054,
+                                         -0.0654971, -0.066469, -0.0670398, -0.0673526, -0.0674868, -0.0675321],
+                            'd': 32, 'n': 384, 'eta': 4.0, 'T': 27.7259, 'test_best_lin': 0.550956,
+                            'lin_reach_T': 3.67887, 'zeta2': 0.25,
                             'mode_rates': [0.0590374, 0.0570344, 0.0554779, 0.0494464, 0.0483775, 0.0444375,
                                            0.0439445, 0.0425152, 0.0399693, 0.0394077, 0.0376125, 0.0365306,
                                            0.0350576, 0.0333226, 0.0316417, 0.0304358, 0.0292464, 0.0280544,
                                            0.026911, 0.0259151, 0.0239607, 0.0225487, 0.0214829, 0.0196328,
                                            0.0184569, 0.0177033, 0.0174212, 0.0166318, 0.0162239, 0.0156769,
-                                           0.0144013, 0.011707, 0.0113937],
-                            'zeta2': 0.25}},
-              'quick': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
-                             't': [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 18, 20, 23, 26, 30, 34, 39,
+                                           0.0144013, 0.011707, 0.0113937]}},
+              'quick': {16: {'t': [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 15, 18, 20, 23, 26, 30, 34, 39,
                                    44],
                              't_over_T': [0.0, 0.0450842, 0.0901684, 0.135253, 0.180337, 0.225421, 0.270505,
                                           0.31559, 0.360674, 0.405758, 0.450842, 0.541011, 0.631179, 0.676263,
@@ -1332,6 +1353,14 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                           0.175312, 0.175917, 0.176572, 0.177216, 0.178788, 0.180464, 0.181267,
                                           0.183872, 0.185612, 0.188449, 0.191291, 0.195026, 0.198757, 0.203492,
                                           0.208333],
+                             'loss_net': [0.907025, 0.862515, 0.821566, 0.783916, 0.749187, 0.71716, 0.687514,
+                                          0.66006, 0.634564, 0.610855, 0.588714, 0.548851, 0.514042, 0.498303,
+                                          0.456677, 0.432769, 0.40166, 0.375137, 0.34547, 0.320797, 0.295354,
+                                          0.274359],
+                             'loss_lin': [0.907025, 0.868693, 0.833377, 0.800815, 0.770767, 0.743017, 0.717369,
+                                          0.693647, 0.671688, 0.651347, 0.632491, 0.598759, 0.569647, 0.5566,
+                                          0.522597, 0.503582, 0.479511, 0.459805, 0.438835, 0.422527, 0.40699,
+                                          0.395393],
                              'test_net': [0.839724, 0.80825, 0.779087, 0.752113, 0.727146, 0.704045, 0.682588,
                                           0.662664, 0.644115, 0.626822, 0.610664, 0.581374, 0.555651, 0.543975,
                                           0.512969, 0.495199, 0.472034, 0.452321, 0.430287, 0.412141, 0.3936,
@@ -1340,7 +1369,6 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                           0.67234, 0.655008, 0.638935, 0.624022, 0.597316, 0.574247, 0.563904,
                                           0.536956, 0.521903, 0.502891, 0.487392, 0.471019, 0.45843, 0.446645,
                                           0.438074],
-                             'test_best_lin': 0.42034,
                              'lin_net': [-1.28076e-09, 0.0331416, 0.0649848, 0.0955174, 0.124784, 0.152796,
                                          0.17967, 0.205423, 0.230162, 0.253927, 0.276772, 0.319859, 0.359732,
                                          0.378553, 0.430911, 0.462644, 0.505972, 0.544883, 0.590729, 0.630489,
@@ -1353,32 +1381,38 @@ _ref_agree = {'full': {16: {'d': 16, 'eta': 2.0, 'T': 22.1807,
                                          0.209193, 0.234804, 0.259475, 0.283246, 0.328229, 0.370029, 0.389813,
                                          0.445054, 0.478718, 0.524946, 0.566565, 0.615757, 0.658692, 0.704888,
                                          0.7441],
-                             'lin_reach_T': None,
+                             'quad_lin': [0.0, -0.00281516, -0.00545725, -0.00793639, -0.0102621, -0.0124434,
+                                          -0.0144887, -0.0164059, -0.0182025, -0.0198855, -0.0214617,
+                                          -0.0243177, -0.0268161, -0.0279441, -0.0308978, -0.0325487,
+                                          -0.0346185, -0.0362725, -0.0379488, -0.0391408, -0.0401082,
+                                          -0.0406409],
+                             'd': 16, 'n': 192, 'eta': 2.0, 'T': 22.1807, 'test_best_lin': 0.42034,
+                             'lin_reach_T': None, 'zeta2': 0.25,
                              'mode_rates': [0.0643173, 0.0510153, 0.0434949, 0.0419076, 0.0393981, 0.0377197,
                                             0.0315086, 0.0309955, 0.0274373, 0.0266688, 0.0238691, 0.0226395,
-                                            0.0197209, 0.0190157, 0.0154827, 0.0132085, 0.0126597],
-                             'zeta2': 0.25}}}
+                                            0.0197209, 0.0190157, 0.0154827, 0.0132085, 0.0126597]}}}
 # END BAKED agreement_demo
-runs = demo_result(lambda: {d: el.agreement_run(d, activation="relu", layers="first", n_per_d=12,
-                                                t_max=pick(16.0, 2.0), rng=0, progress=f"GD, d={d}",
-                                                linear_kernels=my_linear_kernels)
-                            for d in pick([16, 32], [16])},
-                   pick(_ref_agree["full"], _ref_agree["quick"]), "my_linear_kernels")
+# one AgreementRun per d: run.t the GD steps, run.t_over_T = t / T, the curves along them
+runs = {d: el.AgreementRun(**r) for d, r in demo_result(
+    lambda: {d: vars(el.agreement_run(d, activation="relu", layers="first", n_per_d=12, t_max=pick(16.0, 2.0),
+                                      rng=0, progress=f"GD, d={d}", linear_kernels=my_linear_kernels))
+             for d in pick([16, 32], [16])},
+    pick(_ref_agree["full"], _ref_agree["quick"]), "my_linear_kernels").items()}
 
 fig, ax = plt.subplots(1, 3, figsize=(14, 4))
 for (d, r), col in zip(runs.items(), ("C0", "C3")):
-    tt = r["t_over_T"][1:]
-    ax[0].loglog(tt, r["rel_test"][1:], "-", color=col, label=f"test, d={d}")
-    ax[0].loglog(tt, r["rel_train"][1:], ":", color=col, label=f"train, d={d}")
-    ax[1].semilogx(tt, r["test_net"][1:], "-", color=col, label=f"network, d={d}")
-    ax[1].semilogx(tt, r["test_lin"][1:], "--", color=col, label=f"linear model, d={d}")
-    ax[1].axhline(r["test_best_lin"], color=col, lw=0.7, ls=":")
-    relax = r["d"] / (r["eta"] * r["zeta2"])   # 4d/eta for ReLU
-    ax[1].axvline(relax / r["T"], color=col, lw=0.8, ls="--", alpha=0.6)
-    ax[2].semilogx(tt, r["lin_net"][1:], "-", color=col, label=f"network: linear part, d={d}")
-    ax[2].semilogx(tt, r["quad_net"][1:], "-.", color=col,
+    tt = r.t_over_T[1:]
+    ax[0].loglog(tt, r.rel_test[1:], "-", color=col, label=f"test, d={d}")
+    ax[0].loglog(tt, r.rel_train[1:], ":", color=col, label=f"train, d={d}")
+    ax[1].semilogx(tt, r.test_net[1:], "-", color=col, label=f"network, d={d}")
+    ax[1].semilogx(tt, r.test_lin[1:], "--", color=col, label=f"linear model, d={d}")
+    ax[1].axhline(r.test_best_lin, color=col, lw=0.7, ls=":")
+    relax = r.d / (r.eta * r.zeta2)   # 4d/eta for ReLU
+    ax[1].axvline(relax / r.T, color=col, lw=0.8, ls="--", alpha=0.6)
+    ax[2].semilogx(tt, r.lin_net[1:], "-", color=col, label=f"network: linear part, d={d}")
+    ax[2].semilogx(tt, r.quad_net[1:], "-.", color=col,
                    label=f"network: quadratic part, d={d}")
-    ax[2].semilogx(tt, r["lin_lin"][1:], "--", color=col, lw=0.8,
+    ax[2].semilogx(tt, r.lin_lin[1:], "--", color=col, lw=0.8,
                    label=f"linear model: linear part, d={d}")
 for a in ax:
     a.axvline(1.0, color="gray", lw=0.8)
@@ -1391,17 +1425,17 @@ for a in ax:
 plt.tight_layout()
 plt.show()
 for d, r in runs.items():
-    i_half = int(np.argmin(np.abs(r["t_over_T"] - 0.5)))
-    i_T = int(np.argmin(np.abs(r["t_over_T"] - 1.0)))
-    reach = np.nan if r["lin_reach_T"] is None else r["lin_reach_T"]   # None (reference): not within the run
-    print(f"d={d}: relative test difference {r['rel_test'][i_half]:.3f} at t/T="
-          f"{r['t_over_T'][i_half]:.2f}, {r['rel_test'][-1]:.3f} at t/T={r['t_over_T'][-1]:.1f};"
-          f" final test loss: network {r['test_net'][-1]:.3f}, linear model "
-          f"{r['test_lin'][-1]:.3f}, best linear {r['test_best_lin']:.3f}")
-    print(f"      at t/T={r['t_over_T'][i_T]:.2f} the linear model's test loss is "
-          f"{r['test_lin'][i_T]:.3f}; it is within 0.1 % of the best linear model's from "
+    i_half = int(np.argmin(np.abs(r.t_over_T - 0.5)))
+    i_T = int(np.argmin(np.abs(r.t_over_T - 1.0)))
+    reach = np.nan if r.lin_reach_T is None else r.lin_reach_T   # None (reference): not within the run
+    print(f"d={d}: relative test difference {r.rel_test[i_half]:.3f} at t/T="
+          f"{r.t_over_T[i_half]:.2f}, {r.rel_test[-1]:.3f} at t/T={r.t_over_T[-1]:.1f};"
+          f" final test loss: network {r.test_net[-1]:.3f}, linear model "
+          f"{r.test_lin[-1]:.3f}, best linear {r.test_best_lin:.3f}")
+    print(f"      at t/T={r.t_over_T[i_T]:.2f} the linear model's test loss is "
+          f"{r.test_lin[i_T]:.3f}; it is within 0.1 % of the best linear model's from "
           f"t/T={reach:.2f}; slowest mode left at t=T: "
-          f"{(1 - r['mode_rates'][d]) ** r['T']:.2f}")
+          f"{(1 - r.mode_rates[d]) ** r.T:.2f}")
 
 # %% [markdown]
 # **What the plots show** (full run). Up to $t\approx T$ the network and the linear model
@@ -1581,40 +1615,40 @@ plt.show()
 # %% tags=["demo"]
 cnn = el.cnn_agreement_run(pick(32, 16), pick(8, 4), m=pick(256, 64), t_max=pick(8.0, 2.0),
                            rng=0, progress="GD, CNN")
-tt, th_t = cnn["t_over_T"][1:], cnn["t"][1:]
+tt, th_t = cnn.t_over_T[1:], cnn.t[1:]
 fig, ax = plt.subplots(1, 3, figsize=(14, 4))
-ax[0].loglog(tt, cnn["rel_test"][1:], "-", color="C2", label="test")
-ax[0].loglog(tt, cnn["rel_train"][1:], ":", color="C2", label="train")
-ax[1].semilogx(tt, cnn["test_net"][1:], "-", color="C2", label="CNN")
-ax[1].semilogx(tt, cnn["test_lin"][1:], "--", color="C2", label="its linear model")
-ax[1].axhline(cnn["test_best_lin"], color="C2", lw=0.7, ls=":", label="best linear model")
-for key, lab, mk, rate in (("lin_net", "linear part", "-", cnn["rate_linear"]),
-                           ("quad_net", "local quadratic part", "-.", cnn["rate_local"])):
-    ax[2].semilogx(tt, cnn[key][1:], mk, color="C2", label=f"CNN: {lab}")
-    ax[2].semilogx(tt, 1 - (1 - cnn["eta"] * rate) ** th_t, mk, color="k", lw=0.8,
+ax[0].loglog(tt, cnn.rel_test[1:], "-", color="C2", label="test")
+ax[0].loglog(tt, cnn.rel_train[1:], ":", color="C2", label="train")
+ax[1].semilogx(tt, cnn.test_net[1:], "-", color="C2", label="CNN")
+ax[1].semilogx(tt, cnn.test_lin[1:], "--", color="C2", label="its linear model")
+ax[1].axhline(cnn.test_best_lin, color="C2", lw=0.7, ls=":", label="best linear model")
+for key, lab, mk, rate in (("lin_net", "linear part", "-", cnn.rate_linear),
+                           ("quad_net", "local quadratic part", "-.", cnn.rate_local)):
+    ax[2].semilogx(tt, getattr(cnn, key)[1:], mk, color="C2", label=f"CNN: {lab}")
+    ax[2].semilogx(tt, 1 - (1 - cnn.eta * rate) ** th_t, mk, color="k", lw=0.8,
                    label=f"theory: {lab}, $1-(1-\\eta\\mu)^t$")
-ax[2].semilogx(tt, cnn["lin_lin"][1:], "--", color="C2", lw=0.8, label="linear model: linear part")
+ax[2].semilogx(tt, cnn.lin_lin[1:], "--", color="C2", lw=0.8, label="linear model: linear part")
 for a in ax:
     a.axvline(1.0, color="gray", lw=0.8)
     a.set_xlabel(r"$t\,/\,(d\log d/\eta)$")
     a.legend(fontsize=7)
 ax[0].set(ylabel="relative RMS difference", title="CNN vs its linear model")
-ax[1].set(ylabel="test loss (1/2 MSE)", title=f"d={cnn['d']}, q={cnn['q']}, m={cnn['m']}")
+ax[1].set(ylabel="test loss (1/2 MSE)", title=f"d={cnn.d}, q={cnn.q}, m={cnn.m}")
 ax[2].set(ylabel=r"$E[f\,y_{part}]\,/\,E[y_{part}^2]$", title="what is learned first")
 plt.tight_layout()
 plt.show()
-i_half = int(np.argmin(np.abs(cnn["t_over_T"] - 0.5)))
-i_T = int(np.argmin(np.abs(cnn["t_over_T"] - 1.0)))
-print(f"eta ||K_CNN||/n = {cnn['eta_K_over_n']:.2f}; NTK at init vs K_CNN (relative to ||L||): "
-      f"{cnn['ntk_rel']:.3f} (m = {cnn['m']}), {cnn['ntk_rel_inf']:.3f} (infinite width)")
-print(f"relative test difference {cnn['rel_test'][i_half]:.3f} at "
-      f"t/T={cnn['t_over_T'][i_half]:.2f}; "
-      f"linear model within 0.1 % of the best linear model from t/T={cnn['lin_reach_T']:.2f}")
-print(f"at t/T={cnn['t_over_T'][i_T]:.2f}: local part {cnn['quad_net'][i_T]:.3f} "
-      f"(theory {1 - (1 - cnn['eta'] * cnn['rate_local']) ** cnn['t'][i_T]:.3f}); "
-      f"mu_lin/mu_loc = {cnn['rate_linear'] / cnn['rate_local']:.2f}")
-print(f"final (t/T={cnn['t_over_T'][-1]:.1f}) test loss: CNN {cnn['test_net'][-1]:.3f}, linear "
-      f"model {cnn['test_lin'][-1]:.3f}, best linear {cnn['test_best_lin']:.3f}")
+i_half = int(np.argmin(np.abs(cnn.t_over_T - 0.5)))
+i_T = int(np.argmin(np.abs(cnn.t_over_T - 1.0)))
+print(f"eta ||K_CNN||/n = {cnn.eta_K_over_n:.2f}; NTK at init vs K_CNN (relative to ||L||): "
+      f"{cnn.ntk_rel:.3f} (m = {cnn.m}), {cnn.ntk_rel_inf:.3f} (infinite width)")
+print(f"relative test difference {cnn.rel_test[i_half]:.3f} at "
+      f"t/T={cnn.t_over_T[i_half]:.2f}; "
+      f"linear model within 0.1 % of the best linear model from t/T={cnn.lin_reach_T:.2f}")
+print(f"at t/T={cnn.t_over_T[i_T]:.2f}: local part {cnn.quad_net[i_T]:.3f} "
+      f"(theory {1 - (1 - cnn.eta * cnn.rate_local) ** cnn.t[i_T]:.3f}); "
+      f"mu_lin/mu_loc = {cnn.rate_linear / cnn.rate_local:.2f}")
+print(f"final (t/T={cnn.t_over_T[-1]:.1f}) test loss: CNN {cnn.test_net[-1]:.3f}, linear "
+      f"model {cnn.test_lin[-1]:.3f}, best linear {cnn.test_best_lin:.3f}")
 
 # %% [markdown]
 # **What the plots show** (full run). At initialisation the NTK is at relative distance
