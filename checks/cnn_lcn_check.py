@@ -217,7 +217,7 @@ def _sgd_gap(full: bool) -> list[Claim]:
             res = cl.simulate_sgd("cnn", D=D, P=P, k_s=k_s, k_t=k_t, c=c, eta=1.0,
                                   checkpoints=np.linspace(0, 2.0, 9), n_seeds=6 if full else 4,
                                   n_test=0, rng=D)
-            tr = cl.integrate("cnn", res.R0, res.Q0, res.alpha, cl.input_covariance(P, c),
+            tr = cl.integrate("cnn", res.R0, res.Q0, res.t, cl.input_covariance(P, c),
                               eta=1.0, dtau=0.02)
             gaps.append(float(np.mean(np.max(np.abs(res.eg_order - tr.eg), axis=0))))
         slope = float(np.polyfit(np.log(Ds), np.log(gaps), 1)[0])

@@ -115,41 +115,70 @@ def _rescaling_claims() -> list[Claim]:
                   None, float(np.abs(e_c - e_l).max()), 1e-10)]
 
 
-# Figures 3 and 7 exactly as the notebook computes them in full mode (same seeds, grids, steps).
+# Lesson 2's Figures 3, 4 and 7: its runs, in full and in quick (TD_QUICK=1) mode, held here once.
+# The notebook writes them as literals pick(full, quick) (it is released to students and cannot
+# import checks); tests/test_cnn_lcn_notebook.py checks that they equal lesson2_values(quick).
 D_GRID = np.array([1e2, 1e4, 1e6, 1e8, 1e10, 1e12])
 N_INIT = 8
+N_CKPT = 400
 D_MIN = 1e4  # the fits use D >= 1e4 (D = 100 is plotted, not fitted)
 FIG3 = dict(P=6, k_t=1, eta=0.5, c=0.0, rng=3, dtau=0.5)
 AMAX3 = {1: 40.0, 2: 400.0, 3: 800.0, 4: 1500.0}
+KS3 = (1, 2, 3, 4)
 FIG7 = {"a": dict(P=6, k_t=2, eta=0.5, c=0.0, rng=7, dtau=0.5),
         "b": dict(P=6, k_t=1, eta=0.2, c=0.5, rng=7, dtau=0.25)}
 AMAX7 = {("a", 2): 150.0, ("a", 3): 800.0, ("a", 4): 1500.0, ("b", 1): 60.0, ("b", 2): 2500.0,
          ("b", 3): 3500.0}
+JOBS7 = (("a", 2), ("a", 3), ("a", 4), ("b", 1), ("b", 2), ("b", 3))
+#: quick mode: what replaces the full-mode values above
+QUICK3 = dict(Ds=(1e2, 1e4, 1e8), n_init=2, ks=(1, 2), dtau=1.0, n_ckpt=100)
+QUICK7 = dict(Ds=(1e4, 1e8), n_init=1, jobs=(("a", 2), ("b", 1)), dtau={"a": 1.0, "b": 0.5}, n_ckpt=100)
+
+
+def lesson2_values(quick: bool) -> dict:
+    """Lesson 2's variables of Figures 3 and 7 in full or quick mode, by the notebook's names."""
+    if not quick:
+        return {"FIG3": FIG3, "Ds3": D_GRID, "n_init3": N_INIT, "amax3": AMAX3, "ks3": KS3, "n_ckpt": N_CKPT,
+                "FIG7": FIG7, "Ds7": D_GRID, "n_init7": N_INIT, "amax7": AMAX7, "jobs7": JOBS7}
+    q3, q7 = QUICK3, QUICK7
+    return {"FIG3": {**FIG3, "dtau": q3["dtau"]}, "Ds3": np.array(q3["Ds"]), "n_init3": q3["n_init"],
+            "amax3": AMAX3, "ks3": q3["ks"], "n_ckpt": q3["n_ckpt"],
+            "FIG7": {p: {**FIG7[p], "dtau": q7["dtau"][p]} for p in FIG7}, "Ds7": np.array(q7["Ds"]),
+            "n_init7": q7["n_init"], "amax7": AMAX7, "jobs7": q7["jobs"]}
+
+
+def figure3_runs(k_s: int, quick: bool = False) -> cl.SpecialisationRun:
+    """The notebook's Figure 3 runs for student kernel ``k_s`` (computed once per process: the
+    claims, the baked demo references and the figure script share them)."""
+    return _runs("3", k_s, bool(quick))
+
+
+def figure7_runs(panel: str, k_s: int, quick: bool = False) -> cl.SpecialisationRun:
+    """The notebook's Figure 7 runs, panel ``"a"`` or ``"b"`` (computed once per process)."""
+    return _runs("7" + panel, k_s, bool(quick))
 
 
 @functools.cache
-def figure3_runs(k_s: int) -> dict:
-    """The notebook's Figure 3 runs (full mode) for student kernel ``k_s`` (computed once per process:
-    the claims, the baked demo references and the figure script share them)."""
-    return cl.specialisation_runs(D_GRID, k_s=k_s, n_init=N_INIT, alpha_max=AMAX3[k_s], **FIG3)
-
-
-@functools.cache
-def figure7_runs(panel: str, k_s: int) -> dict:
-    """The notebook's Figure 7 runs (full mode), panel ``"a"`` or ``"b"`` (computed once per process)."""
-    return cl.specialisation_runs(D_GRID, k_s=k_s, n_init=N_INIT, alpha_max=AMAX7[panel, k_s], **FIG7[panel])
+def _runs(fig: str, k_s: int, quick: bool) -> cl.SpecialisationRun:
+    v = lesson2_values(quick)
+    if fig == "3":
+        return cl.specialisation_runs(v["Ds3"], k_s=k_s, n_init=v["n_init3"], alpha_max=v["amax3"][k_s],
+                                      n_ckpt=v["n_ckpt"], **v["FIG3"])
+    panel = fig[1]
+    return cl.specialisation_runs(v["Ds7"], k_s=k_s, n_init=v["n_init7"], alpha_max=v["amax7"][panel, k_s],
+                                  n_ckpt=v["n_ckpt"], **v["FIG7"][panel])
 
 
 def figure3_alpha_spec(k_s: int) -> np.ndarray:
     """alpha_spec ``(n_D, n_init)`` of the notebook's Figure 3 for student kernel ``k_s``."""
     r = figure3_runs(k_s)
-    return cl.alpha_spec(r["alpha"], r["gamma"], 0.99)
+    return cl.alpha_spec(r.t, r.gamma, 0.99)
 
 
 def figure7_alpha_spec(panel: str, k_s: int) -> np.ndarray:
     """alpha_spec ``(n_D, n_init)`` of the notebook's Figure 7, panel ``"a"`` or ``"b"``."""
     r = figure7_runs(panel, k_s)
-    return cl.alpha_spec(r["alpha"], r["gamma"], 0.99)
+    return cl.alpha_spec(r.t, r.gamma, 0.99)
 
 
 def _flat(name: str, a_sp: np.ndarray, quoted: float, quote: str, what: str,

@@ -72,9 +72,9 @@ def _alpha_spec_panel(ax, Ds, runs: dict, title: str, n_init: int) -> dict:
     return data
 
 
-def _alpha_spec(r: dict) -> np.ndarray:
+def _alpha_spec(r: cl.SpecialisationRun) -> np.ndarray:
     """Eq. 25 on the trajectories of a specialisation run: ``(n_D, n_init)``."""
-    return cl.alpha_spec(r["alpha"], r["gamma"], 0.99)
+    return cl.alpha_spec(r.t, r.gamma, 0.99)
 
 
 def figure3(out: Path, coarse: bool) -> None:

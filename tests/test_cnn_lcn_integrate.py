@@ -71,6 +71,38 @@ def test_divergence_names_the_parameters():
     assert np.isfinite(tr.eg[-1, 0]) and np.isnan(tr.eg[-1, 1])
 
 
+def test_results_are_runs_in_alpha():
+    """integrate and specialisation_runs return Runs (td_lib.core.run): time axis t = alpha."""
+    from td_lib.core.run import Run
+
+    R0, Q0 = cl.leading_order_init("cnn", P=4, k_s=1, k_t=1)
+    tr = cl.integrate("cnn", R0, Q0, np.array([0.0, 1.0, 2.0]), np.eye(4), eta=np.array([0.5, 1.0]))
+    assert isinstance(tr, Run) and tr.time_label == "alpha" and tr.t.tolist() == [0.0, 1.0, 2.0]
+    assert tr.eg.shape == (3, 2) and tr.R.shape == (3, 2, 1, 1) and tr.at(1.0) == 1
+    assert tr.batch_shape == (2,) and tr.params["eta"].tolist() == [0.5, 1.0] and tr.kind == "cnn"
+    r = cl.specialisation_runs([1e4], k_s=1, n_init=2, alpha_max=30.0, n_ckpt=20, dtau=1.0)
+    assert isinstance(r, cl.SpecialisationRun) and isinstance(r, Run)
+    assert r.gamma.shape[:3] == (r.t.size, 1, 2) and r.D.tolist() == [1e4] and r.t[0] == 0.0
+
+
+def test_steady_freezing_and_horizons():
+    """steady_tol freezes a stationary element (its later checkpoints repeat its state);
+    alpha_limit leaves the checkpoints beyond an element's horizon NaN."""
+    R0, Q0 = cl.zero_error_solution("cnn", P=4, k_s=1, k_t=1)
+    fp = cl.fixed_point("cnn", R0, Q0, np.eye(4), T=1.0, eta=0.5, sigma=1.0)
+    al = np.array([0.0, 20.0, 40.0, 80.0])
+    kw = dict(eta=0.5, sigma=1.0, dtau=0.2)
+    free = cl.integrate("cnn", fp["R"], fp["Q"], al, np.eye(4), **kw)
+    frozen = cl.integrate("cnn", fp["R"], fp["Q"], al, np.eye(4), steady_tol=1e-9, **kw)
+    assert frozen.n_steps == 1 < free.n_steps and np.all(frozen.eg == frozen.eg[-1])
+    assert np.max(np.abs(frozen.eg - free.eg)) < 1e-9
+    cut = cl.integrate("cnn", R0, Q0, al, np.eye(4), alpha_limit=np.array([30.0, 1e9]), eta=np.array([0.5, 0.5]),
+                       sigma=1.0, dtau=0.2)
+    whole = cl.integrate("cnn", R0, Q0, al, np.eye(4), **kw)
+    assert np.isnan(cut.eg[2:, 0]).all() and np.array_equal(cut.eg[:2, 0], whole.eg[:2])
+    assert np.array_equal(cut.eg[:, 1], whole.eg)
+
+
 def test_random_init_statistics():
     """Eqs 19-20: E[Q_ll] = 1/k_s, Var Q_ll = 2/(k_s^2 D), Var R_lm = T/(k_s k_t D)."""
     D, P, k_s, k_t, T, n = 50, 4, 3, 2, 1.5, 40000
@@ -213,21 +245,21 @@ def test_specialisation_runs_trajectories_and_early_stop():
     Ds = [1e4, 1e8]
     r = cl.specialisation_runs(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, rng=5, alpha_max=600.0,
                                dtau=0.5)
-    n_a = r["alpha"].size
-    a_sp = cl.alpha_spec(r["alpha"], r["gamma"], 0.99)
-    assert r["gamma"].shape == (n_a, 2, 3, 2) and a_sp.shape == (2, 3)
+    n_a = r.t.size
+    a_sp = cl.alpha_spec(r.t, r.gamma, 0.99)
+    assert r.gamma.shape == (n_a, 2, 3, 2) and a_sp.shape == (2, 3)
     assert np.all(np.isfinite(a_sp)), "the runs stop only once every one has specialised"
     # the first checkpoint is the random init of eq. 19 drawn with seed (seed, i) at D[i]
     R0, Q0 = cl.random_init("cnn", D=1e8, P=6, k_s=2, k_t=1, n=3, rng=np.random.default_rng((5, 1)))
-    assert np.max(np.abs(r["gamma"][0, 1] - cl.alignment(R0, Q0))) < 1e-15
+    assert np.max(np.abs(r.gamma[0, 1] - cl.alignment(R0, Q0))) < 1e-15
     # the integration stopped early, in the window where the last run specialised
-    assert a_sp.max() <= r["alpha"][-1] < 600.0
-    last = np.flatnonzero(r["alpha"] >= a_sp.max())[0]
-    assert r["alpha"].size - 1 - last <= max(1, 400 // 40), "integrated more than one window past the last run"
+    assert a_sp.max() <= r.t[-1] < 600.0
+    last = np.flatnonzero(r.t >= a_sp.max())[0]
+    assert r.t.size - 1 - last <= max(1, 400 // 40), "integrated more than one window past the last run"
     # the windows are one integration: a single run over the same checkpoints gives the same gammas
     R1, Q1 = cl.random_init("cnn", D=1e4, P=6, k_s=2, k_t=1, n=3, rng=np.random.default_rng((5, 0)))
-    tr = cl.integrate("cnn", R1, Q1, r["alpha"], np.eye(6), eta=0.5, dtau=0.5)
-    assert np.max(np.abs(cl.alignment(tr.R, tr.Q) - r["gamma"][:, 0])) < 1e-10
+    tr = cl.integrate("cnn", R1, Q1, r.t, np.eye(6), eta=0.5, dtau=0.5)
+    assert np.max(np.abs(cl.alignment(tr.R, tr.Q) - r.gamma[:, 0])) < 1e-10
     # specialisation_time is the same computation
     t = cl.specialisation_time(Ds, P=6, k_s=2, k_t=1, eta=0.5, n_init=3, rng=5, alpha_max=600.0,
                                dtau=0.5)

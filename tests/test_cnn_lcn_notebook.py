@@ -10,18 +10,17 @@ the prose of the notebook each claim names.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import jupytext
 import pytest
 
 from checks.claims import first_number
+from tools import fake_students
 
 REPO = Path(__file__).resolve().parent.parent
 STEMS = ("cnn_lcn_1_exact_odes", "cnn_lcn_2_specialisation", "cnn_lcn_3_noise_floor_phase")
 NBS = {stem: REPO / f"course/source/cnn_lcn/{stem}.py" for stem in STEMS}
-FIXTURES = {stem: REPO / f"checks/fixtures/cnn_lcn/{stem}.json" for stem in STEMS}
 PRELUDE = """
 import numpy as np
 from scipy.special import erf
@@ -81,7 +80,7 @@ def _passes(answer_src: str, deps: list[str], test_id: str, cells: dict[str, str
 
 
 CELLS = {stem: _cells(path) for stem, path in NBS.items()}
-FX = {stem: json.loads(path.read_text()) for stem, path in FIXTURES.items()}
+FX = {stem: fake_students.fixture(path) for stem, path in NBS.items()}  # checks/fixtures/cnn_lcn/<stem>/
 
 
 def test_the_exercises_are_where_they_are_listed():

@@ -29,6 +29,19 @@ def test_eg_from_order_parameters_matches_test_set(kind, activation):
     assert res.R0.shape == (2,) + cl.state_shapes(kind, P=3, k_s=2, k_t=1)[0]
 
 
+def test_sgd_result_is_a_run_in_alpha():
+    """simulate_sgd returns a Run: time axis t = steps / D (the default: 0 and 40 log-spaced alpha
+    from ten steps on), series (time, seeds, ...), the initial state and parameters static."""
+    from td_lib.core.run import Run
+
+    res = cl.simulate_sgd("cnn", D=20, P=3, k_s=2, k_t=1, alpha_max=10.0, n_seeds=2, n_test=0, rng=0)
+    assert isinstance(res, Run) and res.time_label == "alpha"
+    assert res.t[0] == 0.0 and res.t[1] == 10 / 20 and res.t[-1] == 10.0 and np.all(np.diff(res.t) > 0)
+    assert res.R.shape[:2] == res.eg_order.shape == (res.t.size, 2) and res.eg_mc is None
+    assert np.array_equal(res.R0, res.R[0]) and res.params["D"] == 20
+    assert np.array_equal(res.final("eg_order"), res.eg_order[-1])
+
+
 @pytest.mark.parametrize("kind", ["cnn", "lcn"])
 def test_one_step_drift_matches_rhs(kind):
     """D E[Delta(R, Q)] over independent SGD steps = the ODE RHS (within 5 s.e. + O(1/D))."""
@@ -72,7 +85,7 @@ def _gap(kind, D, c, n_seeds, alpha_max):
     cps = np.linspace(0, alpha_max, 11)
     res = cl.simulate_sgd(kind, D=D, P=P, k_s=k_s, k_t=k_t, c=c, eta=1.0, sigma=0.0, checkpoints=cps,
                           n_seeds=n_seeds, n_test=0, rng=D)
-    tr = cl.integrate(kind, res.R0, res.Q0, res.alpha, cl.input_covariance(P, c), eta=1.0,
+    tr = cl.integrate(kind, res.R0, res.Q0, res.t, cl.input_covariance(P, c), eta=1.0,
                       dtau=0.02)
     return np.mean(np.max(np.abs(res.eg_order - tr.eg), axis=0))
 

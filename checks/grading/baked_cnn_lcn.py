@@ -230,11 +230,6 @@ def initial_errors_demo() -> dict[str, Any]:
 
 
 # ------------------------------------------------- lesson 2: Figures 3, 4 and 7 (eq. 25 and its fits)
-#: the notebook's quick-mode runs (full mode: checks.cnn_lcn_notebook_check's, shared with the claims)
-_QUICK3 = dict(Ds=[1e2, 1e4, 1e8], n_init=2, ks=(1, 2), dtau=1.0)
-_QUICK7 = dict(Ds=[1e4, 1e8], n_init=1, jobs=(("a", 2), ("b", 1)), dtau={"a": 1.0, "b": 0.5})
-
-
 def _analysis(runs: dict, D_min: float = 1e4) -> tuple[dict, dict]:
     """(analysis, spread) as the notebook's specialisation_analysis computes it with the course's
     answers, and the standard errors it prints (observables.log_d_fit)."""
@@ -242,11 +237,11 @@ def _analysis(runs: dict, D_min: float = 1e4) -> tuple[dict, dict]:
 
     analysis, spread = {}, {}
     for k, r in runs.items():
-        a_sp = cl.alpha_spec(r["alpha"], r["gamma"], 0.99)
-        keep = r["D"] >= D_min
+        a_sp = cl.alpha_spec(r.t, r.gamma, 0.99)
+        keep = r.D >= D_min
         if keep.sum() < 2 or not np.all(np.isfinite(a_sp[keep])):
             raise ValueError(f"k_s = {k}: a reference run did not specialise; raise its alpha_max")
-        fit = cl.log_d_fit(r["D"], a_sp, D_min)
+        fit = cl.log_d_fit(r.D, a_sp, D_min)
         analysis[k] = {"a_sp": a_sp, "fit": (fit["a"], fit["b"])}
         spread[k] = {key: fit[key] for key in ("se_a", "se_b", "sd")}
     return analysis, spread
@@ -255,15 +250,11 @@ def _analysis(runs: dict, D_min: float = 1e4) -> tuple[dict, dict]:
 @baked(digits=10)
 def specialisation_fig3_demo() -> dict[str, Any]:
     """Lesson 2, Figures 3 and 4: alpha_spec of every run, the fits a + b ln D and their spread
-    (full mode: the runs of checks.cnn_lcn_notebook_check; quick mode: the notebook's quick runs)."""
+    (the runs of checks.cnn_lcn_notebook_check, which holds the notebook's parameters of both modes)."""
     from checks import cnn_lcn_notebook_check as nbc
-    from td_lib import cnn_lcn as cl
 
-    full = _analysis({k: nbc.figure3_runs(k) for k in (1, 2, 3, 4)})
-    q = _QUICK3
-    quick = _analysis({k: cl.specialisation_runs(np.array(q["Ds"]), k_s=k, n_init=q["n_init"],
-                                                 alpha_max=nbc.AMAX3[k], n_ckpt=100, **{**nbc.FIG3, "dtau": q["dtau"]})
-                       for k in q["ks"]})
+    full, quick = (_analysis({k: nbc.figure3_runs(k, q) for k in nbc.lesson2_values(q)["ks3"]})
+                   for q in (False, True))
     return {"_ref_fig3": {mode: {"analysis": a, "spread": s} for mode, (a, s) in (("full", full), ("quick", quick))}}
 
 
@@ -271,21 +262,13 @@ def specialisation_fig3_demo() -> dict[str, Any]:
 def specialisation_fig7_demo() -> dict[str, Any]:
     """Lesson 2, Figure 7 (panels a and b): as Figure 3."""
     from checks import cnn_lcn_notebook_check as nbc
-    from td_lib import cnn_lcn as cl
 
     out = {}
     for mode in ("full", "quick"):
+        quick = mode == "quick"
         analysis, spread = {}, {}
         for panel in "ab":
-            if mode == "full":
-                ks = {"a": (2, 3, 4), "b": (1, 2, 3)}[panel]
-                runs = {k: nbc.figure7_runs(panel, k) for k in ks}
-            else:
-                q = _QUICK7
-                runs = {k: cl.specialisation_runs(np.array(q["Ds"]), k_s=k, n_init=q["n_init"],
-                                                  alpha_max=nbc.AMAX7[panel, k], n_ckpt=100,
-                                                  **{**nbc.FIG7[panel], "dtau": q["dtau"][panel]})
-                        for p, k in q["jobs"] if p == panel}
+            runs = {k: nbc.figure7_runs(panel, k, quick) for p, k in nbc.lesson2_values(quick)["jobs7"] if p == panel}
             analysis[panel], spread[panel] = _analysis(runs)
         out[mode] = {"analysis": analysis, "spread": spread}
     return {"_ref_fig7": out}

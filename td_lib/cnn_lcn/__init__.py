@@ -37,57 +37,24 @@ Seed corrections (each verified numerically; evidence in ``checks/cnn_lcn_check.
   correction has a large coefficient (12 % at eta = 2e-3, c = 0.5, P = 6, k = 2) because of a
   slow mode; eqs 31-32 (weighted by Omega) are within 0.5 % there.
 
-Public API
-----------
-Numeric parameters are keyword-only wherever a function has more than two (``D``, ``P``,
-``k_s``, ``k_t``, ``T``, ``eta``, ``sigma``, ``c``); randomness is ``rng`` (an int seed, ``None`` or
-a Generator, :mod:`td_lib.core.runtime`); ``progress`` is ``False``, ``True`` or a label.
+Modules
+-------
+Numeric parameters are keyword-only wherever a function has more than two; randomness is
+``rng`` and progress bars ``progress`` (conventions of :mod:`td_lib.core.runtime`). Signatures
+and defaults are documented with each function, not repeated here.
 
-Integrals (``integrals``):
-    ``I2(C)``, ``J2(C)``, ``I3(C)``, ``I4(C)`` -- Saad-Solla averages (eqs 44-51) for covariance
-    blocks of shape ``(..., n, n)``; ``monte_carlo(kind, C, n, rng)``.
-Model (``model``):
-    ``input_covariance(P, c)`` (eq. 3), ``teacher_overlap(k_s=, k_t=, T=)``,
-    ``effective(M, S)`` (eq. 42), ``preactivation_covariance(kind, R, Q, S, T)`` (eqs 43/72),
-    ``generalisation_error(kind, R, Q, S, T)`` (eq. 81), ``state_shapes(kind, P=, k_s=, k_t=)``.
-ODEs (``odes``):
-    ``ode_terms(kind, R, Q, S, T, sigma)`` -> ``(F_R, F_Q, G_Q)`` (eqs 65-67 / 77-79),
-    ``rhs(kind, R, Q, S, T=, eta=, sigma=)`` -> ``(dR/dalpha, dQ/dalpha)`` (eqs 17/18),
-    ``v_matrix(C, sigma)`` (eqs 61-63).
-Initial conditions (``init``):
-    ``random_init(kind, D=, P=, k_s=, k_t=, T=1, n=None, rng=None)`` (eqs 19/20 with their
-    O(D^-1/2) fluctuations, exact in law for any D, even 1e12),
-    ``leading_order_init(kind, P=, k_s=, k_t=)``, ``matched_lcn_init(R0, Q0, P)`` (eq. 21),
-    ``zero_error_solution(kind, P=, k_s=, k_t=, T=1, shift=0)`` (eq. 23).
-Integration (``integrate``, ``stationary``):
-    ``integrate(kind, R0, Q0, alphas, S, T=, eta=, sigma=, dt=None, dtau=0.05, method="rk4")``
-    -> ``Trajectory``; ``log_checkpoints(alpha_max=, n=, alpha_min=)``;
-    ``dt_convergence(...)``; ``DivergenceError``; ``fixed_point(kind, R0, Q0, S, T=, eta=, sigma=)``
-    (attracting stationary state near ``(R0, Q0)``, solved directly and with an RK4 warm-up only
-    if that fails: the long-time error at finite eta).
-Specialisation (``observables``):
-    ``alignment(R, Q, T=1)`` (gamma_s, eq. 24), ``alpha_spec(alpha, gamma, threshold)`` (eq. 25),
-    ``specialisation_runs(D, ...)`` and ``specialisation_time(D, ...)`` (Figures 3, 4, 7),
-    ``log_d_fit(Ds, a_spec, D_min)`` (a + b ln D with its spread), ``reflect(R, Q)`` (rho, eq. 26).
-Early times (``early_times``):
-    ``initial_error(kind, P=, T=, c=)`` (eq. 28), ``early_time_coefficients(kind, ...)`` (A, B from
-    the ODE), ``early_time_coefficients_closed_form(kind, ...)`` (eqs 107-115),
-    ``v_closed_form(...)`` (eq. 108), ``optimal_early_eta(A, B)``, ``c_star_slope(...)`` (c0,
-    eq. 119) and ``c_star_slope_numeric(...)``.
-Noise floor (``noise``):
-    ``noise_floor(kind, eta=, sigma=, P=, T=, c=)`` (eqs 31-32), ``error_covariance(kind, R, Q, S, T)``
-    and ``error_covariance_prediction(kind, eta, sigma, S)`` (eq. 34), ``noise_floor_from_M``,
-    ``omega_matrix(P=, T=, c=)`` (eq. 130).
-Phase diagram (``phase``):
-    ``phase_diagram(..., optimal_eta=)`` (Figure 6; ``optimal_eta(etas, errors)`` locates each optimum,
-    default ``refine_min``), ``refine_min(x, y)`` (its parabolic minimum).
-Networks and SGD (``network``, ``sgd``):
-    ``sample_inputs(n=, P=, D=, S=, c=, rng=)``, ``Networks`` (teacher + students, forward pass and
-    update), ``sgd_step(kind, w_hat, w_teacher, x, eta, sigma, xi, activation)`` (one step on given
-    inputs, numpy) and ``preactivations(kind, w_hat, w_teacher, x)`` -- the simulator's code path;
-    ``simulate_sgd(kind, D=, P=, k_s=, k_t=, ..., rng=, init=)`` -> ``SGDResult``,
-    ``one_step_drift(kind, D=, ...)`` (D E[Delta order parameters] at a fixed state).
-    ``activation`` is ``"erf_sqrt2"`` (the paper's erf, default) or ``"relu"``.
+* ``integrals`` -- the Saad-Solla averages of eqs 44-51 and their Monte Carlo check;
+* ``model`` -- input covariance (eq. 3), teacher overlaps, preactivation covariances and eps_g
+  (eqs 42-43, 72, 81);
+* ``odes`` -- the right-hand sides of eqs 17-18 (eqs 61-67, 77-79);
+* ``init`` -- initial conditions (eqs 19-21) and the zero-error solutions (eq. 23);
+* ``integrate`` and ``rk4`` -- the batched integration of the ODEs (a :class:`Trajectory`, a
+  :class:`~td_lib.core.run.Run` in ``alpha``); ``stationary`` -- their stationary states;
+* ``observables`` -- specialisation (eqs 24-26, Result 3.3);
+* ``early_times`` -- eqs 27-30 and 107-119; ``noise`` -- the noise floor (eqs 31-34, 130);
+* ``phase`` -- the phase diagram (Figure 6); ``plots`` -- plot helpers;
+* ``network`` and ``sgd`` -- finite-D networks and online SGD (eqs 1-16, 36, 68), the simulator
+  returning an :class:`SGDResult`, also a :class:`~td_lib.core.run.Run` in ``alpha``.
 
 Examples
 --------
@@ -146,6 +113,7 @@ from td_lib.cnn_lcn.noise import (
     omega_matrix,
 )
 from td_lib.cnn_lcn.observables import (
+    SpecialisationRun,
     alignment,
     alpha_spec,
     log_d_fit,
@@ -166,7 +134,7 @@ __all__ = [
     "random_init", "leading_order_init", "matched_lcn_init", "zero_error_solution",
     "integrate", "Trajectory", "log_checkpoints", "dt_convergence", "DivergenceError",
     "fixed_point",
-    "alignment", "alpha_spec", "specialisation_runs", "specialisation_time", "log_d_fit",
+    "alignment", "alpha_spec", "SpecialisationRun", "specialisation_runs", "specialisation_time", "log_d_fit",
     "reflect", "initial_error",
     "early_time_coefficients", "early_time_coefficients_closed_form", "v_closed_form",
     "optimal_early_eta", "c_star_slope", "c_star_slope_numeric",

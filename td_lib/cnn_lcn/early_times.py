@@ -204,7 +204,7 @@ def c_star_slope_numeric(*, P: int, k_s: int, k_t: int = 1, T: float = 1.0, sigm
 
     References
     ----------
-    Mori et al. (CNN vs LCN), eq. 118.
+    Mori et al. (CNN vs LCN), eqs 117-118 (the boundary of eq. 117, linearised in eq. 118).
     """
     kw = dict(P=P, k_s=k_s, k_t=k_t, T=T, sigma=sigma, c=0.0)
     Ac, Bc = early_time_coefficients("cnn", **kw)

@@ -9,6 +9,12 @@ Finished (and, with ``steady_tol``, stationary) elements drop out of the active 
 ``method="solve_ivp"`` hands the flattened batch to :func:`scipy.integrate.solve_ivp`
 (adaptive; useful for long horizons and as a cross-check).
 
+The pieces: the batch (``_Batch``: validated, broadcast and flattened parameter sets with the
+right-hand side of eqs 17-18), the two drivers (``_run_rk4``, ``_run_solve_ivp``, which return the
+same thing), and the generic RK4 engine of :mod:`td_lib.cnn_lcn.rk4` (the step, the stepper, the
+checkpoint bookkeeping, the divergence and steady-state tests). The result is a
+:class:`Trajectory`, a :class:`~td_lib.core.run.Run` whose time axis ``t`` is ``alpha``.
+
 Divergence (NaN/inf, entries above ``max_value``, or a state whose preactivation covariance is
 no longer positive semi-definite) raises :class:`DivergenceError` naming the offending
 parameter sets (``eta``, ``c = S[0, 1]``, ``sigma``, ``T``). The stationary states of the
@@ -34,15 +40,17 @@ Examples
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from td_lib.cnn_lcn.model import KINDS, check_S, check_state, eg_from_covariance
 from td_lib.cnn_lcn.model import preactivation_covariance as _cov
 from td_lib.cnn_lcn.odes import rhs
+from td_lib.cnn_lcn.rk4 import CheckpointRecord, RK4Stepper, is_steady, within_bounds
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar as _bar
+from td_lib.core.run import Run, checkpoints, static, ticker
 
 
 class DivergenceError(RuntimeError):
@@ -50,37 +58,34 @@ class DivergenceError(RuntimeError):
 
 
 @dataclass
-class Trajectory:
-    """Result of :func:`integrate`.
+class Trajectory(Run):
+    """Result of :func:`integrate`: a :class:`~td_lib.core.run.Run` in the time ``alpha``.
 
     Attributes
     ----------
-    kind : ``"cnn"`` or ``"lcn"``.
-    alpha : ``(n_ckpt,)`` checkpoint times.
+    t : ``(n_ckpt,)`` checkpoint times ``alpha``.
     R, Q : ``(n_ckpt, *batch, ...)`` order parameters at the checkpoints.
     eg : ``(n_ckpt, *batch)`` generalisation error (eq. 81).
+    kind : ``"cnn"`` or ``"lcn"`` (static, as the following).
     batch_shape : the broadcast batch shape.
     n_steps : RK4 steps taken by the longest-running element (``0`` for ``solve_ivp``).
     params : the broadcast ``eta``, ``sigma``, ``T`` arrays (batch shape) and ``S``.
     """
 
-    kind: str
-    alpha: np.ndarray
     R: np.ndarray
     Q: np.ndarray
     eg: np.ndarray
-    batch_shape: tuple
-    n_steps: int
-    params: dict = field(default_factory=dict)
-
-    def at(self, index) -> tuple[np.ndarray, np.ndarray]:
-        """``(R, Q)`` at checkpoint ``index``."""
-        return self.R[index], self.Q[index]
+    kind: str = static()
+    batch_shape: tuple = static()
+    n_steps: int = static()
+    params: dict = static(default_factory=dict)
+    time_label: ClassVar[str] = "alpha"
 
 
 def log_checkpoints(*, alpha_max: float, n: int = 100, alpha_min: float = 1e-2,
                     include_zero: bool = True) -> np.ndarray:
-    """``n`` log-spaced checkpoints from ``alpha_min`` to ``alpha_max`` (plus ``0`` if asked).
+    """``n`` log-spaced checkpoints from ``alpha_min`` to ``alpha_max`` (plus ``0`` if asked):
+    :func:`td_lib.core.run.checkpoints` in continuous time.
 
     Examples
     --------
@@ -92,34 +97,131 @@ def log_checkpoints(*, alpha_max: float, n: int = 100, alpha_min: float = 1e-2,
     n = V.positive_int("n", n, 2)
     if alpha_min >= alpha_max:
         raise ValueError(f"alpha_min must be < alpha_max, got {alpha_min} >= {alpha_max}")
-    a = np.geomspace(alpha_min, alpha_max, n)
-    return np.concatenate([[0.0], a]) if include_zero else a
+    return checkpoints(alpha_max, num=n, start=alpha_min, zero=include_zero, integer=False)
 
 
-def _describe(idx, eta, sigma, T, S) -> str:
-    out = []
-    for i in np.atleast_1d(idx)[:5]:
-        c = S[i][0, 1] if S[i].shape[-1] > 1 else 0.0
-        out.append(f"(batch index {int(i)}: eta={eta[i]:.4g}, c=S[0,1]={c:.4g}, "
-                   f"sigma={sigma[i]:.4g}, T={T[i]:.4g})")
-    more = "" if np.size(idx) <= 5 else f" and {np.size(idx) - 5} more"
-    return ", ".join(out) + more
+@dataclass
+class _Batch:
+    """The flattened problem: ``B`` parameter sets with their states and eq. 17/18's inputs."""
+
+    kind: str
+    shape: tuple  # the broadcast batch shape
+    R: np.ndarray  # (B, *rs)
+    Q: np.ndarray  # (B, *qs)
+    S: np.ndarray  # (B, P, P)
+    eta: np.ndarray  # (B,)
+    sigma: np.ndarray
+    T: np.ndarray
+
+    def rhs(self, idx, R, Q):
+        """eq. 17 (CNN) or 18 (LCN) for the elements ``idx`` at the state ``(R, Q)``."""
+        return rhs(self.kind, R, Q, self.S[idx], T=self.T[idx], eta=self.eta[idx], sigma=self.sigma[idx],
+                   validate=False)
+
+    def describe(self, idx) -> str:
+        """The parameter sets ``idx`` (at most five), for an error message."""
+        out = []
+        for i in np.atleast_1d(idx)[:5]:
+            c = self.S[i][0, 1] if self.S[i].shape[-1] > 1 else 0.0
+            out.append(f"(batch index {int(i)}: eta={self.eta[i]:.4g}, c=S[0,1]={c:.4g}, "
+                       f"sigma={self.sigma[i]:.4g}, T={self.T[i]:.4g})")
+        more = "" if np.size(idx) <= 5 else f" and {np.size(idx) - 5} more"
+        return ", ".join(out) + more
+
+    def bad_states(self, R, Q, max_value) -> np.ndarray:
+        """``(B,)`` mask: non-finite, beyond ``max_value``, or a preactivation covariance that is
+        not positive semi-definite (eqs 43/72)."""
+        bad = ~within_bounds((R, Q), max_value)
+        ok = ~bad
+        if np.any(ok):
+            C = _cov(self.kind, R[ok], Q[ok], self.S[ok], self.T[ok], validate=False)
+            lo = np.linalg.eigvalsh(C).min(-1)
+            scale = np.maximum(1.0, np.abs(C).max((-1, -2)))
+            nonpsd = np.zeros(len(R), bool)
+            nonpsd[np.flatnonzero(ok)] = lo < -1e-8 * scale
+            bad |= nonpsd
+        return bad
 
 
-def _bad_states(kind, R, Q, S, T, max_value):
-    finite = np.isfinite(R).reshape(len(R), -1).all(1) & np.isfinite(Q).reshape(len(Q), -1).all(1)
-    big = (np.abs(R).reshape(len(R), -1).max(1) > max_value) | (
-        np.abs(Q).reshape(len(Q), -1).max(1) > max_value)
-    bad = ~finite | big
-    ok = ~bad
-    if np.any(ok):
-        C = _cov(kind, R[ok], Q[ok], S[ok], T[ok], validate=False)
-        lo = np.linalg.eigvalsh(C).min(-1)
-        scale = np.maximum(1.0, np.abs(C).max((-1, -2)))
-        nonpsd = np.zeros(len(R), bool)
-        nonpsd[np.flatnonzero(ok)] = lo < -1e-8 * scale
-        bad |= nonpsd
-    return bad
+def _batch(kind, R0, Q0, S, T, eta, sigma) -> _Batch:
+    """Validate the state and parameters of :func:`integrate` (``S`` checked already) and broadcast
+    them to one batch."""
+    P = S.shape[-1]
+    R0, Q0, _, _ = check_state(kind, R0, Q0, P)
+    eta, sigma, T = (np.asarray(v, float) for v in (eta, sigma, T))
+    for name, v, pos in (("eta", eta, True), ("sigma", sigma, False), ("T", T, True)):
+        if not np.all(np.isfinite(v)) or np.any(v <= 0 if pos else v < 0):
+            raise ValueError(f"{name} must be finite and {'> 0' if pos else '>= 0'}, got {v}")
+    nR, nQ = (2, 2) if kind == "cnn" else (3, 4)
+    batch = np.broadcast_shapes(R0.shape[:-nR], Q0.shape[:-nQ], S.shape[:-2], eta.shape,
+                                sigma.shape, T.shape)
+    B = int(np.prod(batch, dtype=int))
+
+    def flat(x, tail):
+        return np.broadcast_to(x, batch + tail).reshape((B,) + tail).copy()
+
+    return _Batch(kind, batch, flat(R0, R0.shape[-nR:]), flat(Q0, Q0.shape[-nQ:]),
+                  np.broadcast_to(S, batch + (P, P)).reshape(B, P, P), flat(eta, ()), flat(sigma, ()), flat(T, ()))
+
+
+def _run_rk4(b: _Batch, alphas, *, h_max, limit, max_value, on_divergence, steady_tol, progress):
+    """The RK4 stepper over the batch: steps capped at the checkpoints, diverged elements
+    stopped (or an error), stationary ones frozen. Returns ``((R_out, Q_out), n_steps)``."""
+    record = CheckpointRecord(alphas, (b.R, b.Q), limit)
+    stepper = RK4Stepper(b.rhs, (b.R, b.Q), h_max)
+    active = record.pending()
+    horizon = np.minimum(alphas[-1], alphas[np.maximum(record.end - 1, 0)])
+    est = int(np.ceil(np.max(horizon / h_max))) + alphas.size
+    with ticker(est, progress, f"{b.kind} ODE") as advance:
+        while active.size:
+            target = record.target(active)
+            h, y_new, slope = stepper.propose(active, target)
+            good = within_bounds(y_new, max_value)
+            if not np.all(good):
+                bad = active[~good]
+                if on_divergence == "raise":
+                    raise DivergenceError(
+                        f"{b.kind.upper()} ODE diverged (NaN/inf, |entries| > {max_value:g}, or the "
+                        f"state left the positive semi-definite cone) at alpha ~ "
+                        f"{stepper.time[bad[0]]:.4g} for {b.describe(bad)}; reduce eta or dt")
+                record.abandon(bad)
+                active, h, target = active[good], h[good], target[good]
+                y_new, slope = tuple(v[good] for v in y_new), tuple(v[good] for v in slope)
+                if active.size == 0:
+                    break
+            stepper.accept(active, h, target, y_new)
+            advance(1)
+            hit = stepper.time[active] >= target
+            steady = is_steady(slope, y_new[1], b.eta[active], steady_tol)
+            record.store(active, stepper.y, hit, steady)
+            active = record.pending(active)
+    return record.out, stepper.n_steps
+
+
+def _run_solve_ivp(b: _Batch, alphas, *, rtol, atol, max_value):
+    """The batch flattened into one system for :func:`scipy.integrate.solve_ivp` (``RK45``).
+    Returns ``((R_out, Q_out), 0)``."""
+    from scipy.integrate import solve_ivp
+
+    B, rs, qs = len(b.R), b.R.shape[1:], b.Q.shape[1:]
+    nr = int(np.prod(rs))
+    allidx = np.arange(B)
+
+    def fun(_t, y):
+        Rx = y[: B * nr].reshape((B,) + rs)
+        Qx = y[B * nr:].reshape((B,) + qs)
+        dR, dQ = b.rhs(allidx, Rx, Qx)
+        if not (np.all(np.isfinite(dR)) and np.all(np.isfinite(dQ))):
+            bad = allidx[b.bad_states(Rx, Qx, max_value)]
+            raise DivergenceError(f"{b.kind.upper()} ODE diverged for {b.describe(bad if bad.size else allidx)}")
+        return np.concatenate([dR.ravel(), dQ.ravel()])
+
+    y0 = np.concatenate([b.R.ravel(), b.Q.ravel()])
+    sol = solve_ivp(fun, (0.0, float(alphas[-1])), y0, t_eval=alphas, method="RK45", rtol=rtol, atol=atol)
+    if not sol.success:
+        raise DivergenceError(f"solve_ivp failed: {sol.message}")
+    n_ck = alphas.size
+    return (sol.y[: B * nr].T.reshape((n_ck, B) + rs), sol.y[B * nr:].T.reshape((n_ck, B) + qs)), 0
 
 
 def integrate(kind: str, R0, Q0, alphas, S, *, T=1.0, eta=1.0, sigma=0.0,
@@ -159,152 +261,30 @@ def integrate(kind: str, R0, Q0, alphas, S, *, T=1.0, eta=1.0, sigma=0.0,
     V.choice("method", method, ("rk4", "solve_ivp"))
     V.choice("on_divergence", on_divergence, ("raise", "nan"))
     S = check_S(S)
-    P = S.shape[-1]
-    R0, Q0, k_s, k_t = check_state(kind, R0, Q0, P)
+    b = _batch(kind, R0, Q0, S, T, eta, sigma)
     alphas = V.array("alphas", alphas, ndim=1)
     if alphas.size == 0 or np.any(alphas < 0) or np.any(np.diff(alphas) <= 0):
         raise ValueError("alphas must be a non-empty, strictly increasing array of times >= 0")
-    eta = np.asarray(eta, float)
-    sigma = np.asarray(sigma, float)
-    T = np.asarray(T, float)
-    for name, v, pos in (("eta", eta, True), ("sigma", sigma, False), ("T", T, True)):
-        if not np.all(np.isfinite(v)) or np.any(v <= 0 if pos else v < 0):
-            raise ValueError(f"{name} must be finite and {'> 0' if pos else '>= 0'}, got {v}")
     if dt is not None:
         dt = V.finite("dt", dt, positive=True)
     dtau = V.finite("dtau", dtau, positive=True)
-    nR, nQ = (2, 2) if kind == "cnn" else (3, 4)
-    batch = np.broadcast_shapes(R0.shape[:-nR], Q0.shape[:-nQ], S.shape[:-2], eta.shape,
-                                sigma.shape, T.shape)
-    B = int(np.prod(batch, dtype=int))
-    rs, qs = R0.shape[-nR:], Q0.shape[-nQ:]
-    R = np.broadcast_to(R0, batch + rs).reshape((B,) + rs).copy()
-    Q = np.broadcast_to(Q0, batch + qs).reshape((B,) + qs).copy()
-    Sb = np.broadcast_to(S, batch + (P, P)).reshape(B, P, P)
-    eb = np.broadcast_to(eta, batch).reshape(B).copy()
-    sb = np.broadcast_to(sigma, batch).reshape(B).copy()
-    Tb = np.broadcast_to(T, batch).reshape(B).copy()
-    n_ck = alphas.size
-    Rout = np.empty((n_ck, B) + rs)
-    Qout = np.empty((n_ck, B) + qs)
-    params = {"eta": eb.reshape(batch), "sigma": sb.reshape(batch), "T": Tb.reshape(batch),
-              "S": S}
-
-    def f(idx, Rx, Qx):
-        return rhs(kind, Rx, Qx, Sb[idx], T=Tb[idx], eta=eb[idx], sigma=sb[idx], validate=False)
-
-    n_steps = 0
     if method == "solve_ivp":
-        from scipy.integrate import solve_ivp
-
-        nr = int(np.prod(rs))
-        allidx = np.arange(B)
-
-        def fun(_t, y):
-            Rx = y[: B * nr].reshape((B,) + rs)
-            Qx = y[B * nr:].reshape((B,) + qs)
-            dR, dQ = f(allidx, Rx, Qx)
-            if not (np.all(np.isfinite(dR)) and np.all(np.isfinite(dQ))):
-                bad = allidx[_bad_states(kind, Rx, Qx, Sb, Tb, max_value)]
-                raise DivergenceError(f"{kind.upper()} ODE diverged for "
-                                      f"{_describe(bad if bad.size else allidx, eb, sb, Tb, Sb)}")
-            return np.concatenate([dR.ravel(), dQ.ravel()])
-
-        y0 = np.concatenate([R.ravel(), Q.ravel()])
-        sol = solve_ivp(fun, (0.0, float(alphas[-1])), y0, t_eval=alphas, method="RK45",
-                        rtol=rtol, atol=atol)
-        if not sol.success:
-            raise DivergenceError(f"solve_ivp failed: {sol.message}")
-        Rout = sol.y[: B * nr].T.reshape((n_ck, B) + rs)
-        Qout = sol.y[B * nr:].T.reshape((n_ck, B) + qs)
+        (R, Q), n_steps = _run_solve_ivp(b, alphas, rtol=rtol, atol=atol, max_value=max_value)
     else:
-        a = np.zeros(B)
-        nxt = np.zeros(B, dtype=int)
-        hmax = np.full(B, dt) if dt is not None else dtau / eb
-        # checkpoints at alpha = 0
-        at0 = alphas[0] == 0.0
-        if at0:
-            Rout[0], Qout[0] = R, Q
-            nxt[:] = 1
-        if alpha_limit is not None:
-            lim = np.broadcast_to(np.asarray(alpha_limit, float), batch).reshape(B)
-            last = np.searchsorted(alphas, lim, side="right")  # checkpoints <= limit
-            for i in np.flatnonzero(last < n_ck):
-                Rout[max(last[i], nxt[i]):, i] = np.nan
-                Qout[max(last[i], nxt[i]):, i] = np.nan
-            n_lim = np.maximum(last, nxt)
-        else:
-            n_lim = np.full(B, n_ck)
-        active = np.flatnonzero(nxt < n_lim)
-        est = int(np.ceil(np.max(np.minimum(alphas[-1], alphas[np.maximum(n_lim - 1, 0)])
-                                  / hmax))) + n_ck
-        bar = _bar(range(est), progress, f"{kind} ODE", total=est) if progress else None
-        while active.size:
-            target = alphas[nxt[active]]
-            h = np.minimum(hmax[active], target - a[active])
-            Ra, Qa = R[active], Q[active]
-            hR = h.reshape((-1,) + (1,) * nR)
-            hQ = h.reshape((-1,) + (1,) * nQ)
-            k1 = f(active, Ra, Qa)
-            k2 = f(active, Ra + 0.5 * hR * k1[0], Qa + 0.5 * hQ * k1[1])
-            k3 = f(active, Ra + 0.5 * hR * k2[0], Qa + 0.5 * hQ * k2[1])
-            k4 = f(active, Ra + hR * k3[0], Qa + hQ * k3[1])
-            dR = (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]) / 6.0
-            dQ = (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]) / 6.0
-            Rn, Qn = Ra + hR * dR, Qa + hQ * dQ
-            fl = len(active)
-            with np.errstate(invalid="ignore"):
-                good = (np.isfinite(Rn).reshape(fl, -1).all(1) & np.isfinite(Qn).reshape(fl, -1).all(1)
-                        & (np.abs(Rn).reshape(fl, -1).max(1) <= max_value)
-                        & (np.abs(Qn).reshape(fl, -1).max(1) <= max_value))
-            if not np.all(good):
-                bad = active[~good]
-                if on_divergence == "raise":
-                    raise DivergenceError(
-                        f"{kind.upper()} ODE diverged (NaN/inf, |entries| > {max_value:g}, or the "
-                        f"state left the positive semi-definite cone) at alpha ~ "
-                        f"{a[bad[0]]:.4g} for {_describe(bad, eb, sb, Tb, Sb)}; reduce eta or dt")
-                for i in bad:
-                    Rout[nxt[i]:, i] = np.nan
-                    Qout[nxt[i]:, i] = np.nan
-                    nxt[i] = n_ck
-                Rn, Qn, dR, dQ, h, target = (Rn[good], Qn[good], dR[good], dQ[good], h[good],
-                                             target[good])
-                active = active[good]
-                if active.size == 0:
-                    break
-            R[active], Q[active] = Rn, Qn
-            a[active] = np.where(h == target - a[active], target, a[active] + h)
-            n_steps += 1
-            if bar is not None:
-                bar.update(1)
-            hit = a[active] >= target
-            if steady_tol is not None:
-                na = len(active)
-                rate = np.maximum(np.abs(dR).reshape(na, -1).max(1),
-                                  np.abs(dQ).reshape(na, -1).max(1)) / eb[active]
-                rate /= np.maximum(1.0, np.abs(Qn).reshape(na, -1).max(1))
-                steady = rate < steady_tol
-            else:
-                steady = np.zeros(active.size, bool)
-            for j in np.flatnonzero(hit | steady):  # only elements reaching a checkpoint
-                i = active[j]
-                if steady[j]:
-                    Rout[nxt[i]:n_lim[i], i], Qout[nxt[i]:n_lim[i], i] = R[i], Q[i]
-                    nxt[i] = n_ck
-                else:
-                    Rout[nxt[i], i], Qout[nxt[i], i] = R[i], Q[i]
-                    nxt[i] += 1
-            active = active[nxt[active] < n_lim[active]]
-        if bar is not None:
-            bar.close()
-    Sfull = np.broadcast_to(Sb, (n_ck, B, P, P))
-    Tfull = np.broadcast_to(Tb, (n_ck, B))
+        limit = None if alpha_limit is None else np.broadcast_to(
+            np.asarray(alpha_limit, float), b.shape).reshape(-1)
+        h_max = np.full(len(b.eta), dt) if dt is not None else dtau / b.eta
+        (R, Q), n_steps = _run_rk4(b, alphas, h_max=h_max, limit=limit, max_value=max_value,
+                                   on_divergence=on_divergence, steady_tol=steady_tol, progress=progress)
+    n_ck, B, P = alphas.size, len(b.eta), b.S.shape[-1]
     with np.errstate(invalid="ignore"):
-        eg = eg_from_covariance(_cov(kind, Rout, Qout, Sfull, Tfull, validate=False))
-    return Trajectory(kind=kind, alpha=alphas, R=Rout.reshape((n_ck,) + batch + rs),
-                      Q=Qout.reshape((n_ck,) + batch + qs), eg=eg.reshape((n_ck,) + batch),
-                      batch_shape=batch, n_steps=n_steps, params=params)
+        eg = eg_from_covariance(_cov(kind, R, Q, np.broadcast_to(b.S, (n_ck, B, P, P)),
+                                     np.broadcast_to(b.T, (n_ck, B)), validate=False))
+    params = {"eta": b.eta.reshape(b.shape), "sigma": b.sigma.reshape(b.shape), "T": b.T.reshape(b.shape),
+              "S": S}
+    return Trajectory(t=alphas, R=R.reshape((n_ck,) + b.shape + R.shape[2:]),
+                      Q=Q.reshape((n_ck,) + b.shape + Q.shape[2:]), eg=eg.reshape((n_ck,) + b.shape),
+                      kind=kind, batch_shape=b.shape, n_steps=n_steps, params=params)
 
 
 def dt_convergence(kind: str, R0, Q0, alphas, S, *, T=1.0, eta=1.0, sigma=0.0,

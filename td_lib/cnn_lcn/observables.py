@@ -23,17 +23,21 @@ Figures 3, 4 and 7.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import ClassVar
+
 import numpy as np
 
 from td_lib.cnn_lcn.init import random_init
 from td_lib.cnn_lcn.integrate import integrate
 from td_lib.cnn_lcn.model import KINDS, input_covariance
 from td_lib.core import validate as V
+from td_lib.core.run import Run, checkpoints, static
 from td_lib.core.runtime import numpy_rng
 from td_lib.own_work import counterpart
 
-__all__ = ["alignment", "alpha_spec", "specialisation_runs", "specialisation_time", "log_d_fit",
-           "reflect"]
+__all__ = ["alignment", "alpha_spec", "SpecialisationRun", "specialisation_runs", "specialisation_time",
+           "log_d_fit", "reflect"]
 
 
 # ----------------------------------------------------------------------------- alignment
@@ -100,10 +104,26 @@ def alpha_spec(alpha, gamma, threshold: float = 0.99) -> np.ndarray:
     return np.where(ok, out, np.inf)
 
 
+@dataclass
+class SpecialisationRun(Run):
+    """Result of :func:`specialisation_runs`: the alignments along the CNN ODE in the time ``alpha``.
+
+    Attributes
+    ----------
+    t : ``(n_alpha,)`` the checkpoints ``alpha`` integrated.
+    gamma : ``(n_alpha, n_D, n_init, k_s - k_t + 1)`` alignments (eq. 24).
+    D : ``(n_D,)`` the dimensions (static).
+    """
+
+    gamma: np.ndarray
+    D: np.ndarray = static()
+    time_label: ClassVar[str] = "alpha"
+
+
 def specialisation_runs(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float = 0.5,
                         T: float = 1.0, c: float = 0.0, sigma: float = 0.0, n_init: int = 8,
                         rng=0, threshold: float = 0.99, alpha_max: float = 2000.0,
-                        n_ckpt: int = 400, dtau: float = 0.05, progress: bool | str = False) -> dict:
+                        n_ckpt: int = 400, dtau: float = 0.05, progress: bool | str = False) -> SpecialisationRun:
     """The CNN ODE (eq. 17) from ``n_init`` random inits (eq. 19) at each dimension ``D``.
 
     All ``len(D) * n_init`` runs are integrated in one batch on the checkpoints
@@ -111,9 +131,9 @@ def specialisation_runs(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
     specialised (eq. 25) or ``alpha_max`` is reached. For an int seed ``rng`` the inits at
     ``D[i]`` are ``random_init("cnn", D=D[i], ..., n=n_init, rng=default_rng((rng, i)))``; a
     numpy Generator (or ``None``, fresh entropy) draws them one dimension after the other.
-    Returns a dict with ``D``, ``alpha`` (the checkpoints integrated) and ``gamma`` (alignments,
-    eq. 24: ``(n_alpha, n_D, n_init, k_s - k_t + 1)``); :func:`alpha_spec` of ``alpha`` and
-    ``gamma`` gives the specialisation times. Figure 3/4 parameters are the defaults.
+    Returns a :class:`SpecialisationRun` with ``t`` (the checkpoints ``alpha`` integrated), ``gamma``
+    (alignments, eq. 24: ``(n_alpha, n_D, n_init, k_s - k_t + 1)``) and ``D``; :func:`alpha_spec` of
+    ``t`` and ``gamma`` gives the specialisation times. Figure 3/4 parameters are the defaults.
     ``progress``: ``True`` or a label shows a bar per integration window.
 
     References
@@ -123,7 +143,7 @@ def specialisation_runs(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
     Examples
     --------
     >>> r = specialisation_runs([1e4], k_s=1, n_init=2, alpha_max=30.0, n_ckpt=20, dtau=1.0, rng=0)
-    >>> r["gamma"].shape[1:], bool((r["gamma"].max(-1) >= 0.99).any(0).all())  # every run specialised
+    >>> r.gamma.shape[1:], bool((r.gamma.max(-1) >= 0.99).any(0).all())  # every run specialised
     ((1, 2, 1), True)
     """
     Ds = np.atleast_1d(np.asarray(D, float))
@@ -139,7 +159,7 @@ def specialisation_runs(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
     R = np.stack([r for r, _ in inits])
     Q = np.stack([q for _, q in inits])
     S = input_covariance(P, c)
-    grid = np.concatenate([[0.0], np.geomspace(min(1e-2, alpha_max / 10), alpha_max, n_ckpt)])
+    grid = checkpoints(alpha_max, num=n_ckpt, start=min(1e-2, alpha_max / 10), integer=False)
     gammas = [alignment(R, Q, T)[None]]
     width = max(1, n_ckpt // 40)  # windows of a factor ~ (alpha_max / 1e-2)^(1/40) in alpha
     for lo in range(0, grid.size - 1, width):
@@ -151,7 +171,7 @@ def specialisation_runs(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
         if (np.concatenate(gammas).max(-1) >= threshold).any(0).all():  # every run has specialised
             break
     gamma = np.concatenate(gammas)
-    return {"D": Ds, "alpha": grid[:gamma.shape[0]], "gamma": gamma}
+    return SpecialisationRun(t=grid[:gamma.shape[0]], gamma=gamma, D=Ds)
 
 
 def specialisation_time(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float = 0.5,
@@ -174,8 +194,8 @@ def specialisation_time(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
     r = specialisation_runs(D, P=P, k_s=k_s, k_t=k_t, eta=eta, T=T, c=c, sigma=sigma,
                             n_init=n_init, rng=rng, threshold=threshold, alpha_max=alpha_max,
                             n_ckpt=600, dtau=dtau, progress=progress)
-    g = r["gamma"]
-    out = np.array([[float(spec(r["alpha"], g[:, i, j], threshold)) for j in range(g.shape[2])]
+    g = r.gamma
+    out = np.array([[float(spec(r.t, g[:, i, j], threshold)) for j in range(g.shape[2])]
                     for i in range(g.shape[1])])
     return out if np.ndim(D) else out[0]
 

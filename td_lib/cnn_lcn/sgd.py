@@ -26,7 +26,8 @@ Mori et al., *exact online-SGD dynamics of CNN vs LCN students*, eqs 1-16, 36 an
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -34,7 +35,8 @@ from td_lib.cnn_lcn.model import KINDS
 from td_lib.cnn_lcn.network import ACTIVATIONS, Networks, draw_inputs, eg_from_order, input_factor
 from td_lib.core import activations
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar, torch_generator, torch_threads
+from td_lib.core.run import Run, checkpoints, static, ticker
+from td_lib.core.runtime import torch_generator, torch_threads
 
 __all__ = ["SGDResult", "simulate_sgd", "one_step_drift", "TEST_SEED_OFFSET"]
 
@@ -42,25 +44,26 @@ TEST_SEED_OFFSET = 7919  #: the held-out test set of an int seed ``rng`` uses ``
 
 
 @dataclass
-class SGDResult:
-    """Result of :func:`simulate_sgd` (leading axis ``n_ckpt``, then ``n_seeds``).
+class SGDResult(Run):
+    """Result of :func:`simulate_sgd`: a :class:`~td_lib.core.run.Run` whose time axis ``t`` is
+    ``alpha`` = SGD steps / D (series ordered ``(n_ckpt, n_seeds, ...)``).
 
-    Attributes: ``alpha`` (checkpoint times t/D), ``R``, ``Q`` (order parameters, shapes as in
-    :mod:`td_lib.cnn_lcn`), ``eg_order`` (eps_g from the order parameters), ``eg_mc``
-    (held-out Monte Carlo eps_g, ``None`` if ``n_test = 0``), ``eg_mc_se`` (its standard error),
-    ``R0``, ``Q0`` (initial order parameters, ``(n_seeds, ...)``) and ``params``.
+    Attributes: ``t`` (the checkpoint times ``alpha``), ``R``, ``Q`` (order parameters,
+    shapes as in :mod:`td_lib.cnn_lcn`), ``eg_order`` (eps_g from the order parameters), ``eg_mc``
+    (held-out Monte Carlo eps_g, ``None`` if ``n_test = 0``), ``eg_mc_se`` (its standard error);
+    static: ``kind``, ``R0``, ``Q0`` (initial order parameters, ``(n_seeds, ...)``) and ``params``.
     """
 
-    kind: str
-    alpha: np.ndarray
     R: np.ndarray
     Q: np.ndarray
     eg_order: np.ndarray
     eg_mc: np.ndarray | None
     eg_mc_se: np.ndarray | None
-    R0: np.ndarray
-    Q0: np.ndarray
-    params: dict = field(default_factory=dict)
+    kind: str = static()
+    R0: np.ndarray = static()
+    Q0: np.ndarray = static()
+    params: dict = static(default_factory=dict)
+    time_label: ClassVar[str] = "alpha"
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def simulate_sgd(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 0.
 
     References
     ----------
-    Mori et al. (CNN vs LCN), eqs 8-16 (model, loss, SGD, order parameters).
+    Mori et al. (CNN vs LCN), eqs 4-16 (label noise, model, loss, SGD, order parameters).
 
     Examples
     --------
@@ -151,8 +154,7 @@ def simulate_sgd(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 0.
     S_np, c_, L = input_factor(P, c=c, S=S)
     if checkpoints is None:
         alpha_max = V.finite("alpha_max", alpha_max, positive=True)
-        checkpoints = np.concatenate([[0.0], np.geomspace(min(1.0 / D * 10, alpha_max / 10),
-                                                          alpha_max, 40)])
+        checkpoints = _default_checkpoints(D, alpha_max)
     checkpoints = V.array("checkpoints", checkpoints, ndim=1)
     steps = np.unique(np.round(checkpoints * D).astype(int))
     if steps[0] < 0:
@@ -169,6 +171,12 @@ def simulate_sgd(kind: str, *, D: int, P: int, k_s: int, k_t: int, c: float = 0.
                      test_seed=test_seed, dtype=tdt, rng=rng, progress=progress)
     with torch_threads(threads):
         return _run(net, cfg, gen)
+
+
+def _default_checkpoints(D: int, alpha_max: float) -> np.ndarray:
+    """The default recording times of :func:`simulate_sgd`: 0 and 40 log-spaced ``alpha`` from
+    ``min(10/D, alpha_max/10)`` (ten steps) to ``alpha_max``."""
+    return checkpoints(alpha_max, num=40, start=min(1.0 / D * 10, alpha_max / 10), integer=False)
 
 
 def _run(net: Networks, cfg: _RunConfig, gen) -> SGDResult:
@@ -190,9 +198,7 @@ def _run(net: Networks, cfg: _RunConfig, gen) -> SGDResult:
 
     Rs, Qs, mcs, ses = [], [], [], []
     t = 0
-    total = int(cfg.steps[-1])
-    pbar = bar(range(total), cfg.progress, f"{cfg.kind} SGD D={D}", total=total) if cfg.progress else None
-    with torch.no_grad():
+    with torch.no_grad(), ticker(int(cfg.steps[-1]), cfg.progress, f"{cfg.kind} SGD D={D}") as advance:
         for target in cfg.steps:
             while t < target:
                 n = int(min(target - t, 4096))
@@ -201,8 +207,7 @@ def _run(net: Networks, cfg: _RunConfig, gen) -> SGDResult:
                 for j in range(n):
                     net.step(xs[:, j], xis[:, j], cfg.eta, cfg.sigma)
                 t += n
-                if pbar is not None:
-                    pbar.update(n)
+                advance(n)
             R, Q = net.order()
             Rs.append(R)
             Qs.append(Q)
@@ -210,12 +215,10 @@ def _run(net: Networks, cfg: _RunConfig, gen) -> SGDResult:
                 m, s = eg_mc()
                 mcs.append(m)
                 ses.append(s)
-    if pbar is not None:
-        pbar.close()
     R = np.stack(Rs)
     Q = np.stack(Qs)
     eg_o = eg_from_order(cfg.kind, R, Q, cfg.S, cfg.T, cfg.activation)
-    return SGDResult(kind=cfg.kind, alpha=cfg.steps / D, R=R, Q=Q, eg_order=eg_o,
+    return SGDResult(t=cfg.steps / D, kind=cfg.kind, R=R, Q=Q, eg_order=eg_o,
                      eg_mc=np.stack(mcs) if n_test else None,
                      eg_mc_se=np.stack(ses) if n_test else None, R0=R[0], Q0=Q[0],
                      params=dict(D=D, P=P, k_s=cfg.k_s, k_t=cfg.k_t, c=cfg.c, S=cfg.S, T=cfg.T,

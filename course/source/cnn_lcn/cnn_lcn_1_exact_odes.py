@@ -520,15 +520,15 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 4))
 for ax, c in zip(axes, (0.0, 0.5)):
     for kind, col, scale in (("cnn", "C0", 1), ("lcn", "C3", P)):
         sim, ode = fig2[c, kind]
-        ax.plot(ode.alpha / scale, ode.eg, color=col, label=f"{kind.upper()} ODE")
-        ax.plot(sim.alpha / scale, sim.eg_order[:, 0], "o", ms=3, color=col,
+        ax.plot(ode.t / scale, ode.eg, color=col, label=f"{kind.upper()} ODE")
+        ax.plot(sim.t / scale, sim.eg_order[:, 0], "o", ms=3, color=col,
                 label=f"{kind.upper()} SGD, D={D2}")
     ax.set(xlabel=r"$\alpha$ (CNN) and $\alpha_{\rm LCN}/P$ (LCN)", ylabel=r"$\varepsilon_g$",
            title=f"({'ab'[c > 0]}) c = {c}")
     ax.legend(fontsize=8)
     ins = ax.inset_axes([0.55, 0.35, 0.4, 0.3])
     for kind, col in (("cnn", "C0"), ("lcn", "C3")):
-        ins.plot(fig2[c, kind][1].alpha, fig2[c, kind][1].eg, color=col)
+        ins.plot(fig2[c, kind][1].t, fig2[c, kind][1].eg, color=col)
     ins.set_xlim(0, a_max)
     ins.set_title(r"raw $\alpha$", fontsize=8)
     ins.tick_params(labelsize=7)

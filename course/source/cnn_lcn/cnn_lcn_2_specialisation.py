@@ -221,12 +221,12 @@ def specialisation_analysis(runs, alpha_spec_fn, fit_fn, D_min=1e4):
     over the initialisations at D >= D_min, with the given functions (yours of Exercise D)."""
     out = {}
     for k, r in runs.items():
-        g = r["gamma"]
-        a_sp = np.array([[float(alpha_spec_fn(r["alpha"], g[:, i, j])) for j in range(g.shape[2])]
+        g = r.gamma
+        a_sp = np.array([[float(alpha_spec_fn(r.t, g[:, i, j])) for j in range(g.shape[2])]
                          for i in range(g.shape[1])])
-        fit = r["D"] >= D_min
+        fit = r.D >= D_min
         ok = fit.sum() >= 2 and np.all(np.isfinite(a_sp[fit]))
-        out[k] = {"a_sp": a_sp, "fit": tuple(float(v) for v in fit_fn(r["D"][fit], a_sp[fit].mean(1))) if ok else None}
+        out[k] = {"a_sp": a_sp, "fit": tuple(float(v) for v in fit_fn(r.D[fit], a_sp[fit].mean(1))) if ok else None}
     return out
 
 
@@ -234,7 +234,7 @@ def spec_plot(ax, runs, analysis, title, D_min=1e4):
     """Markers: mean alpha_spec over the initialisations (error bar: standard error), small dots:
     single runs, open marker: D < D_min (not fitted); dashed: a + b ln D fitted to the means."""
     for k, r in runs.items():
-        a_sp, Dk = np.asarray(analysis[k]["a_sp"], dtype=float), r["D"]
+        a_sp, Dk = np.asarray(analysis[k]["a_sp"], dtype=float), r.D
         mean = a_sp.mean(1)
         se = a_sp.std(1, ddof=1) / np.sqrt(a_sp.shape[1]) if a_sp.shape[1] > 1 else 0 * mean
         fit = Dk >= D_min
@@ -360,14 +360,14 @@ panels = [k for k in (3, 4) if k in runs3] or [2]
 fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False)
 for ax, k_s3 in zip(axes[0], panels):
     r = runs3[k_s3]
-    gam4 = r["gamma"][:, -1, 0]  # (n_alpha, n_s) at D = Ds3[-1], first initialisation
+    gam4 = r.gamma[:, -1, 0]  # (n_alpha, n_s) at D = Ds3[-1], first initialisation
     for s_ in range(gam4.shape[-1]):
-        ax.semilogx(r["alpha"][1:], gam4[1:, s_], label=f"$s={s_}$")
+        ax.semilogx(r.t[1:], gam4[1:, s_], label=f"$s={s_}$")
     a_sp = np.asarray(analysis3[k_s3]["a_sp"], dtype=float)[-1, 0]
     if np.isfinite(a_sp):
         ax.axvline(a_sp, color="k", ls=":", lw=1, label=r"$\alpha_{\rm spec}$")
     ax.axhline(0, color="gray", lw=0.5)
-    ax.set(xlabel=r"$\alpha$", ylabel=r"$\gamma_s$ (eq. 24)", title=f"$k_s={k_s3}$, $D=${r['D'][-1]:.0e}")
+    ax.set(xlabel=r"$\alpha$", ylabel=r"$\gamma_s$ (eq. 24)", title=f"$k_s={k_s3}$, $D=${r.D[-1]:.0e}")
     ax.legend(fontsize=8)
 fig.suptitle(r"Figure 4: alignment with each zero-error solution; erf, $k_t=1$, $P=6$, $S=I$, "
              r"$\eta=0.5$, $T=1$, $\sigma=0$", fontsize=10)

@@ -795,7 +795,7 @@ def relu_floor_theory(kind, P, c):
 def relu_floor_sgd(kind, P, c):
     sim = cl.simulate_sgd(kind, D=D10, P=P, k_s=2, k_t=2, c=c, eta=eta10, sigma=1.0, checkpoints=ck10,
                           activation="relu", init="zero_error", n_seeds=2, n_test=0, rng=10)
-    late = sim.alpha >= a10 / 2
+    late = sim.t >= a10 / 2
     vals = sim.eg_order[late].mean(0) / eta10  # one value per seed
     return vals.mean(), vals.std(ddof=1) / np.sqrt(len(vals)) if len(vals) > 1 else 0.0
 
@@ -833,7 +833,7 @@ for ax, c in zip(axes, (0.0, 0.5)):
         ck = np.linspace(0, scale * a11, pick(33, 9))
         sim = cl.simulate_sgd(kind, D=D11, P=4, k_s=3, k_t=2, c=c, eta=0.2, checkpoints=ck, activation="relu",
                               n_test=0, rng=11, progress=True)
-        ax.plot(sim.alpha / scale, sim.eg_order[:, 0], "o-", ms=3, color=col,
+        ax.plot(sim.t / scale, sim.eg_order[:, 0], "o-", ms=3, color=col,
                 label=f"{kind.upper()} at " + ("$\\alpha$" if scale == 1 else "$P\\alpha$"))
     ax.set(xlabel=r"$\alpha$", ylabel=r"$\varepsilon_g$", title=f"c = {c}")
     ax.legend(fontsize=8)
