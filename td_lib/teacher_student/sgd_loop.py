@@ -26,9 +26,9 @@ __all__ = ["SGDProblem", "sgd_loop"]
 class SGDProblem(Protocol):
     """What a trainer hands to :func:`sgd_loop`: the state of its runs and three operations."""
 
-    def draw(self, k: int, gen: Any) -> Any:
+    def draw(self, k: int, rng: Any) -> Any:
         """The data of the next ``k`` steps (e.g. inputs and teacher outputs), from the torch
-        generator ``gen``."""
+        generator ``rng``."""
 
     def step(self, data: Any, i: int) -> None:
         """One SGD step, in place, on item ``i`` of ``data``."""
@@ -71,6 +71,26 @@ def sgd_loop(problem_of: Callable[[np.random.Generator], SGDProblem], *, steps: 
     -------
     SGDProblem
         The problem after training (its state and records).
+
+    Examples
+    --------
+    A toy problem: SGD on ``½(w − x)²`` with ``x ~ N(1, 1)``, recorded at steps 0, 10, 1000.
+
+    >>> import torch
+    >>> class Mean:
+    ...     def __init__(self, g):
+    ...         self.w, self.rec = torch.zeros(1, dtype=torch.float64), []
+    ...     def draw(self, k, rng):
+    ...         return 1 + torch.randn(k, generator=rng, dtype=torch.float64)
+    ...     def step(self, x, i):
+    ...         self.w -= 0.02 * (self.w - x[i])
+    ...     def record(self, step):
+    ...         self.rec.append((step, round(float(self.w[0]), 1)))
+    ...     def weights(self):
+    ...         return [self.w]
+    >>> p = sgd_loop(Mean, steps=1000, times=np.array([0, 10, 1000]), eta=0.02, rng=0)
+    >>> [s for s, _ in p.rec], abs(p.rec[-1][1] - 1) < 0.5
+    ([0, 10, 1000], True)
 
     References
     ----------

@@ -107,6 +107,14 @@ def train(teacher: Net, student: Net, *, steps: int, eta: float, batch: int = 16
     -------
     History
 
+    Examples
+    --------
+    >>> from td_lib.teacher_student import make_student, make_teacher
+    >>> T = make_teacher(d=5, m=2, C=1, p=1.0, rng=0)
+    >>> h = train(T, make_student(T, factor=2, rng=1), steps=300, eta=0.05, eval_every=100, n_eval=200)
+    >>> h.t.tolist(), h.corr.shape, bool(h.loss[-1, 0] < h.loss[0, 0])
+    ([0, 100, 200, 300], (4, 1, 2, 4), True)
+
     Notes
     -----
     The gradients are written out by hand (no autograd): with ``H = X̃W``, ``A = relu(H)``,
