@@ -339,17 +339,16 @@ def staircase_claims() -> list[Claim]:
 
     runs = staircase_runs()
     ind, cor = runs[False], runs[True]
-    steps = np.array(ind.steps)
-    full, clone = np.array(ind.accuracy["full data"]), np.array(ind.accuracy["Gaussian clone"])
-    win = (steps >= 100) & (steps <= 1000)
+    full, clone = ind.accuracy_on("full data"), ind.accuracy_on("Gaussian clone")
+    win = (ind.t >= 100) & (ind.t <= 1000)
     plateau, gap = float(full[win].mean()), float(np.abs(full - clone)[win].mean())
-    on_i = staircase.onset_step(ind.steps, ind.overlap_v, 0.05)
-    on_c = staircase.onset_step(cor.steps, cor.overlap_v, 0.05)
-    hi_i = staircase.first_above(ind.steps, ind.overlap_v, 0.9)
-    hi_c = staircase.first_above(cor.steps, cor.overlap_v, 0.9)
+    on_i = staircase.onset_step(ind.t, ind.overlap_v, 0.05)
+    on_c = staircase.onset_step(cor.t, cor.overlap_v, 0.05)
+    hi_i = staircase.first_above(ind.t, ind.overlap_v, 0.9)
+    hi_c = staircase.first_above(cor.t, cor.overlap_v, 0.9)
     late_full = float(np.mean(full[-5:]))
     late_clone = float(np.mean(clone[-5:]))
-    start_c = cor.overlap_v[0]
+    start_c = float(cor.overlap_v[0])
     E = "7.2.E."
     return [
         Claim(E + "plateau", "independent: mean full-data accuracy over the records 100..1000",

@@ -217,6 +217,7 @@ def mcm_relu_loss(alpha_u, alpha_v, *, beta_u: float = 5.0, beta_v: float = 10.0
     1.0
     """
     from scipy.special import ndtr
+    from scipy.stats import norm
 
     au, av = np.broadcast_arrays(np.asarray(alpha_u, float), np.asarray(alpha_v, float))
     if np.any(au**2 + av**2 > 1 + 1e-12):
@@ -232,7 +233,7 @@ def mcm_relu_loss(alpha_u, alpha_v, *, beta_u: float = 5.0, beta_v: float = 10.0
 
     def f(mu):  # E ReLU(mu + s G'), G' ~ N(0,1); mu of shape (nodes, pairs)
         q = mu / s
-        return mu * ndtr(q) + s * np.exp(-0.5 * q * q) / _SQRT2PI
+        return mu * ndtr(q) + s * norm.pdf(q)
 
     if correlated:
         val = gaussian_expectation(

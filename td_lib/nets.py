@@ -22,8 +22,8 @@ Examples
 >>> X = torch.randn(50, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
 >>> y = torch.sign(X[:, 0])
 >>> log = train_two_layer(X, y, "tanh", 0.5, width=8, steps=20, rng=0)
->>> log.times[-1], tuple(log.acc.shape)
-(20, (1, 17))
+>>> int(log.t[-1]), log.acc.shape
+(20, (17, 1))
 >>> sig, dsig = activation("gelu")
 >>> round(float(dsig(torch.tensor(0.0))), 6)
 0.5
@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -41,83 +42,63 @@ import torch
 from td_lib.core import activations
 from td_lib.core import validate as V
 from td_lib.core.gaussian import gauss_normal_nodes
+from td_lib.core.run import Run, checkpoints, static
 from td_lib.core.runtime import bar, torch_generator, torch_threads
 
-__all__ = ["activation", "check_times", "TrainLog", "init_weights", "train_two_layer",
-           "mixture_population_gradient"]
+__all__ = ["activation", "TrainLog", "init_weights", "train_two_layer", "mixture_population_gradient"]
 
-#: Activations with a second derivative, which :func:`mixture_population_gradient` needs.
-SMOOTH = ("linear", "gelu", "tanh", "softplus", "erf", "erf_sqrt2")
+#: Activations with a second derivative, which :func:`mixture_population_gradient` needs (the
+#: registry's smooth ones).
+SMOOTH = tuple(n for n in activations.names() if activations.get(n).smooth)
 
 
-def activation(act) -> tuple[Callable, Callable]:
-    """``(sigma, sigma')`` for a registered name (:func:`td_lib.core.activations.names`), a
-    ``(sigma, sigma')`` pair, or a single elementwise callable (its derivative is then taken by
-    autograd).
+def activation(act: str) -> tuple[Callable, Callable]:
+    """``(sigma, sigma')`` of the registered activation ``act`` (:func:`td_lib.core.activations.get`;
+    names in :func:`td_lib.core.activations.names`), for numpy arrays and torch tensors alike.
 
     Examples
     --------
-    >>> sig, dsig = activation(torch.sin)
+    >>> sig, dsig = activation("tanh")
     >>> round(float(dsig(torch.tensor(0.0))), 6)
     1.0
     """
-    if isinstance(act, str):
-        a = activations.get(act)
-        return a.f, a.df
-    if isinstance(act, tuple) and len(act) == 2 and all(callable(f) for f in act):
-        return act
-    if callable(act):
-        def dact(z):
-            with torch.enable_grad():
-                zz = z.detach().requires_grad_()
-                (g,) = torch.autograd.grad(act(zz).sum(), zz)
-            return g
-        return act, dact
-    raise TypeError(f"activation must be a name {list(activations.names())}, a callable or a "
-                    f"(sigma, dsigma) pair, got {act!r}")
+    a = _registered(act)
+    return a.f, a.df
 
 
-def check_times(T: int, num: int = 30) -> list[int]:
-    """Step 0 plus ``num`` geometrically spaced integer steps in ``[1, T]`` (duplicates merged),
-    as in the course notes: ``sorted({0} | set(int(geomspace(1, T, num))))``.
-
-    Examples
-    --------
-    >>> check_times(10, 4)
-    [0, 1, 2, 4, 10]
-    """
-    T = V.positive_int("T", T)
-    num = V.positive_int("num", num)
-    return sorted(set(np.unique(np.geomspace(1, T, num).astype(int)).tolist() + [0]))
+def _registered(act) -> activations.Activation:
+    if not isinstance(act, str):
+        raise TypeError(f"activation must be a registered name {list(activations.names())}, got {act!r}")
+    return activations.get(act)
 
 
 @dataclass
-class TrainLog:
-    """What :func:`train_two_layer` records at each check time (runs along axis 0).
+class TrainLog(Run):
+    """What :func:`train_two_layer` records at each logged GD step (a :class:`td_lib.core.run.Run`).
 
     Attributes
     ----------
-    times : list[int]
+    t : ndarray (T_c,)
         The logged GD steps.
-    acc : torch.Tensor (R, T_c)
+    acc : ndarray (T_c, R)
         Test accuracy, the fraction of ``sign(f(x)) == y`` on the test set.
-    out : torch.Tensor (R, T_c, n_test)
+    out : ndarray (T_c, R, n_test)
         Network outputs on the test set.
-    rms_pre : torch.Tensor (R, T_c)
+    rms_pre : ndarray (T_c, R)
         Root-mean-square pre-activation ``w_j . x`` over units and test inputs.
-    loss : torch.Tensor (R, T_c)
+    loss : ndarray (T_c, R)
         Training loss ``(1/2) mean (f - y)^2``.
-    W, a : torch.Tensor (R, N, d), (R, N)
-        Final weights.
+    W, a : ndarray (R, N, d), (R, N)
+        Final weights (static).
     """
 
-    times: list[int]
-    acc: torch.Tensor
-    out: torch.Tensor
-    rms_pre: torch.Tensor
-    loss: torch.Tensor
-    W: torch.Tensor
-    a: torch.Tensor
+    acc: np.ndarray
+    out: np.ndarray
+    rms_pre: np.ndarray
+    loss: np.ndarray
+    W: np.ndarray = static()
+    a: np.ndarray = static()
+    time_label: ClassVar[str] = "GD steps"
 
 
 def init_weights(d: int, width: int, *, eps: float, rng=0,
@@ -156,8 +137,8 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, activation, eps: float, *,
         Training inputs; a leading axis trains ``R`` runs together.
     y : torch.Tensor (n,) or (R, n)
         Training targets.
-    activation : str, callable or (sigma, dsigma)
-        Activation (see :func:`activation`).
+    activation : str
+        A registered activation (:func:`td_lib.core.activations.names`).
     eps : float
         Initial weight scale (:func:`init_weights`).
     width, eta, steps : int, float, int
@@ -168,7 +149,8 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, activation, eps: float, *,
     X_test, y_test : torch.Tensor (m, d), (m,), optional
         Test set for the logs (defaults to the training set of run 0).
     times : sequence of int, optional
-        Steps at which to log (default :func:`check_times` ``(steps)``).
+        Steps at which to log (default ``checkpoints(steps, num=30)``: step 0 and 30
+        log-spaced integer steps in ``[1, steps]``, :func:`td_lib.core.run.checkpoints`).
     threads : int or None
         Torch intra-op threads during training (restored afterwards). The default 1 is
         fastest for these small matrices, and much faster on a shared, loaded machine;
@@ -184,11 +166,7 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, activation, eps: float, *,
     ----------
     Seed §7.1, "Two moments" (the small-initialisation GD demo).
     """
-    sig, dsig = globals()["activation"](activation)
-    if isinstance(activation, str):
-        vd = activations.get(activation).f_df
-    else:
-        vd = lambda z: (sig(z), dsig(z))  # noqa: E731
+    act = _registered(activation)
     eps = V.finite("eps", eps, positive=True)
     eta = V.finite("eta", eta, positive=True)
     steps = V.positive_int("steps", steps, minimum=0)
@@ -217,19 +195,21 @@ def train_two_layer(X: torch.Tensor, y: torch.Tensor, activation, eps: float, *,
     inits = [init_weights(d, width, eps=eps, rng=s, dtype=X.dtype) for s in seeds]
     W = torch.stack([w for w, _ in inits])  # (R, N, d)
     a = torch.stack([b for _, b in inits])  # (R, N)
-    tlist = sorted(set(int(t) for t in (check_times(steps) if times is None and steps > 0 else
-                                        (times if times is not None else [0]))))
-    if tlist and (tlist[0] < 0 or tlist[-1] > steps):
-        raise ValueError(f"times must lie in [0, steps={steps}]")
+    if times is None:
+        tlist = checkpoints(steps, num=30) if steps > 0 else np.zeros(1, dtype=np.int64)
+    else:
+        tlist = np.unique(np.array([int(t) for t in times], dtype=np.int64))
+    if tlist.size == 0 or tlist[0] < 0 or tlist[-1] > steps:
+        raise ValueError(f"times must be a non-empty sequence of steps in [0, steps={steps}]")
     loop = bar(range(steps + 1), progress, "two-layer GD")
     with torch_threads(threads):
-        return _gd_loop(Xb, yb, X_test, y_test, W, a, sig=sig, vd=vd, eta=eta, steps=steps,
+        return _gd_loop(Xb, yb, X_test, y_test, W, a, sig=act.f, vd=act.f_df, eta=eta, steps=steps,
                         tlist=tlist, loop=loop)
 
 
 def _gd_loop(Xb, yb, X_test, y_test, W, a, *, sig, vd, eta, steps, tlist, loop) -> TrainLog:
     n = Xb.shape[1]
-    tset = set(tlist)
+    tset = set(tlist.tolist())
     acc, out, rms, loss_log = [], [], [], []
     for t in loop:
         pre = torch.bmm(Xb, W.transpose(1, 2))  # (R, n, N)
@@ -248,8 +228,8 @@ def _gd_loop(Xb, yb, X_test, y_test, W, a, *, sig, vd, eta, steps, tlist, loop) 
         gW = torch.bmm((r[..., None] * dh * a[:, None, :]).transpose(1, 2), Xb) / n
         a = a - eta * ga
         W = W - eta * gW
-    return TrainLog(times=tlist, acc=torch.stack(acc, 1), out=torch.stack(out, 1),
-                    rms_pre=torch.stack(rms, 1), loss=torch.stack(loss_log, 1), W=W, a=a)
+    return TrainLog(t=tlist, acc=torch.stack(acc), out=torch.stack(out), rms_pre=torch.stack(rms),
+                    loss=torch.stack(loss_log), W=W.numpy(), a=a.numpy())
 
 
 # --- population gradients under Gaussian-mixture inputs (exact quadrature) ---------------

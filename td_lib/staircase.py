@@ -18,8 +18,8 @@ model (eq. 1); course notes §7.2, demo 7.2.E.
 Examples
 --------
 >>> run = train_staircase(True, d=8, width=4, steps=10, batch=4, n_test=50, num_records=3, rng=0)
->>> run.steps, sorted(run.accuracy) == sorted(TEST_SETS)
-([1, 3, 10], True)
+>>> run.t.tolist(), run.accuracy.shape, run.accuracy_on("mean only").shape
+([1, 3, 10], (3, 3), (3,))
 >>> first_above([1, 2, 3], [0.1, 0.6, 0.9], 0.5)
 2
 """
@@ -27,50 +27,47 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from td_lib import mixed_cumulant
 from td_lib.core import validate as V
+from td_lib.core.run import Run, checkpoints
 from td_lib.core.runtime import bar, base_seed, torch_generator
 
-__all__ = ["StaircaseRun", "train_staircase", "record_steps", "logistic_grads", "first_above",
-           "onset_step", "TEST_SETS"]
+__all__ = ["StaircaseRun", "train_staircase", "logistic_grads", "first_above", "onset_step", "TEST_SETS"]
 
 TEST_SETS = ("full data", "mean only", "Gaussian clone")
 
 
 @dataclass
-class StaircaseRun:
-    """Output of :func:`train_staircase`.
+class StaircaseRun(Run):
+    """Output of :func:`train_staircase` (a :class:`td_lib.core.run.Run` of one network).
 
     Attributes
     ----------
-    steps : list of int
+    t : ndarray (T,)
         SGD steps at which the network was evaluated.
-    accuracy : dict
-        Test accuracy per test set name (``"full data"``, ``"mean only"``,
-        ``"Gaussian clone"``), one value per recorded step.
-    overlap_v : list of float
+    accuracy : ndarray (T, 3)
+        Test accuracy on the test sets :data:`TEST_SETS` (``"full data"``, ``"mean only"``,
+        ``"Gaussian clone"``, in that order); :meth:`accuracy_on` picks one by name.
+    overlap_v : ndarray (T,)
         :math:`\\max_j|\\cos(w_j, v)|` at the recorded steps.
-    overlap_u, overlap_m : list of float
+    overlap_u, overlap_m : ndarray (T,)
         The same for the spikes ``u`` and ``m``.
     """
 
-    steps: list[int]
-    accuracy: dict[str, list[float]]
-    overlap_v: list[float]
-    overlap_u: list[float] = field(default_factory=list)
-    overlap_m: list[float] = field(default_factory=list)
+    accuracy: np.ndarray
+    overlap_v: np.ndarray
+    overlap_u: np.ndarray
+    overlap_m: np.ndarray
 
-
-def record_steps(steps: int, num: int = 40) -> list[int]:
-    """Roughly log-spaced evaluation steps in ``[1, steps]`` (and 0 is not included)."""
-    steps = V.positive_int("steps", steps)
-    num = V.positive_int("num", num)
-    return sorted(set(np.unique(np.geomspace(1, steps, num).astype(int)).tolist()))
+    def accuracy_on(self, test_set: str) -> np.ndarray:
+        """The accuracy series ``(T,)`` on the test set called ``test_set`` (one of :data:`TEST_SETS`)."""
+        V.choice("test_set", test_set, TEST_SETS)
+        return self.accuracy[:, TEST_SETS.index(test_set)]
 
 
 def first_above(steps, values, level: float) -> int | None:
@@ -152,7 +149,8 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     beta_m, beta_u, beta_v
         Signal strengths of the mixed cumulant model (course test bed: 1, 5, 10).
     num_records
-        Number of (log-spaced) evaluation points.
+        Number of log-spaced evaluation steps in ``[1, steps]`` before merging repeats
+        (``checkpoints(steps, num=num_records, zero=False)``, :func:`td_lib.core.run.checkpoints`).
     dtype
         Torch dtype of data and weights.
     progress
@@ -197,22 +195,21 @@ def train_staircase(correlated: bool, *, d: int = 16, width: int = 64, steps: in
     def net(x):
         return torch.relu(x @ W.T + b) @ a
 
-    record = set(record_steps(steps, num_records))
-    out = StaircaseRun(steps=[], accuracy={k: [] for k in tests}, overlap_v=[])
+    record = checkpoints(steps, num=V.positive_int("num_records", num_records), zero=False)
+    record_set = set(record.tolist())
+    acc, overlaps = [], []
     label = ("correlated" if correlated else "independent") + " latents"
     for t in bar(range(steps + 1), progress, label):
-        if t in record:
-            out.steps.append(t)
-            for name, (xt, yt) in tests.items():
-                out.accuracy[name].append((net(xt) * yt > 0).to(dtype).mean().item())
-            cos = (W @ spikes.T).abs() / W.norm(dim=1, keepdim=True)  # (width, 3)
-            out.overlap_m.append(cos[:, 0].max().item())
-            out.overlap_u.append(cos[:, 1].max().item())
-            out.overlap_v.append(cos[:, 2].max().item())
+        if t in record_set:
+            acc.append([(net(xt) * yt > 0).to(dtype).mean().item() for xt, yt in tests.values()])
+            cos = (W @ spikes.T).abs() / W.norm(dim=1, keepdim=True)  # (width, 3): m, u, v
+            overlaps.append([cos[:, i].max().item() for i in range(3)])
         if t == steps:
             break
         gW, gb, ga = logistic_grads(X[t], Y[t], W, b, a)  # logistic loss, minibatch mean
         W -= eta * gW
         b -= eta * gb
         a -= eta * ga
-    return out
+    ov = np.array(overlaps)
+    return StaircaseRun(t=record, accuracy=np.array(acc), overlap_m=ov[:, 0], overlap_u=ov[:, 1],
+                        overlap_v=ov[:, 2])

@@ -10,6 +10,7 @@ from scipy import stats
 
 from td_lib import escape, hermite
 from td_lib.core import activations
+from td_lib.core.run import Run
 
 
 def test_teacher_polynomials_match_hermite_module():
@@ -41,16 +42,18 @@ def test_one_step_matches_hand_computation():
     Y = rng.standard_normal((1, runs))
     sampler = lambda r, n, m: (X[:n, :m], Y[:n, :m])
     dsig = lambda z: 3 * z**2
-    res = escape.spherical_sgd(sampler, dsig, w0, 0.7, 1, directions=np.eye(d),
-                               threshold=2.0, stop_when_escaped=False)
+    res = escape.spherical_sgd(sampler, dsig, w0, 0.7, 1, directions=np.eye(d), threshold=2.0)
     x, y = X[0], Y[0]
     z = np.sum(w0 * x, 1)
     g = (y * dsig(z))[:, None] * x
     g -= np.sum(g * w0, 1)[:, None] * w0
     w1 = w0 + 0.7 / d * g
     w1 /= np.linalg.norm(w1, axis=1, keepdims=True)
-    np.testing.assert_allclose(res.alpha, w1, atol=1e-13)
-    assert res.steps == 1 and np.all(np.isinf(res.times))
+    np.testing.assert_allclose(res.end_overlap, w1, atol=1e-13)
+    np.testing.assert_allclose(np.linalg.norm(res.end_overlap, axis=1), 1.0, atol=1e-14)  # on the sphere
+    assert res.n_steps == 1 and np.all(np.isinf(res.escape_time))
+    assert list(res.t) == [0]  # no traces: the start only
+    np.testing.assert_allclose(res.overlap[0], w0, atol=1e-15)
 
 
 def test_shapes_dtype_and_censoring():
@@ -98,6 +101,22 @@ def test_full_simulation_and_overlap_chain_have_the_same_law(k, d, delta, t_max)
     assert stats.ks_2samp(full, chain).pvalue > 1e-4
 
 
+def _escape_without_renormalisation(d, delta, runs, t_max, seed):
+    """The wrong variant "no renormalisation" of Exercise 7.2.C for k = 1: the projected step
+    (projector I - w w^T / |w|^2) without the return to the sphere; escape when w_0 > 1/2."""
+    rng = np.random.default_rng(seed)
+    w = escape.random_start(d, runs, rng)
+    T = np.full(runs, np.inf)
+    for t in range(1, t_max + 1):
+        x = rng.standard_normal((runs, d))
+        z = np.sum(w * x, 1)
+        w = w + (delta / d * x[:, 0])[:, None] * (x - (z / np.sum(w * w, 1))[:, None] * w)
+        T = np.where(np.isinf(T) & (w[:, 0] > 0.5), t, T)
+        if np.isfinite(T).all():
+            break
+    return T
+
+
 def test_wrong_variants_are_distinguishable():
     """The wrong variants the autograder must catch differ measurably from the reference."""
     ref = escape.reduced_escape_times(3, 16, delta=2.0, runs=6000, t_max=2 * 10**4, rng=1)
@@ -105,9 +124,14 @@ def test_wrong_variants_are_distinguishable():
                                             signed=False)
     assert stats.ks_2samp(absv, ref).pvalue < 1e-4
     ref1 = escape.reduced_escape_times(1, 16, delta=4.0, runs=6000, t_max=10**4, rng=3)
-    nr = escape.single_index_escape_times(1, 16, delta=4.0, runs=400, t_max=10**4, rng=4,
-                                          renormalise=False)
+    nr = _escape_without_renormalisation(16, 4.0, 400, 10**4, 4)
     assert stats.ks_2samp(nr, ref1).pvalue < 1e-4
+    # the simulator itself stays on the sphere: its law is the reference's (test above), and
+    # |w| = 1 after every step (the tracked directions e_0..e_{d-1} give w itself)
+    res = escape.spherical_sgd(escape.gaussian_single_index_sampler(1, 16), np.ones_like,
+                               escape.random_start(16, 50, 5), 4.0, 200, directions=np.eye(16), rng=6,
+                               threshold=2.0, record_every=1)
+    np.testing.assert_allclose(np.linalg.norm(res.overlap, axis=2), 1.0, atol=1e-13)
 
 
 def test_per_run_delta_equals_separate_calls_in_law():
@@ -130,8 +154,8 @@ def test_one_step_drift_and_renormalisation_k1():
     w0[:, 0], w0[:, 1] = a0, math.sqrt(1 - a0**2)
     sampler = lambda r, n, m: ((X := r.standard_normal((n, m, d))), X[..., 0])
     res = escape.spherical_sgd(sampler, np.ones_like, w0, delta, 1, directions=np.eye(d)[:1],
-                               rng=0, threshold=2.0, stop_when_escaped=False)
-    inc = res.alpha[:, 0] - a0
+                               rng=0, threshold=2.0)
+    inc = res.end_overlap[:, 0] - a0
     theory = eta * (1 - a0**2) - 0.5 * eta**2 * (d + 1 - 2 * a0**2) * a0
     se = inc.std() / math.sqrt(runs)
     assert abs(inc.mean() - theory) < 5 * se
@@ -147,10 +171,11 @@ def test_traces_and_mcm_sampler_two_spikes():
     w0 = escape.random_start(12, 4, rng, direction=sp[1])
     res = escape.spherical_sgd(escape.mcm_sampler(sp, correlated=True, rng=2),
                                activations.get("relu").df, w0, 0.5, 50, directions=sp[1:], rng=rng,
-                               record_every=10, stop_when_escaped=False)
-    assert res.trace.shape == (6, 4, 2) and list(res.trace_t) == [0, 10, 20, 30, 40, 50]
-    np.testing.assert_allclose(res.trace[-1], res.alpha, atol=1e-12)
-    assert np.all(np.abs(res.trace) <= 1 + 1e-12)
+                               record_every=10)
+    assert isinstance(res, Run) and res.overlap.shape == (6, 4, 2) and list(res.t) == [0, 10, 20, 30, 40, 50]
+    np.testing.assert_allclose(res.final("overlap"), res.end_overlap, atol=1e-12)
+    np.testing.assert_allclose(res.overlap[res.at(20)], res.overlap[2], atol=0)
+    assert np.all(np.abs(res.overlap) <= 1 + 1e-12)
 
 
 def test_bootstrap_slope_recovers_a_power_law():

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from td_lib import clone, mixed_cumulant, nets
+from td_lib.core.run import Run, checkpoints
 
 
 def _data(n=400, d=6, seed=0):
@@ -22,13 +23,19 @@ def test_init_matches_global_seed_stream():
     assert torch.equal(W, W0) and torch.equal(a, a0)
 
 
-def test_check_times_page_definition():
-    t = nets.check_times(1500)
-    assert t[:3] == [0, 1, 2] and t[-1] == 1500 and t == sorted(set(t))
+def test_default_log_times_are_the_page_definition():
+    """The course notes log at sorted({0} | set(int(geomspace(1, T, 30)))): the default schedule."""
+    for T in (1, 3, 20, 56, 150, 1500, 12000):
+        page = sorted(set(np.unique(np.geomspace(1, T, 30).astype(int)).tolist() + [0]))
+        assert checkpoints(T, num=30).tolist() == page
+    X, y = _data(n=50)
+    assert nets.train_two_layer(X, y, "gelu", 0.1, steps=20, width=2).t.tolist() == checkpoints(20, num=30).tolist()
+    t = checkpoints(1500, num=30).tolist()
+    assert t[:3] == [0, 1, 2] and t[-1] == 1500
     assert [t[i] for i in (1, 10, 20, -1)] == [1, 20, 256, 1500]
 
 
-@pytest.mark.parametrize("act", ["gelu", "tanh", "linear", "erf", torch.sin])
+@pytest.mark.parametrize("act", ["gelu", "tanh", "linear", "erf", "softplus"])
 def test_one_gd_step_equals_autograd(act):
     X, y = _data()
     eps, lr, width = 0.7, 0.3, 5
@@ -40,8 +47,8 @@ def test_one_gd_step_equals_autograd(act):
         loss = 0.5 * ((sig(X @ W.T) @ a - y) ** 2).mean()
         gW, ga = torch.autograd.grad(loss, (W, a))
         W, a = (W - lr * gW).detach(), (a - lr * ga).detach()
-    assert (log.W[0] - W).abs().max().item() < 1e-13
-    assert (log.a[0] - a).abs().max().item() < 1e-13
+    assert np.abs(log.W[0] - W.numpy()).max() < 1e-13
+    assert np.abs(log.a[0] - a.numpy()).max() < 1e-13
 
 
 def test_logs_and_batched_runs():
@@ -50,14 +57,16 @@ def test_logs_and_batched_runs():
     one = nets.train_two_layer(X, y, "gelu", 0.2, steps=20, X_test=Xt, y_test=yt, width=4)
     two = nets.train_two_layer(torch.stack([X, X]), y, "gelu", 0.2, steps=20, X_test=Xt,
                                y_test=yt, width=4, rng=[0, 1])
-    assert one.times == nets.check_times(20)
-    assert one.out.shape == (1, len(one.times), 300) and two.acc.shape == (2, len(two.times))
-    assert (two.out[0] - one.out[0]).abs().max().item() < 1e-14
-    assert (two.out[1] - one.out[0]).abs().max().item() > 1e-6  # another seed
-    f = one.out[0, -1]
-    assert abs(one.acc[0, -1].item() - ((f * yt) > 0).double().mean().item()) < 1e-15
-    pre = Xt @ one.W[0].T
-    assert abs(one.rms_pre[0, -1].item() - pre.pow(2).mean().sqrt().item()) < 1e-14
+    assert isinstance(one, Run) and np.array_equal(one.t, checkpoints(20, num=30))
+    assert one.out.shape == (len(one.t), 1, 300) and two.acc.shape == (len(two.t), 2)
+    assert all(isinstance(getattr(one, f), np.ndarray) for f in ("acc", "out", "rms_pre", "loss", "W", "a"))
+    assert np.abs(two.out[:, 0] - one.out[:, 0]).max() < 1e-14
+    assert np.abs(two.out[:, 1] - one.out[:, 0]).max() > 1e-6  # another seed
+    f = one.final("out")[0]
+    assert abs(one.acc[-1, 0] - ((f * yt.numpy()) > 0).mean()) < 1e-15
+    pre = Xt.numpy() @ one.W[0].T
+    assert abs(one.rms_pre[-1, 0] - np.sqrt((pre**2).mean())) < 1e-14
+    assert one.at(20) == len(one.t) - 1
 
 
 def test_linear_network_same_on_data_and_clone():
@@ -66,11 +75,11 @@ def test_linear_network_same_on_data_and_clone():
     Xc = clone.empirical_clone(X, y, torch.Generator().manual_seed(1))
     log = nets.train_two_layer(torch.stack([X, Xc]), y, "linear", 0.1, steps=200, X_test=X[:50],
                                y_test=y[:50])
-    assert (log.out[0] - log.out[1]).abs().max().item() < 1e-13
+    assert np.abs(log.out[:, 0] - log.out[:, 1]).max() < 1e-13
     # the GELU network is not blind to the difference
     g = nets.train_two_layer(torch.stack([X, Xc]), y, "gelu", 0.1, steps=200, X_test=X[:50],
                              y_test=y[:50])
-    assert (g.out[0] - g.out[1]).abs().max().item() > 1e-8
+    assert np.abs(g.out[:, 0] - g.out[:, 1]).max() > 1e-8
 
 
 def test_bad_arguments_named():
@@ -87,11 +96,14 @@ def test_bad_arguments_named():
         nets.train_two_layer(torch.stack([X, X]), y, "gelu", 0.1, rng=[0, 1, 2])
     with pytest.raises(ValueError, match="times"):
         nets.train_two_layer(X, y, "gelu", 0.1, steps=5, times=[0, 9])
-    with pytest.raises(TypeError, match="act"):
-        nets.train_two_layer(X, y, 3, 0.1)
+    with pytest.raises(TypeError, match="activation"):
+        nets.train_two_layer(X, y, torch.sin, 0.1)
+    with pytest.raises(ValueError, match="times"):
+        nets.train_two_layer(X, y, "gelu", 0.1, steps=5, times=[])
     with pytest.raises(TypeError, match="width"):
         nets.init_weights(4, 2.5, eps=0.1)
-    assert np.isfinite(nets.train_two_layer(X, y, "relu", 0.1, steps=3).loss.numpy()).all()
+    assert np.isfinite(nets.train_two_layer(X, y, "relu", 0.1, steps=3).loss).all()
+    assert nets.train_two_layer(X, y, "relu", 0.1, steps=0).t.tolist() == [0]
 
 
 def _mixture(d=4, seed=0):

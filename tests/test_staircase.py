@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
 from td_lib import staircase
+from td_lib.core.run import Run, checkpoints
 
 
-def test_record_steps_are_sorted_unique_and_bounded():
-    r = staircase.record_steps(12000, 40)
-    assert r == sorted(set(r)) and r[0] == 1 and r[-1] == 12000 and len(r) <= 40
+def test_record_steps_are_the_notes_schedule():
+    """Evaluation at sorted(set(int(geomspace(1, steps, num)))), without step 0."""
+    for steps, num in ((12000, 40), (200, 40), (30, 6), (10, 3)):
+        r = checkpoints(steps, num=num, zero=False).tolist()
+        assert r == sorted(set(np.unique(np.geomspace(1, steps, num).astype(int)).tolist()))
+        assert r[0] == 1 and r[-1] == steps and len(r) <= num
 
 
 def test_logistic_grads_match_autograd():
@@ -51,20 +56,23 @@ def test_first_above_and_onset_step():
 def test_short_run_shapes_and_ranges():
     out = staircase.train_staircase(False, d=8, width=8, steps=30, batch=8, n_test=500,
                                     num_records=6, progress="test")
-    n = len(out.steps)
-    assert out.steps == staircase.record_steps(30, 6)
-    assert set(out.accuracy) == set(staircase.TEST_SETS)
-    for acc in out.accuracy.values():
-        assert len(acc) == n and all(0.0 <= a <= 1.0 for a in acc)
+    n = len(out.t)
+    assert isinstance(out, Run) and np.array_equal(out.t, checkpoints(30, num=6, zero=False))
+    assert out.accuracy.shape == (n, len(staircase.TEST_SETS))
+    assert np.all((0.0 <= out.accuracy) & (out.accuracy <= 1.0))
+    for i, name in enumerate(staircase.TEST_SETS):
+        assert np.array_equal(out.accuracy_on(name), out.accuracy[:, i])
+    with pytest.raises(ValueError, match="test_set"):
+        out.accuracy_on("clone")
     for ov in (out.overlap_v, out.overlap_u, out.overlap_m):
-        assert len(ov) == n and all(0.0 <= o <= 1.0 + 1e-6 for o in ov)
+        assert ov.shape == (n,) and np.all((0.0 <= ov) & (ov <= 1.0 + 1e-6))
 
 
 def test_seeded_runs_are_reproducible():
     kw = dict(d=8, width=8, steps=20, batch=8, n_test=300, num_records=4, progress="test")
     a = staircase.train_staircase(True, **kw)
     b = staircase.train_staircase(True, **kw)
-    assert a.accuracy == b.accuracy and a.overlap_v == b.overlap_v
+    assert np.array_equal(a.accuracy, b.accuracy) and np.array_equal(a.overlap_v, b.overlap_v)
 
 
 def test_learns_the_mean_direction_quickly():
@@ -72,7 +80,7 @@ def test_learns_the_mean_direction_quickly():
     gives 0.69; 10^4 test points, standard error 0.005) and the clone accuracy is close to
     full-data accuracy (nothing beyond two moments learned yet at this stage)."""
     out = staircase.train_staircase(False, steps=200, n_test=10000, num_records=5, progress="test")
-    full, clone = out.accuracy["full data"][-1], out.accuracy["Gaussian clone"][-1]
+    full, clone = out.accuracy_on("full data")[-1], out.accuracy_on("Gaussian clone")[-1]
     assert full > 0.66
     assert abs(full - clone) < 0.05
 
@@ -93,8 +101,8 @@ def test_full_demo_shows_the_staircase():
     ind = staircase.train_staircase(False)
     cor = staircase.train_staircase(True)
     assert ind.overlap_v[-1] > 0.9 and cor.overlap_v[-1] > 0.9
-    assert ind.accuracy["full data"][-1] > ind.accuracy["Gaussian clone"][-1] + 0.03
-    first = lambda r: next(t for t, o in zip(r.steps, r.overlap_v) if o > 0.9)
+    assert ind.accuracy_on("full data")[-1] > ind.accuracy_on("Gaussian clone")[-1] + 0.03
+    first = lambda r: next(t for t, o in zip(r.t, r.overlap_v) if o > 0.9)
     assert first(cor) < first(ind)
 
 
@@ -107,4 +115,4 @@ def test_seed_stream_matches_the_global_seed_convention_and_leaves_global_state_
     a = staircase.train_staircase(False, rng=4, **kw)
     assert torch.equal(torch.get_rng_state(), before)
     b = staircase.train_staircase(False, rng=4, **kw)
-    assert a.overlap_v == b.overlap_v and a.accuracy == b.accuracy
+    assert np.array_equal(a.overlap_v, b.overlap_v) and np.array_equal(a.accuracy, b.accuracy)

@@ -112,10 +112,11 @@ def mcm_overlaps_demo() -> dict[str, Any]:
     model (d = 32, 8 runs, 8000 steps), overlaps with u and v at 40 log-spaced record times."""
     from td_lib import escape, mixed_cumulant
     from td_lib.core import activations
+    from td_lib.core.run import checkpoints
 
     d, runs, t_max, every = 32, 8, 8000, 40
     sp = mixed_cumulant.orthonormal_spikes(d).numpy()
-    keep = np.unique(np.r_[0, np.round(np.geomspace(1, t_max // every, 40)).astype(int)])
+    keep = checkpoints(t_max // every, num=40, rounding="round")  # record indices: 0 and 40 log-spaced
     out: dict[str, Any] = {}
     for corr in (False, True):
         rng = np.random.default_rng(5)
@@ -126,10 +127,10 @@ def mcm_overlaps_demo() -> dict[str, Any]:
             w0 -= 2 * np.minimum(a0, 0)[:, None] * sp[row]
         res = escape.spherical_sgd(escape.mcm_sampler(sp, correlated=corr, rng=6), activations.get("relu").df, w0,
                                    delta=1 / math.log(d), t_max=t_max, directions=sp[1:], rng=rng,
-                                   record_every=every, stop_when_escaped=False)
-        out["correlated" if corr else "independent"] = {"alpha_u": res.trace[keep, :, 0],
-                                                        "alpha_v": res.trace[keep, :, 1]}  # (time, run)
-        out["t"] = res.trace_t[keep]
+                                   record_every=every)
+        out["correlated" if corr else "independent"] = {"alpha_u": res.overlap[keep, :, 0],
+                                                        "alpha_v": res.overlap[keep, :, 1]}  # (time, run)
+        out["t"] = res.t[keep]
     return {"_ref_overlaps": out}
 
 

@@ -10,17 +10,11 @@ import math
 
 import numpy as np
 from scipy import optimize
+from scipy.stats import norm
 
 from td_lib import hermite
 
 __all__ = ["bayes_accuracy_v", "fitted_coefficients"]
-
-SQRT2PI = math.sqrt(2 * math.pi)
-
-
-def _npdf(t, m=0.0, s=1.0):
-    return np.exp(-0.5 * ((t - m) / s) ** 2) / (s * SQRT2PI)
-
 
 def bayes_accuracy_v(beta_v: float) -> float:
     """Bayes accuracy (equal priors) from t = v.x alone: N(0,1) against the two-bump mixture
@@ -40,8 +34,8 @@ def bayes_accuracy_v(beta_v: float) -> float:
     0.71482
     """
     a, s = math.sqrt(beta_v / (1 + beta_v)), 1 / math.sqrt(1 + beta_v)
-    p_plus = lambda t: 0.5 * (_npdf(t, a, s) + _npdf(t, -a, s))
-    g = lambda t: p_plus(t) - _npdf(t)
+    p_plus = lambda t: 0.5 * (norm.pdf(t, a, s) + norm.pdf(t, -a, s))
+    g = lambda t: p_plus(t) - norm.pdf(t)
     grid = np.linspace(0, 12, 24001)
     gg = g(grid)
     if np.abs(gg).max() < 1e-12:  # beta_v -> 0: identical classes
@@ -59,7 +53,7 @@ def bayes_accuracy_v(beta_v: float) -> float:
     total = 0.0
     for lo, hi in zip(edges[:-1], edges[1:]):
         t = 0.5 * (hi - lo) * x + 0.5 * (hi + lo)
-        total += 0.5 * (hi - lo) * np.dot(w, np.maximum(p_plus(t), _npdf(t)))
+        total += 0.5 * (hi - lo) * np.dot(w, np.maximum(p_plus(t), norm.pdf(t)))
     return 0.5 * total
 
 

@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 from scipy import integrate
+from scipy.stats import norm
 
 __all__ = ["e_tanh2_gauss"]
 
@@ -28,5 +29,5 @@ def e_tanh2_gauss(w: float) -> float:
     >>> round(e_tanh2_gauss(1.0), 4)
     0.3943
     """
-    f = lambda x: math.tanh(w * x) ** 2 * math.exp(-x * x / 2)
-    return 2 * integrate.quad(f, 0, np.inf, epsabs=1e-16, epsrel=1e-13, limit=200)[0] / math.sqrt(2 * math.pi)
+    f = lambda x: math.tanh(w * x) ** 2 * norm.pdf(x)
+    return 2 * integrate.quad(f, 0, np.inf, epsabs=1e-16, epsrel=1e-13, limit=200)[0]

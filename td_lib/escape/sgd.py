@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from td_lib.core import validate as V
-from td_lib.core.runtime import bar, numpy_rng
+from td_lib.core.run import Run, static, ticker
+from td_lib.core.runtime import numpy_rng
 
 __all__ = ["Sampler", "SphericalSGDRun", "random_start", "spherical_sgd", "mcm_sampler"]
 
@@ -20,29 +21,31 @@ Sampler = Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray
 
 
 @dataclass
-class SphericalSGDRun:
-    """Output of :func:`spherical_sgd` (one batch of runs of online spherical SGD).
+class SphericalSGDRun(Run):
+    """Output of :func:`spherical_sgd` (one batch of runs of online spherical SGD), a
+    :class:`td_lib.core.run.Run` whose time axis ``t`` holds the recording steps.
 
     Attributes
     ----------
-    times : (runs,) float array
+    t : (n_rec,) int array
+        Steps at which the overlaps were recorded: 0 and every ``record_every``-th step (only 0
+        when ``record_every == 0``).
+    overlap : (n_rec, runs, p) array
+        The overlaps :math:`w\\cdot v_i` with the tracked directions at the steps ``t``.
+    escape_time : (runs,) float array, static
         First step at which the target overlap crossed the threshold, ``np.inf`` if never
         (within ``t_max`` steps).
-    alpha : (runs, p) array
-        Overlaps with the tracked directions at the end.
-    trace_t : (n_rec,) int array
-        Steps at which overlaps were recorded (empty if ``record_every == 0``).
-    trace : (n_rec, runs, p) array
-        Recorded overlaps.
-    steps : int
+    end_overlap : (runs, p) array, static
+        The overlaps where each run's simulation ended: at step ``n_steps``, or (without
+        traces) at the end of the chunk of steps in which the run escaped.
+    n_steps : int, static
         Number of steps simulated.
     """
 
-    times: np.ndarray
-    alpha: np.ndarray
-    trace_t: np.ndarray
-    trace: np.ndarray
-    steps: int
+    overlap: np.ndarray
+    escape_time: np.ndarray = static()
+    end_overlap: np.ndarray = static()
+    n_steps: int = static()
 
 
 def _deltas(delta, runs: int) -> np.ndarray:
@@ -55,13 +58,6 @@ def _deltas(delta, runs: int) -> np.ndarray:
     if np.any(a <= 0):
         raise ValueError("delta must be > 0 (every entry)")
     return a.copy()
-
-
-def _bar(t_max: int, progress: bool | str, label: str):
-    """A bar over ``t_max`` steps updated by hand (None without ``progress``)."""
-    if progress is None or progress is False or progress == "":
-        return None
-    return bar(range(t_max), progress, label, total=t_max)
 
 
 def random_start(d: int, runs: int, rng=None, *,
@@ -84,10 +80,10 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
                   w0: np.ndarray, delta: float, t_max: int, *, directions: np.ndarray,
                   target: int = 0, threshold: float = 0.5, signed: bool = True,
                   rng=None, chunk: int = 128, record_every: int = 0,
-                  stop_when_escaped: bool = True, project: bool = True, renormalise: bool = True,
                   progress: bool | str = False) -> SphericalSGDRun:
     """Online spherical SGD on the correlation loss :math:`1-y\\sigma(w\\cdot x)`, vectorised
-    over runs (course notes §7.2, Ben Arous et al.'s update with step :math:`\\delta/d`).
+    over runs (course notes §7.2, Ben Arous et al.'s update with step :math:`\\delta/d`):
+    the gradient projected on the tangent space, the step, then renormalisation.
 
     Parameters
     ----------
@@ -110,17 +106,12 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
         Random source: an int seed or a numpy Generator (passed to ``sampler``).
     chunk
         Largest number of steps of samples drawn at once (memory ``chunk * runs * d``
-        floats; chunks start at 16 steps and double). Runs that have
-        escaped are dropped between chunks (unless traces are recorded), so no samples are
-        drawn for them.
+        floats; chunks start at 16 steps and double). Without traces, runs that have
+        escaped are dropped between chunks (no samples are drawn for them), and the simulation
+        stops when every run has escaped.
     record_every
-        Record all overlaps every this many steps (0: no traces). With traces, every run is
-        simulated for all ``t_max`` steps.
-    stop_when_escaped
-        Stop as soon as every run has escaped.
-    project, renormalise
-        Switches for the tangent projection and the renormalisation (both on for the method of
-        the seed; turning one off shows what it is for).
+        Record all overlaps every this many steps (0: only the start). With traces, every run
+        is simulated for all ``t_max`` steps.
     progress
         ``True`` or a label: show a progress bar over the steps.
 
@@ -139,8 +130,8 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
     >>> from td_lib.escape import gaussian_single_index_sampler
     >>> run = spherical_sgd(gaussian_single_index_sampler(1, 8), activations.get("linear").df,
     ...                     random_start(8, 4, 0), 1.0, 200, directions=np.eye(8)[:1], rng=0)
-    >>> run.times.shape, run.alpha.shape
-    ((4,), (4, 1))
+    >>> run.escape_time.shape, run.end_overlap.shape, run.overlap.shape
+    ((4,), (4, 1), (1, 4, 1))
     """
     w = V.array("w0", w0, ndim=2).copy()
     runs, d = w.shape
@@ -157,58 +148,42 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
     record_every = V.positive_int("record_every", record_every, minimum=0)
     rng = numpy_rng(rng)
     w /= np.linalg.norm(w, axis=1, keepdims=True)
-    times = np.full(runs, np.inf)
-    alpha_end = np.zeros((runs, D.shape[0]))
-    rec_t, rec = [], []
-    if record_every:
-        rec_t.append(0)
-        rec.append(w @ D.T)
-    compact = stop_when_escaped and not record_every
+    escaped_at = np.full(runs, np.inf)
+    end = np.zeros((runs, D.shape[0]))
+    rec_t, rec = [0], [w @ D.T]
     active = np.arange(runs)  # indices of the runs still simulated (compacted as they escape)
     v_t = D[target]
     t = 0
-    pbar = _bar(t_max, progress, "spherical SGD")
     cur = min(16, chunk)
-    while t < t_max and active.size:
-        n = min(cur, t_max - t)
-        cur = min(2 * cur, chunk)  # chunks grow geometrically: short runs draw few samples
-        X, Y = sampler(rng, n, active.size)
-        A = np.empty((n, active.size))
-        for i in range(n):
-            x = X[i]
-            z = np.einsum("rd,rd->r", w, x)
-            ec = eta * Y[i] * dsigma(z)  # step times (-grad of the loss) = ec * x
-            if project:
-                if renormalise:
-                    w += ec[:, None] * (x - z[:, None] * w)
-                else:  # projector I - w w^T / |w|^2 for a non-unit w
-                    ww = np.einsum("rd,rd->r", w, w)
-                    w += ec[:, None] * (x - (z / ww)[:, None] * w)
-            else:
-                w += ec[:, None] * x
-            if renormalise:
-                w /= np.sqrt(np.einsum("rd,rd->r", w, w))[:, None]
-            A[i] = w @ v_t
-            if record_every and (t + i + 1) % record_every == 0:
-                rec_t.append(t + i + 1)
-                rec.append(w @ D.T)
-        hit = (A if signed else np.abs(A)) > threshold
-        first = np.argmax(hit, axis=0)
-        done = np.where(hit[first, np.arange(active.size)], t + first + 1.0, np.inf)
-        t += n
-        if pbar is not None:
-            pbar.update(n)
-        times[active] = np.where(np.isinf(times[active]), done, times[active])
-        if compact:
-            keep = np.isinf(done)
-            alpha_end[active[~keep]] = w[~keep] @ D.T
-            active, w, eta = active[keep], w[keep], eta[keep]
-    alpha_end[active] = w @ D.T
-    if pbar is not None:
-        pbar.close()
-    trace = np.array(rec) if rec else np.zeros((0, runs, D.shape[0]))
-    return SphericalSGDRun(times=times, alpha=alpha_end, trace_t=np.array(rec_t, dtype=int),
-                     trace=trace, steps=t)
+    with ticker(t_max, progress, "spherical SGD") as advance:
+        while t < t_max and active.size:
+            n = min(cur, t_max - t)
+            cur = min(2 * cur, chunk)  # chunks grow geometrically: short runs draw few samples
+            X, Y = sampler(rng, n, active.size)
+            A = np.empty((n, active.size))
+            for i in range(n):
+                x = X[i]
+                z = np.einsum("rd,rd->r", w, x)
+                ec = eta * Y[i] * dsigma(z)  # step times (-grad of the loss) = ec * x
+                w += ec[:, None] * (x - z[:, None] * w)  # the step along the tangent part
+                w /= np.sqrt(np.einsum("rd,rd->r", w, w))[:, None]  # back to the sphere
+                A[i] = w @ v_t
+                if record_every and (t + i + 1) % record_every == 0:
+                    rec_t.append(t + i + 1)
+                    rec.append(w @ D.T)
+            hit = (A if signed else np.abs(A)) > threshold
+            first = np.argmax(hit, axis=0)
+            done = np.where(hit[first, np.arange(active.size)], t + first + 1.0, np.inf)
+            t += n
+            advance(n)
+            escaped_at[active] = np.where(np.isinf(escaped_at[active]), done, escaped_at[active])
+            if not record_every:  # drop the escaped runs
+                keep = np.isinf(done)
+                end[active[~keep]] = w[~keep] @ D.T
+                active, w, eta = active[keep], w[keep], eta[keep]
+    end[active] = w @ D.T
+    return SphericalSGDRun(t=np.array(rec_t, dtype=int), overlap=np.array(rec), escape_time=escaped_at,
+                           end_overlap=end, n_steps=t)
 
 
 def mcm_sampler(spikes, *, beta_m: float = 0.0, beta_u: float = 5.0, beta_v: float = 10.0,

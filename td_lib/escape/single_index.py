@@ -9,8 +9,9 @@ from collections.abc import Callable
 import numpy as np
 
 from td_lib.core import validate as V
+from td_lib.core.run import ticker
 from td_lib.core.runtime import numpy_rng
-from td_lib.escape.sgd import Sampler, _bar, _deltas, random_start, spherical_sgd
+from td_lib.escape.sgd import Sampler, _deltas, random_start, spherical_sgd
 
 __all__ = ["LAWS", "STEPS", "single_index_teacher", "gaussian_single_index_sampler",
            "single_index_escape_times", "reduced_escape_times"]
@@ -74,8 +75,7 @@ def gaussian_single_index_sampler(k: int, d: int) -> Sampler:
 
 def single_index_escape_times(k: int, d: int, *, delta: float | np.ndarray | None = None,
                               runs: int = 48, t_max: int = 10**6, threshold: float = 0.5,
-                              rng=None, chunk: int = 128, project: bool = True,
-                              renormalise: bool = True, signed: bool | None = None,
+                              rng=None, chunk: int = 128, signed: bool | None = None,
                               progress: bool | str = False) -> np.ndarray:
     """Escape times of online spherical SGD in the 7.2.C setting (full d-dimensional simulation).
 
@@ -87,8 +87,7 @@ def single_index_escape_times(k: int, d: int, *, delta: float | np.ndarray | Non
     ``t_max`` steps; a float array of shape ``(runs,)``. ``delta`` defaults to the study's step
     parameter ``STEPS[k](d)``; pass it only to override (it may be one value per run: a step-size
     sweep in one vectorised call). ``rng``: an int seed or a numpy Generator. ``signed``
-    overrides the parity rule (for demonstrations of the wrong convention);
-    ``project``/``renormalise`` as in :func:`spherical_sgd`.
+    overrides the parity rule (for demonstrations of the wrong convention).
 
     References
     ----------
@@ -110,9 +109,8 @@ def single_index_escape_times(k: int, d: int, *, delta: float | np.ndarray | Non
     res = spherical_sgd(gaussian_single_index_sampler(k, d), dh, w0, _delta(delta, k, d), t_max,
                         directions=np.eye(d)[:1], threshold=threshold,
                         signed=bool(k % 2) if signed is None else bool(signed),
-                        rng=rng, chunk=chunk, project=project, renormalise=renormalise,
-                        progress=progress)
-    return res.times
+                        rng=rng, chunk=chunk, progress=progress)
+    return res.escape_time
 
 
 def _delta(delta, k: int, d: int):
@@ -170,35 +168,32 @@ def reduced_escape_times(k: int, d: int, *, delta: float | np.ndarray | None = N
     signed = bool(k % 2) if signed is None else bool(signed)
     active = np.arange(runs)
     t = 0
-    pbar = _bar(t_max, progress, "overlap chain")
     cur = min(16, chunk)
-    while t < t_max and active.size:
-        n = min(cur, t_max - t)
-        cur = min(2 * cur, chunk)
-        m = active.size
-        XV = rng.standard_normal((n, m))
-        XE = rng.standard_normal((n, m))
-        R2 = rng.chisquare(d - 2, (n, m))
-        YV = hk(XV)
-        XE2 = XV * XV + XE * XE + R2  # |x|^2
-        aa = a[active]
-        eta = eta_all[active]
-        A = np.empty((n, m))
-        for i in range(n):
-            xv = XV[i]
-            z = aa * xv + np.sqrt(np.maximum(1 - aa * aa, 0.0)) * XE[i]
-            ec = eta * YV[i] * dh(z)
-            aa = (aa + ec * (xv - z * aa)) / np.sqrt(1 + ec * ec * (XE2[i] - z * z))
-            A[i] = aa
-        hit = (A if signed else np.abs(A)) > threshold
-        first = np.argmax(hit, axis=0)
-        done_at = np.where(hit[first, np.arange(m)], t + first + 1.0, np.inf)
-        a[active] = aa
-        times[active] = done_at
-        t += n
-        active = active[np.isinf(done_at)]
-        if pbar is not None:
-            pbar.update(n)
-    if pbar is not None:
-        pbar.close()
+    with ticker(t_max, progress, "overlap chain") as advance:
+        while t < t_max and active.size:
+            n = min(cur, t_max - t)
+            cur = min(2 * cur, chunk)
+            m = active.size
+            XV = rng.standard_normal((n, m))
+            XE = rng.standard_normal((n, m))
+            R2 = rng.chisquare(d - 2, (n, m))
+            YV = hk(XV)
+            XE2 = XV * XV + XE * XE + R2  # |x|^2
+            aa = a[active]
+            eta = eta_all[active]
+            A = np.empty((n, m))
+            for i in range(n):
+                xv = XV[i]
+                z = aa * xv + np.sqrt(np.maximum(1 - aa * aa, 0.0)) * XE[i]
+                ec = eta * YV[i] * dh(z)
+                aa = (aa + ec * (xv - z * aa)) / np.sqrt(1 + ec * ec * (XE2[i] - z * z))
+                A[i] = aa
+            hit = (A if signed else np.abs(A)) > threshold
+            first = np.argmax(hit, axis=0)
+            done_at = np.where(hit[first, np.arange(m)], t + first + 1.0, np.inf)
+            a[active] = aa
+            times[active] = done_at
+            t += n
+            active = active[np.isinf(done_at)]
+            advance(n)
     return times

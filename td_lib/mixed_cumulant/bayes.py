@@ -14,6 +14,30 @@ from td_lib.mixed_cumulant.model import _betas, _spikes_np
 __all__ = ["bayes_accuracy", "log_likelihood_ratios"]
 
 
+# --- the class-conditional laws of the informative coordinates (scipy.stats.norm densities) ---
+
+def _log_ratio_u(t, bu: float):
+    """``log p_+(x_u) - log p_-(x_u)``: ``N(0, 1 + beta_u)`` against ``N(0, 1)``."""
+    from scipy.stats import norm
+
+    return norm.logpdf(t, scale=math.sqrt(1 + bu)) - norm.logpdf(t)
+
+
+def _log_p_plus_v(t, bv: float):
+    """``log p_+(x_v)``: the mixture ``(1/2) sum_± N(±sqrt(beta_v/(1+beta_v)), 1/(1+beta_v))``."""
+    from scipy.stats import norm
+
+    av, sv = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
+    return np.logaddexp(norm.logpdf(t, av, sv), norm.logpdf(t, -av, sv)) - math.log(2)
+
+
+def _log_ratio_v(t, bv: float):
+    """``log p_+(x_v) - log p_-(x_v)``, class -1 being ``N(0, 1)``."""
+    from scipy.stats import norm
+
+    return _log_p_plus_v(t, bv) - norm.logpdf(t)
+
+
 def bayes_accuracy(*, beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 10.0,
                    use: str = "muv", panels: int = 40) -> float:
     """Exact Bayes accuracy (equal priors, independent latents) from the statistics ``use``.
@@ -52,19 +76,14 @@ def bayes_accuracy(*, beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 
     """
     from scipy import integrate, optimize
     from scipy.special import ndtr
+    from scipy.stats import norm
 
     bm, bu, bv = _betas(beta_m, beta_u, beta_v)
     V.choice("use", use, ("m", "mu", "muv", "v"))
     panels = V.positive_int("panels", panels, minimum=10)
-    av, sv = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
 
-    def l_v(t):  # log p_+(t) - log phi(t) along v
-        t = np.asarray(t, dtype=float)
-        lp = np.logaddexp(-(t - av) ** 2 / (2 * sv**2), -(t + av) ** 2 / (2 * sv**2)) - math.log(2 * sv)
-        return lp + t**2 / 2
-
-    def l_u(t):
-        return -0.5 * math.log1p(bu) + 0.5 * t**2 * bu / (1 + bu)
+    def l_v(t):
+        return _log_ratio_v(t, bv)
 
     if use == "v":
         if bv == 0:
@@ -75,8 +94,7 @@ def bayes_accuracy(*, beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 
                  for i in np.nonzero(np.sign(g[:-1]) * np.sign(g[1:]) < 0)[0]]
 
         def pmax(t):
-            phi = math.exp(-t * t / 2) / math.sqrt(2 * math.pi)
-            return phi * max(1.0, math.exp(float(l_v(t))))
+            return float(norm.pdf(t)) * max(1.0, math.exp(float(l_v(t))))
         pts = [0.0, *roots, 12.0]
         tot = sum(integrate.quad(pmax, lo, hi, epsabs=1e-14, epsrel=1e-13, limit=200)[0]
                   for lo, hi in zip(pts[:-1], pts[1:]))
@@ -89,16 +107,16 @@ def bayes_accuracy(*, beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 
     # 12 standard deviations costs < 1e-30)
     su = math.sqrt(1 + bu)
     xu, wu = legendre_nodes(-12 * su, 12 * su, panels=panels * 3)
-    pu_p = np.exp(-xu**2 / (2 * su**2)) / (su * math.sqrt(2 * math.pi))
-    pu_m = np.exp(-xu**2 / 2) / math.sqrt(2 * math.pi)
-    ru = l_u(xu)
+    pu_p = norm.pdf(xu, scale=su)
+    pu_m = norm.pdf(xu)
+    ru = _log_ratio_u(xu, bu)
     if use == "mu":
         rp, wp, wm = ru, wu * pu_p, wu * pu_m
     else:
         xv, wv = legendre_nodes(-12.0, 12.0, panels=panels * 2)
-        pv_m = np.exp(-xv**2 / 2) / math.sqrt(2 * math.pi)
+        pv_m = norm.pdf(xv)
         rv = l_v(xv)
-        pv_p = pv_m * np.exp(rv)
+        pv_p = np.exp(_log_p_plus_v(xv, bv))
         rp = (ru[:, None] + rv[None, :]).ravel()
         wp = (wu[:, None] * pu_p[:, None] * (wv * pv_p)[None, :]).ravel()
         wm = (wu[:, None] * pu_m[:, None] * (wv * pv_m)[None, :]).ravel()
@@ -127,9 +145,5 @@ def log_likelihood_ratios(X, spikes, *, beta_m: float = 1.0, beta_u: float = 5.0
     if X.ndim != 2 or X.shape[1] != S.shape[1]:
         raise ValueError(f"X must have shape (n, {S.shape[1]}) to match the spikes, got {X.shape}")
     xm, xu, xv = (X @ S.T).T
-    av, sv = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
     l_m = bm * xm - 0.5 * bm * bm
-    l_u = -0.5 * math.log1p(bu) + 0.5 * xu**2 * bu / (1 + bu)
-    l_v = (np.logaddexp(-(xv - av) ** 2 / (2 * sv**2), -(xv + av) ** 2 / (2 * sv**2))
-           - math.log(2 * sv) + xv**2 / 2)
-    return l_m, l_u, l_v
+    return l_m, _log_ratio_u(xu, bu), _log_ratio_v(xv, bv)

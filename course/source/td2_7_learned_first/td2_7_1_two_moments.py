@@ -490,7 +490,7 @@ print("max |E[yx] - E_clone[yx]|    :", (X.T @ Y - Xc.T @ Y).abs().max().item() 
 T = pick(1500, 150)
 lin = nets.train_two_layer(torch.stack([X, Xc]), Y, "linear", 0.1, steps=T, X_test=Xt, y_test=Yt)
 print("two-layer linear network: max |f_data - f_clone| on the test set over training:",
-      (lin.out[0] - lin.out[1]).abs().max().item())
+      np.abs(lin.out[:, 0] - lin.out[:, 1]).max())
 
 # %% [markdown]
 # The empirical moments agree to rounding error, and so do the outputs of the two linear networks
@@ -802,32 +802,31 @@ plt.show()
 # %% tags=["demo"]
 g = nets.train_two_layer(torch.stack([X, Xc]), Y, "gelu", 0.1, steps=T, X_test=Xt, y_test=Yt,
                          progress="GELU on data and clone")
-times = np.array(g.times)
-gap = ((g.out[0] - g.out[1]).abs().mean(1) / g.out[0].abs().mean(1).clamp_min(1e-12)).numpy()
+gap = np.abs(g.out[:, 0] - g.out[:, 1]).mean(1) / np.maximum(np.abs(g.out[:, 0]).mean(1), 1e-12)
 
 fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-ax[0].semilogx(times[1:], g.acc[0, 1:], label="trained on data")
-ax[0].semilogx(times[1:], g.acc[1, 1:], "--", label="trained on clone")
+ax[0].semilogx(g.t[1:], g.acc[1:, 0], label="trained on data")
+ax[0].semilogx(g.t[1:], g.acc[1:, 1], "--", label="trained on clone")
 for level, name in [(acc_m, "Bayes, means only"), (acc_mu, "Bayes, means + covariances")]:
     ax[0].axhline(level, color="gray", lw=0.8, ls=":")
     ax[0].text(1.2, level + 0.004, f"{name} ({level:.3f})", fontsize=8)
 ax[0].set(xlabel="GD step", ylabel="test accuracy (real data)", title="GELU net, small init")
 ax[0].legend(fontsize=8, loc="lower right")
-ax[1].loglog(times[1:], gap[1:], label="relative output gap, data vs clone")
-ax[1].loglog(times[1:], g.rms_pre[0, 1:], label="RMS pre-activation (trained on data)")
+ax[1].loglog(g.t[1:], gap[1:], label="relative output gap, data vs clone")
+ax[1].loglog(g.t[1:], g.rms_pre[1:, 0], label="RMS pre-activation (trained on data)")
 ax[1].set(xlabel="GD step", ylabel="relative gap; RMS pre-activation",
           title="the gap opens as the pre-activations grow")
 ax[1].legend(fontsize=8)
 plt.tight_layout()
 plt.show()
 
-show = [t for t in (1, 20, 56, 256, 1500) if t in g.times]
-idx = [g.times.index(t) for t in show]
+show = [t for t in (1, 20, 56, 256, 1500) if t in g.t]
+idx = [g.at(t) for t in show]
 print("step                      :", show)
-print("test accuracy, data       :", [round(g.acc[0, i].item(), 4) for i in idx])
-print("test accuracy, clone      :", [round(g.acc[1, i].item(), 4) for i in idx])
+print("test accuracy, data       :", [round(float(g.acc[i, 0]), 4) for i in idx])
+print("test accuracy, clone      :", [round(float(g.acc[i, 1]), 4) for i in idx])
 print("relative output gap       :", [f"{gap[i]:.1e}" for i in idx])
-print("RMS pre-activation (data) :", [round(g.rms_pre[0, i].item(), 3) for i in idx])
+print("RMS pre-activation (data) :", [round(float(g.rms_pre[i, 0]), 3) for i in idx])
 
 # %% [markdown]
 # **Reading the plot** (numbers from this seeded run, full mode; quick mode stops at step 150).

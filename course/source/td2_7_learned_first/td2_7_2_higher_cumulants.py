@@ -1533,8 +1533,8 @@ fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
 for ax, corr in zip(axes, (False, True)):
     r = runs_E[corr]
     for name, col in zip(staircase.TEST_SETS, ["C3", "C0", "C1"]):
-        ax.semilogx(r.steps, r.accuracy[name], color=col, label=name)
-    ax.semilogx(r.steps, r.overlap_v, color="gray", lw=1, ls="--", label="max$_j|\\cos(w_j,v)|$")
+        ax.semilogx(r.t, r.accuracy_on(name), color=col, label=name)
+    ax.semilogx(r.t, r.overlap_v, color="gray", lw=1, ls="--", label="max$_j|\\cos(w_j,v)|$")
     if not corr:
         for level, name in [(0.691, "Bayes: means"), (0.768, "means + covariances"), (0.819, "everything")]:
             ax.axhline(level, color="gray", lw=0.7, ls=":")
@@ -1549,12 +1549,12 @@ for corr in (False, True):
     r = runs_E[corr]
     late = slice(-5, None)  # the last five records
     print(("correlated " if corr else "independent") +
-          f": accuracy over the last five records: full {np.mean(r.accuracy['full data'][late]):.3f}, "
-          f"clone {np.mean(r.accuracy['Gaussian clone'][late]):.3f}, "
-          f"mean only {np.mean(r.accuracy['mean only'][late]):.3f}")
-    print(f"    largest overlap with v: {r.overlap_v[0]:.2f} at step {r.steps[0]}; stays more than 0.05 "
-          f"above that from step {staircase.onset_step(r.steps, r.overlap_v, 0.05)} on; "
-          f"first > 0.9 at step {staircase.first_above(r.steps, r.overlap_v, 0.9)}")
+          f": accuracy over the last five records: full {np.mean(r.accuracy_on('full data')[late]):.3f}, "
+          f"clone {np.mean(r.accuracy_on('Gaussian clone')[late]):.3f}, "
+          f"mean only {np.mean(r.accuracy_on('mean only')[late]):.3f}")
+    print(f"    largest overlap with v: {r.overlap_v[0]:.2f} at step {r.t[0]}; stays more than 0.05 "
+          f"above that from step {staircase.onset_step(r.t, r.overlap_v, 0.05)} on; "
+          f"first > 0.9 at step {staircase.first_above(r.t, r.overlap_v, 0.9)}")
 
 # %% [markdown]
 # **Left, independent latents.** Dotted lines: Bayes accuracies from the means (0.691), from
