@@ -21,7 +21,7 @@ LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
 .PHONY: all course setup notebooks solutions site release validate checks autograde-demo collect-zip report lab formgrader handout \
-        hub test test-fast test-numerics chromium figures bench lint clean help
+        hub test test-fast test-numerics chromium figures bench lint equations clean help
 
 all: course ## build and run the course (= make course)
 
@@ -135,6 +135,9 @@ bench: setup ## timings: notebooks, escape-time study, ODE engine
 lint: setup ## ruff and the import-linter layer contracts (pyproject.toml [tool.importlinter])
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
+
+equations: setup ## regenerate docs/EQUATIONS.md, the equation -> td_lib function index (from the docstrings)
+	$(PY) -m tools.equation_index
 
 clean: ## remove everything generated (keeps the venv)
 	rm -rf build dist solutions/*/ course/release course/submitted course/autograded course/feedback course/downloaded \

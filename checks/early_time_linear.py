@@ -42,7 +42,7 @@ import torch
 
 from checks.claims import Claim
 from td_lib import early_linear as el
-from td_lib import hermite
+from td_lib import hermite, kernel_flow
 from td_lib.core import activations
 
 NB = "course/source/td2_7_learned_first/td2_7_1b_early_time_linear.py"
@@ -220,7 +220,7 @@ def cnn_demo_claims() -> list[Claim]:
     """The CNN training demo (full mode only: about 15 s)."""
     r = cnn_demo()
     iT = _at(r, 1.0)
-    th_loc = 1 - (1 - r.eta * r.rate_local) ** r.t[iT]
+    th_loc = r.rate_local * kernel_flow.gd_filter([r.rate_local], [r.t[iT]], eta=r.eta)[0, 0]  # 1 - (1 - eta rate)^t
     pct = 0.5 + 0.2
     rnd2 = 0.005 + 0.002
     return [

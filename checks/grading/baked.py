@@ -314,6 +314,7 @@ def finite_width_demo_reference() -> dict[str, Any]:
     """Monte Carlo demo after Exercise 7.3.C.3: coefficients of the N = 20000 kernel, kernel
     rows at three widths, and the gap to the infinite width (full and quick sizes)."""
     from td_lib import kernels
+    from td_lib.core.run import checkpoints
 
     W = np.random.default_rng(7320).normal(size=(20000, 2))
     phi = np.linspace(-np.pi, np.pi, 121)
@@ -321,7 +322,7 @@ def finite_width_demo_reference() -> dict[str, Any]:
     rows = np.stack([kernels.finite_width_kernel(phi, np.zeros(1), W[:N])[:, 0] for N in (20, 200, 20000)])
     gaps = {}
     for mode, (k, repeats) in (("full", (10, 20)), ("quick", (5, 8))):
-        widths = np.unique(np.geomspace(10, 5000, k).astype(int))
+        widths = checkpoints(5000, num=k, start=10, zero=False)  # log-spaced integer widths
         gaps[mode] = np.stack([kernels.finite_width_gap(kernels.finite_width_kernel, widths, bias=b,
                                                         repeats=repeats, rng=7325) for b in (False, True)])
     return {"_ref_fw": {"a_mc": a_mc, "se_mc": se_mc, "rows": rows, "basri": kernels.basri_coefficients(np.arange(7))},
