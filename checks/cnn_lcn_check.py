@@ -1,4 +1,4 @@
-"""Recompute and verify the CNN/LCN theory engine (assignment ``cnn_lcn``, seed 000_dbb05edf75d4bee1).
+"""Recompute and verify the CNN/LCN theory engine (assignment ``cnn_lcn``; Mori et al., CNN vs LCN).
 
 Run ``python checks/cnn_lcn_check.py`` for a table, ``--json`` for records, ``--full`` for the
 long version (more samples, D = 4000 in the SGD comparison, more correlations). Every formula

@@ -1,8 +1,9 @@
 """Exact online-SGD theory for convolutional (CNN) vs locally connected (LCN) students.
 
-Seed: ``000_dbb05edf75d4bee1`` (teacher-student model with a convolutional teacher of kernel
-size ``k_t`` on ``P`` positions of dimension ``D``; students of kernel size ``k_s`` with or
-without weight sharing; input covariance ``E[x_{p,a} x_{q,b}] = S_{pq} delta_ab``).
+Mori et al., *exact online-SGD dynamics of CNN vs LCN students*: a teacher-student model with a
+convolutional teacher of kernel size ``k_t`` on ``P`` positions of dimension ``D``; students of
+kernel size ``k_s`` with or without weight sharing; input covariance
+``E[x_{p,a} x_{q,b}] = S_{pq} delta_ab``.
 
 Conventions (used everywhere in this subpackage)
 ------------------------------------------------

@@ -1,10 +1,10 @@
 """Early-time linear learning of a two-layer network at standard initialisation (§7.1b).
 
 Implements the setting of Hu, Xiao, Adlam & Pennington (2020), "The surprising simplicity of
-the early-time learning dynamics of neural networks" (seed ``002``), whose display equations
+the early-time learning dynamics of neural networks" (NeurIPS 2020), whose display equations
 were lost in the text of the paper we had; the formulas are re-derived in the notebook
 ``td2_7_1b_early_time_linear`` and checked numerically in ``tests/test_early_linear.py``.
-Equation numbers (1)-(12) follow the paper's numbering as far as the dump shows it.
+Equation numbers (1)-(12) follow the paper's numbering as far as our text of it shows.
 
 One module per idea:
 
