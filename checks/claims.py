@@ -12,7 +12,7 @@ A :class:`Claim` pairs a number the course quotes with the value recomputed by c
   number in ``quote`` must equal ``quoted``. ``tests/test_claims.py`` enforces both, so the
   prose and the computation cannot drift apart. Claims that no sentence quotes (internal
   identities) leave both ``None``.
-* ``note`` records a correction of the source ("the course notes print 0.0009; exact value
+* ``note`` records a correction of the source ("the original course notes print 0.0009; exact value
   0.000895") or other context.
 """
 

@@ -9,7 +9,7 @@
 * Exercise 7.2.D: c20, c11, c04 from an exact quadrature of the ReLU loss L(alpha_u, alpha_v)
   (finite differences / polynomial fits around 0), independent and correlated latents, and
   the growing-mode ratio alpha_v / alpha_u;
-* demo 7.2.E's Bayes lines 0.691 / 0.768 / 0.819 (the course notes printed 0.767;
+* demo 7.2.E's Bayes lines 0.691 / 0.768 / 0.819 (the original course notes printed 0.767;
   exact quadrature over the m, u, v coordinates, in which the class densities factorise);
 * the escape-time study of 7.2.C, which the notebook runs on the student's ``escape_times``:
   the numbers quoted are those of the reference solution (its answer cell, read from the
@@ -20,7 +20,7 @@
 * the step-size sweep (the notebook's seeded run, library simulator);
 * demo 7.2.E (the notebook's seeded full-mode run of :func:`td_lib.staircase.train_staircase`):
   the plateau, the onset and the 0.9-crossing of the overlap with v, the late accuracies, and
-  the specifics the course notes gave for their run (plateau near 0.75, jump near step
+  the specifics the original course notes gave for their run (plateau near 0.75, jump near step
   1000, about 0.79, rise from about step 100, start near 0.6), each tested on ours.
 """
 
@@ -231,14 +231,14 @@ def claims(full: bool = False) -> list[Claim]:
     b1, b2, b3 = bayes_lines(n=4001 if full else 2001)
     for val, q, quote_, note in [
             (0.691, b1, "means (0.691)", "Phi(1/2)"),
-            (0.768, b2, "covariances (0.768", "errata: the course notes printed 0.767; the u-integral "
+            (0.768, b2, "covariances (0.768", "errata: the original course notes printed 0.767; the u-integral "
              "in closed form and quad over x_m give 0.76802"),
             (0.819, b3, "everything\n# (0.819)", "closed-form u-integral, 2-d trapezoid")]:
         add(Claim(f"7.2.E.bayes{val}", "test-bed Bayes accuracy", val, q, 5e-4 + 1e-5, NB,
                   quote_, note=note + f"; computed {q:.6f}"))
 
     add(Claim("7.2.E.bayes_exact", "means + covariances Bayes accuracy, 4 digits", 0.7680, b2,
-              5e-5, NB, "0.7680) and", note="errata: the course notes printed 0.767"))
+              5e-5, NB, "0.7680) and", note="errata: the original course notes printed 0.767"))
     add(Claim("7.2.C.alpha0", "typical starting overlap d^(-1/2) at d = 16", 0.25, 16**-0.5, 1e-12,
               NB, "0.25 at $d=16$"))
 
@@ -270,7 +270,7 @@ def claims(full: bool = False) -> list[Claim]:
         _, slope, sd, _ = study[k]
         add(Claim(f"7.2.C.page{k}", f"original notes' slope k = {k} vs ours (tol: 3 bootstrap spreads)",
                   page[k][0], slope, 3 * sd, NB, page[k][1],
-                  note="the course notes' number comes from their own random run; compared with the "
+                  note="the original course notes' number comes from their own random run; compared with the "
                        "notebook's run within three bootstrap spreads"))
     dev = {k: (study[k][1] - law_slopes[k]) / study[k][2] for k in (1, 2, 3)}
     add(Claim("7.2.C.dev2", "(law - slope) / bootstrap spread for k = 2", 1.5, -dev[2], 0.05, NB,
@@ -316,10 +316,10 @@ def claims(full: bool = False) -> list[Claim]:
     ratio = med[-1] / med[best_i]
     add(Claim("7.2.C.sweep_ratio", "median at delta = 10 over the best median (notebook run)",
               30, ratio, 0.5, NB, "about 30 times the best",
-              note="the course notes' own sweep gave about 25 (quoted for comparison)"))
+              note="the original course notes' own sweep gave about 25 (quoted for comparison)"))
     add(Claim("7.2.C.sweep_never", "runs not escaped after 60000 steps at delta = 10 (%)",
               28, 100 * never[-1], 0.5, NB, "28 % of the runs",
-              note="the course notes' own sweep gave 44 % (quoted for comparison)"))
+              note="the original course notes' own sweep gave 44 % (quoted for comparison)"))
     add(Claim("7.2.C.sweep_page_ratio", "original notes' ratio 25 vs ours (factor-2 band)", 25,
               ratio, 25 - 25 / 2, NB, "about 25 times and 44 %",
               note="32 runs per point: the ratio of medians is uncertain by tens of per cent"))
@@ -378,7 +378,7 @@ def staircase_claims() -> list[Claim]:
               "step 524, against"),
         Claim(E + "cross_ratio", "0.9-crossing step, independent / correlated", 3.3, hi_i / hi_c,
               0.05, NB, "factor 3.3 earlier"),
-        # the course notes' description of their run, tested on ours
+        # the original course notes' description of their run, tested on ours
         Claim(E + "page_plateau", "original notes: plateau near 0.75 (ours: the plateau mean)", 0.75,
               plateau, 0.01, NB, "0.75, a jump"),
         Claim(E + "page_jump", "original notes: jump near step 1000 (ours: geometric mean of the "

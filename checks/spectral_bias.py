@@ -3,11 +3,11 @@
 ``claims(full)`` returns :class:`checks.claims.Claim` records for
 
 * the von Mises eigenvalues at kappa = 4 (``scipy.special.ive`` against the Jacobi–Anger series
-  and quadrature) and the learning-time ratios t8/t1 (995; the course notes round to 1000) and 64;
+  and quadrature) and the learning-time ratios t8/t1 (995; the original course notes round to 1000) and 64;
 * the two-layer ReLU NTK coefficients: Basri's closed form against quadrature (max error), the
   bias kernel's odd coefficients 0.00939 ... 0.000600 (quadrature, confirmed by a circulant
   FFT), the fitted decay exponent -2.05 on 4 <= l <= 20, the asymptote l^2 a_l -> 1/(sqrt 2 pi^2),
-  and a_1/a_8 ~ 202 (the course notes say ~200);
+  and a_1/a_8 ~ 202 (the original course notes say ~200);
 * the Monte Carlo check of 7.3.C (the notebook's seeded run, N = 20000, standard errors from 100
   batches of units): largest deviation in standard errors and where, odd coefficients exactly
   zero, and the 1/N law of the mean squared gap to the infinite-width kernel;
@@ -83,7 +83,7 @@ def spectral_claims() -> list[Claim]:
         _c("vm_k8_B3", "7.3.B.3: k_hat_8", 1.80e-4, k[2], 5e-7, r"1.80\times10^{-4}$, so"),
         _c("t8_t1_vm", "t8/t1 = k_hat_1/k_hat_8 at kappa = 4", 995, k[0] / k[2], 0.5,
            "995$ (about a thousand",
-           note="the course notes printed t8/t1 ≈ 1000; the exact ratio is 994.86"),
+           note="the original course notes printed t8/t1 ≈ 1000; the exact ratio is 994.86"),
         _c("t8_t1_power", "t8/t1 under an ideal l^-2 spectrum", 64, (8 / 1) ** 2, 0,
            "64$. For the ReLU"),
     ]
@@ -92,7 +92,7 @@ def spectral_claims() -> list[Claim]:
     err = np.abs(a_nb - kernels.basri_coefficients(ells)).max()
     out.append(_c("basri_closed_form", "max |quadrature - Basri closed form|, l <= 20 (a bound)",
                   1e-15, err, 1e-15, "1e-15 for",
-                  note=f"max error {err:.2e} (the course notes printed 5.1e-17)"))
+                  note=f"max error {err:.2e} (the original course notes printed 5.1e-17)"))
     a_b = bias_coefficients(ells)
     a_fft = kernels.cosine_coefficients_fft(kernels.relu_ntk_bias, ells, n=1 << 16)
     out.append(_c("bias_fft_vs_quad", "bias kernel: circulant FFT (n = 2^16) vs quadrature",
@@ -101,7 +101,7 @@ def spectral_claims() -> list[Claim]:
                              (7, 0.00151, 5e-6, "0.00151$,"), (9, 0.000903, 5e-7, "0.000903$,"),
                              (11, 0.000600, 5e-7, "0.000600$.")]:
         out.append(_c(f"bias_a{l}", f"bias kernel a_{l} (quadrature)", q, a_b[l], tol, quote,
-                      note="the course notes printed 0.0009 and 0.0006 (5 decimals)" if l >= 9 else ""))
+                      note="the original course notes printed 0.0009 and 0.0006 (5 decimals)" if l >= 9 else ""))
     p = kernels.fit_power_law(ells[4:], a_b[4:])
     out.append(_c("bias_decay", "fitted exponent of a_l, 4 <= l <= 20", -2.05, p, 0.005,
                   "exponent of −2.05"))
@@ -114,7 +114,7 @@ def spectral_claims() -> list[Claim]:
     a148 = bias_coefficients([1, 4, 8])
     out += [
         _c("a1_a8", "a_1/a_8 for the bias NTK", 202, a148[0] / a148[2], 0.5, "202$ (about 200)",
-           note="the course notes say a1/a8 ≈ 200; exact quadrature gives 201.56"),
+           note="the original course notes say a1/a8 ≈ 200; exact quadrature gives 201.56"),
         _c("ratio_a4", "inverse eigenvalue ratio a_1/a_4", 46, a148[0] / a148[1], 0.5,
            "46 : 202"),
         _c("ratio_a8", "inverse eigenvalue ratio a_1/a_8", 202, a148[0] / a148[2], 0.5,
@@ -173,7 +173,7 @@ def flow_claims() -> list[Claim]:
     out = [_c("flow_equispaced", "equispaced flow vs exp(-k_hat t), max deviation", None,
               np.abs(A - pred).max(), 1e-10)]
     p256, p1024 = random_input_plateau(256), random_input_plateau(1024)
-    note = ("errata: the course notes call it a floor left by the leak; it is a plateau "
+    note = ("errata: the original course notes call it a floor left by the leak; it is a plateau "
             "that lasts until l = 8 is fitted and then vanishes")
     out += [
         _c("plateau_256_l1", "random inputs n = 256: l = 1 residual at t = 1000 (%)", 5.3,
@@ -212,7 +212,7 @@ def demo_claims(run: circle_net.CircleNetRun | None = None) -> list[Claim]:
            "0.0076)"),
         _c("lazy_dK_page", "scale 10: eNTK change as the original notes printed it", 0.008,
            run.ntk_change[1], 5e-4, "0.008 for the lazy",
-           note="the course notes' 0.008 is 0.0076 rounded to three decimals"),
+           note="the original course notes' 0.008 is 0.0076 rounded to three decimals"),
         _c("rich_t4", "scale 1: steps to 1/e, l = 4", 125, t_fit[0, 1], 1, "125 steps)", f32),
         _c("rich_t8_never", "scale 1: l = 8 never reaches 1/e in 2000 steps", None,
            float(not np.isnan(t_fit[0, 2])), 0.0),

@@ -44,7 +44,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
     out.append(_c("thm6_printed_angle",
                   "angle between Theorem 6 as printed (unnormalised w_k) and the expectation",
                   9.6, ang, 0.05, "off by about 9.6 degrees",
-                  note="the course notes print the prefactor ‖w*‖‖w_k‖/2 with unnormalised vectors in "
+                  note="the original course notes print the prefactor ‖w*‖‖w_k‖/2 with unnormalised vectors in "
                        "the bracket; the expectation is degree 0 in w_k. Correct form: "
                        "(E‖x‖²/d)‖w*‖/(2π)[(π−θ)ŵ* + sinθ ŵ_k]."))
     # closed form vs polar quadrature in the plane (2-D standard Gaussian)
@@ -84,7 +84,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
                   6281.02, t3, 0.005, "6281.02, against"))
     out.append(_c("escape_asym", "asymptotic escape time 2π(1/ε − 2/π) at ε = 1e-3",
                   6279.19, a3, 0.005, "6279.19 from the asymptotic formula",
-                  note="the course notes print t0 ~ 1/ε − 1/(π−θ0) without the constant 2π/α"))
+                  note="the original course notes print t0 ~ 1/ε − 1/(π−θ0) without the constant 2π/α"))
     out.append(_c("escape_const", "limit of exact − asymptotic escape time as ε → 0",
                   1.833, c, 0.0005, "1.833 as"))
     # the constant the paper's "∼" leaves unstated: 2π‖w_k‖/(ασ²), from Theorem 6's vector
@@ -93,7 +93,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
                   "escape time integrated from Theorem 6's vector at σ = 2, ‖w_k‖ = 3, α = 1.5, "
                   "over the σ = 1, ‖w_k‖ = 1, α = 1 time (2π‖w_k‖/(ασ²) predicts 1/2)",
                   0.5000, t_s / t3, 0.00005, "0.5000 times the time above",
-                  note="the course notes write t0 ~ 1/ε − 1/(π−θ0); '~' hides the constant "
+                  note="the original course notes write t0 ~ 1/ε − 1/(π−θ0); '~' hides the constant "
                        "2π‖w_k‖/(ασ²), unstated rather than wrong"))
     # the quadrature itself against an independent integration of the ODE
     th_end = float(ts.integrate_angle(np.pi - 1e-3, np.array([0.0, t3]), alpha=1.0)[-1])
@@ -105,7 +105,7 @@ def deterministic_claims(full: bool = False) -> list[Claim]:
 def eq10_claims() -> list[Claim]:
     """Demo 7.4.5: the pull on w_k does not scale with ‖w_k‖ (eq. 10 says it does)."""
     sc = ts.eq10_norm_scan(which="w", n=200_000)
-    note = ("eq. 10 (ẇ_k = ‖w_k‖ r_k) predicts slope 1; the course notes' factor is the spurious "
+    note = ("eq. 10 (ẇ_k = ‖w_k‖ r_k) predicts slope 1; the original course notes' factor is the spurious "
             "‖w_k‖ of its printed Theorem 6. Correct prefactor: ‖v_k‖ (ẇ_k = ‖v_k‖ r̂_k)")
     return [
         _c("eq10_slope", "log-log slope of ‖P⊥ ẇ_k‖ against ‖w_k‖, Monte Carlo (200k per point)",

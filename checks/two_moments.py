@@ -6,7 +6,7 @@
   (:func:`td_lib.mixed_cumulant.bayes_accuracy`, converged to ~1e-14; not Monte Carlo). "From the means
   alone" is the best classifier that sees x only through its projection on the class-mean
   difference, Phi(beta_m / 2); "means and covariances" is the Bayes accuracy of the population
-  Gaussian clone; "everything" that of the data. The course notes' 76.7 % is corrected to 76.8 %
+  Gaussian clone; "everything" that of the data. The original course notes' 76.7 % is corrected to 76.8 %
   (an errata note in the prose);
   ``full`` adds a 4 x 10^6-sample Monte Carlo check of all three;
 * the notebook's Monte Carlo cross-check of the three Bayes rules (its seeded full-mode run,
@@ -25,7 +25,7 @@
 * the notebook's seeded GELU run (recomputed with the same seeds: ~20 s): accuracies at steps
   56 and 256, relative output gaps at steps 1, 20, 256, 1500, compared with the digits the
   prose prints (tolerance = rounding of the printed digits), and the gaps printed by the run of
-  the course notes (quoted for comparison).
+  the original course notes (quoted for comparison).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def bayes_claims(full: bool = False) -> list[Claim]:
            100 * acc["m"], 0.05, "69.1 % from the means alone"),
         _c("bayes_means_cov", "Bayes accuracy from means + covariances = clone's Bayes (%)", 76.8,
            100 * acc["mu"], 0.05, "76.8 % from means and covariances",
-           note="errata: the course notes (NB2 §7) printed 76.7 %; exact quadrature gives "
+           note="errata: the original course notes (NB2 §7) printed 76.7 %; exact quadrature gives "
                 "76.802 % (converged to 1e-14; a 4e6-sample Monte Carlo check, SE 0.02 %, agrees: claims "
                 "lf71_bayes_mc_* with --full)"),
         _c("bayes_means_cov_2dp", "the same, to two decimals (%)", 76.80, 100 * acc["mu"], 0.005,
@@ -218,7 +218,7 @@ def slope_claims(full: bool = False) -> list[Claim]:
         p = np.polyfit(np.log(eps), np.log(gaps), 1)[0]
         out.append(_c(f"slope_{act}", f"fitted exponent of the {act} gradient gap, eps in [0.01, 0.1]",
                       quoted, p, 0.005, quote,
-                      note=f"errata: the course notes printed {page} without a range of eps; the local "
+                      note=f"errata: the original course notes printed {page} without a range of eps; the local "
                            f"exponent tends to {4 if act == 'gelu' else 5} as eps -> 0"))
         if act == "gelu":
             e2 = np.array([0.1 / 1.05, 0.1 * 1.05])
@@ -320,7 +320,7 @@ def demo_claims() -> list[Claim]:
            "0.45 at step 1500"),
         _c("gap_page", "the original notes' printed gap at step 1 (for comparison)", 1.2e-4, gap[at(1)], 0.05e-4,
            "gaps 1.2e-4, 1.8e-3, 2.3e-1 and 4.5e-1",
-           note="the course notes' four gaps 1.2e-4, 1.8e-3, 2.3e-1, 4.5e-1 are reproduced to the printed "
+           note="the original course notes' four gaps 1.2e-4, 1.8e-3, 2.3e-1, 4.5e-1 are reproduced to the printed "
                 "digits: " + ", ".join(f"{gap[at(t)]:.1e}" for t in (1, 20, 256, 1500))),
     ]
     return out

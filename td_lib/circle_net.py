@@ -30,7 +30,7 @@ References
 ----------
 Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for learned
 functions of different frequencies* (NeurIPS 2019): a frequency l is learned in a time
-proportional to the inverse NTK eigenvalue, ~l^2 on the circle with bias. Course notes §7.3,
+proportional to the inverse NTK eigenvalue, ~l^2 on the circle with bias. Original course notes §7.3,
 demo 7.3.D (prediction from eq. 7.3.A.3 with the eigenvalues of Exercise 7.3.C).
 
 Examples
@@ -98,7 +98,7 @@ def empirical_ntk(W, Xb, scale: float = 1.0) -> np.ndarray:
 
     References
     ----------
-    Jacot, Gabriel & Hongler (NeurIPS 2018), the empirical NTK ``J J^T``; course notes §7.3,
+    Jacot, Gabriel & Hongler (NeurIPS 2018), the empirical NTK ``J J^T``; original course notes §7.3,
     demo 7.3.D and Exercise 7.3.C.3.
     """
     W = v.array("W", W)
@@ -134,7 +134,7 @@ class CircleNetRun(Run):
 
     References
     ----------
-    Course notes §7.3, demo 7.3.D (the frozen-kernel prediction of eq. 7.3.A.3).
+    Original course notes §7.3, demo 7.3.D (the frozen-kernel prediction of eq. 7.3.A.3).
     """
 
     amps: np.ndarray                    # (T, S, F) residual amplitude per frequency
@@ -209,7 +209,7 @@ def train_circle_net(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float
 
     References
     ----------
-    Basri et al. (NeurIPS 2019); course notes §7.3, demo 7.3.D and eq. 7.3.A.3.
+    Basri et al. (NeurIPS 2019); original course notes §7.3, demo 7.3.D and eq. 7.3.A.3.
 
     Examples
     --------
@@ -236,7 +236,7 @@ def train_circle_net(freqs: Sequence[int] = (1, 4, 8), *, scales: Sequence[float
 
     import torch
 
-    dt = torch.float32  # as in the course notes; the analyses below are in float64
+    dt = torch.float32  # as in the original course notes; the analyses below are in float64
     with torch_threads(1), torch.no_grad():
         X_t, y_t, a_t = (torch.as_tensor(z, dtype=dt) for z in (Xb, y, a))
         W = torch.as_tensor(np.broadcast_to(W0, (S, *W0.shape)).copy(), dtype=dt)
@@ -289,12 +289,12 @@ def steps_to_level(amps, *, level: float = float(np.exp(-1))) -> np.ndarray:
 def predicted_steps(rate_unit: float, a_l, *, level: float = float(np.exp(-1))) -> np.ndarray:
     """Frozen-kernel prediction: first s with ``(1 - rate_unit a_l)^s < level`` (7.3.A.3).
 
-    ``= floor(ln(level) / ln(1 - rate_unit a_l)) + 1`` (the course notes' ``ceil`` of the same
+    ``= floor(ln(level) / ln(1 - rate_unit a_l)) + 1`` (the original course notes' ``ceil`` of the same
     ratio, except when the ratio is an exact integer); requires ``0 < rate_unit a_l < 1``.
 
     References
     ----------
-    Course notes §7.3, eq. 7.3.A.3 (the GD filter of one mode).
+    Original course notes §7.3, eq. 7.3.A.3 (the GD filter of one mode).
 
     Examples
     --------

@@ -71,7 +71,7 @@ def class_moments(X: torch.Tensor, y: torch.Tensor) -> dict[float, tuple[torch.T
 def empirical_clone(X: torch.Tensor, y: torch.Tensor, rng=None) -> torch.Tensor:
     """Gaussian clone of ``(X, y)`` matching each class's empirical mean and covariance exactly.
 
-    For each label ``c`` (in increasing order, as the course notes do) draw
+    For each label ``c`` (in increasing order, as the original course notes do) draw
     ``Z ~ N(0, I)`` of the class's shape, centre it, whiten it with its own empirical
     covariance, ``Z <- (Z - mean Z) Cov(Z)^{-1/2}``, and map it to
     ``mean_c + Z Cov_c^{1/2}``. The result has, up to rounding, exactly the empirical class

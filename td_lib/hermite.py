@@ -1,7 +1,7 @@
 """Hermite tools for §7.2: probabilists' Hermite polynomials, Hermite coefficients of an
 activation, expansion and reconstruction, and the information exponent.
 
-Conventions (course notes §7.2, "Hermite polynomials"): the probabilists' polynomials
+Conventions (original course notes §7.2, "Hermite polynomials"): the probabilists' polynomials
 :math:`He_0=1, He_1=z, He_2=z^2-1, He_3=z^3-3z, \\dots` are orthogonal under
 :math:`Z\\sim\\mathcal N(0,1)` with :math:`\\mathbb E[He_j(Z)He_k(Z)]=k!\\,\\delta_{jk}`; the
 normalised polynomials are :math:`h_k=He_k/\\sqrt{k!}`. A function expands as
@@ -162,7 +162,7 @@ def relu_coefficients(kmax: int) -> np.ndarray:
 def information_exponent(target: Callable[[np.ndarray], np.ndarray], kmax: int = 12, *,
                          rtol: float = 1e-8, **kw) -> int | None:
     """Information exponent of a single-index target :math:`y=h(v\\cdot x)`, Gaussian x
-    (course notes §7.2, "The information exponent"): the lowest degree :math:`k\\ge1` with a nonzero
+    (original course notes §7.2, "The information exponent"): the lowest degree :math:`k\\ge1` with a nonzero
     Hermite coefficient of ``target``. A coefficient counts as zero when
     :math:`|\\sigma_k|/\\sqrt{k!}` is below ``rtol`` times the target's norm
     :math:`\\sqrt{\\mathbb E h(Z)^2}`. Returns ``None`` if no degree up to ``kmax`` qualifies
@@ -170,7 +170,7 @@ def information_exponent(target: Callable[[np.ndarray], np.ndarray], kmax: int =
 
     References
     ----------
-    Ben Arous, Gheissari & Jagannath (2021), the information exponent; course notes §7.2.
+    Ben Arous, Gheissari & Jagannath (2021), the information exponent; original course notes §7.2.
 
     Examples
     --------
@@ -209,7 +209,7 @@ def mcm_relu_loss(alpha_u, alpha_v, *, beta_u: float = 5.0, beta_v: float = 10.0
 
     References
     ----------
-    Bardone & Goldt (2024), eq. (1) (the model); course notes §7.2, Exercise 7.2.D.
+    Bardone & Goldt (2024), eq. (1) (the model); original course notes §7.2, Exercise 7.2.D.
 
     Examples
     --------

@@ -21,7 +21,7 @@ of §7.1b use it too).
 References
 ----------
 Jacot, Gabriel & Hongler, *Neural tangent kernel* (NeurIPS 2018): training a linearised model
-is kernel gradient flow. Course notes NB2 §7.3, Exercise 7.3.A (eqs 7.3.A.1–3).
+is kernel gradient flow. Original course notes §7.3, Exercise 7.3.A (eqs 7.3.A.1–3).
 
 Examples
 --------
@@ -84,7 +84,7 @@ def flow_filter(lam, t) -> np.ndarray:
 
     References
     ----------
-    Course notes NB2 §7.3, eq. 7.3.A.2.
+    Original course notes §7.3, eq. 7.3.A.2.
 
     Examples
     --------
@@ -128,7 +128,7 @@ def gd_filter(lam, steps, *, eta: float) -> np.ndarray:
 
     References
     ----------
-    Course notes NB2 §7.3, eq. 7.3.A.3.
+    Original course notes §7.3, eq. 7.3.A.3.
 
     Examples
     --------
@@ -180,7 +180,7 @@ def kernel_flow_predict(K_XX, K_xX, y, t, *, spectrum: GramSpectrum | None = Non
 
     References
     ----------
-    Course notes NB2 §7.3, eq. 7.3.A.2.
+    Original course notes §7.3, eq. 7.3.A.2.
 
     Examples
     --------
@@ -201,7 +201,7 @@ def kernel_gd_predict(K_XX, K_xX, y, steps, *, eta: float,
 
     References
     ----------
-    Course notes NB2 §7.3, eq. 7.3.A.3.
+    Original course notes §7.3, eq. 7.3.A.3.
 
     Examples
     --------
@@ -220,7 +220,7 @@ def training_residual(K_XX, r0, t) -> np.ndarray:
 
     References
     ----------
-    Course notes NB2 §7.3, eq. 7.3.A.1.
+    Original course notes §7.3, eq. 7.3.A.1.
     """
     K = v.psd("K_XX", K_XX, tol=1e-8)
     n = K.shape[0]

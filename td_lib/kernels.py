@@ -25,7 +25,7 @@ References
 ----------
 Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for learned
 functions of different frequencies* (NeurIPS 2019): the two-layer ReLU NTK on the circle and
-its cosine coefficients. Course notes §7.3, Exercises 7.3.B (7.3.B.2) and 7.3.C.
+its cosine coefficients. Original course notes §7.3, Exercises 7.3.B (7.3.B.2) and 7.3.C.
 
 Examples
 --------
@@ -90,7 +90,7 @@ def von_mises(phi, kappa: float) -> np.ndarray:
 
     References
     ----------
-    Course notes §7.3, "two cases" (the smooth kernel of Exercise 7.3.B).
+    Original course notes §7.3, "two cases" (the smooth kernel of Exercise 7.3.B).
     """
     kappa = v.finite("kappa", kappa, positive=True)
     phi = v.array("phi", phi)
@@ -116,7 +116,7 @@ def von_mises_eigenvalues(ells, kappa: float) -> np.ndarray:
 
     References
     ----------
-    Course notes §7.3, eq. 7.3.B.2 (Jacobi–Anger expansion of ``exp(kappa cos phi)``).
+    Original course notes §7.3, eq. 7.3.B.2 (Jacobi–Anger expansion of ``exp(kappa cos phi)``).
 
     Examples
     --------
@@ -137,7 +137,7 @@ def von_mises_eigenvalues_asymptotic(ells, kappa: float) -> np.ndarray:
 
     References
     ----------
-    Course notes §7.3, eq. 7.3.B.2 (leading term of the series of I_l).
+    Original course notes §7.3, eq. 7.3.B.2 (leading term of the series of I_l).
     """
     from scipy.special import gammaln
 
@@ -156,8 +156,8 @@ def relu_ntk_nobias(phi) -> np.ndarray:
 
     References
     ----------
-    Basri et al. (NeurIPS 2019), the bias-free two-layer ReLU NTK on the circle; course notes
-    NB2 §7.3, Exercise 7.3.C.
+    Basri et al. (NeurIPS 2019), the bias-free two-layer ReLU NTK on the circle; original course notes
+    §7.3, Exercise 7.3.C.
     """
     c = np.cos(v.array("phi", phi))
     return c * arccos_kernel(c, degree=0)
@@ -171,7 +171,7 @@ def relu_ntk_bias(phi) -> np.ndarray:
 
     References
     ----------
-    Basri et al. (NeurIPS 2019), the two-layer ReLU NTK with bias; course notes §7.3,
+    Basri et al. (NeurIPS 2019), the two-layer ReLU NTK with bias; original course notes §7.3,
     Exercise 7.3.C.
     """
     phi = v.array("phi", phi)
@@ -188,7 +188,7 @@ def basri_coefficients(ells) -> np.ndarray:
     References
     ----------
     Basri et al. (NeurIPS 2019), closed form of the cosine coefficients of the bias-free
-    two-layer ReLU NTK on the circle; course notes §7.3, Exercise 7.3.C.
+    two-layer ReLU NTK on the circle; original course notes §7.3, Exercise 7.3.C.
 
     Examples
     --------
@@ -214,7 +214,7 @@ def cosine_coefficients_quad(kernel: KernelFn, ells, *, limit: int = 200) -> np.
 
     References
     ----------
-    Course notes §7.3, Exercise 7.3.C (definition of a_l).
+    Original course notes §7.3, Exercise 7.3.C (definition of a_l).
 
     Examples
     --------
@@ -250,7 +250,7 @@ def circulant_eigenvalues(kernel: KernelFn, n: int) -> np.ndarray:
 
     References
     ----------
-    Course notes §7.3, Exercise 7.3.B (equispaced inputs: a circulant Gram matrix).
+    Original course notes §7.3, Exercise 7.3.B (equispaced inputs: a circulant Gram matrix).
     """
     n = v.positive_int("n", n)
     row = np.asarray(kernel(wrap_angle(2 * np.pi * np.arange(n) / n)), dtype=float)
@@ -313,7 +313,7 @@ def finite_width_kernel(angles, angles2, weights) -> np.ndarray:
 
     References
     ----------
-    Course notes §7.3, Exercise 7.3.C.3 (the empirical first-layer NTK).
+    Original course notes §7.3, Exercise 7.3.C.3 (the empirical first-layer NTK).
 
     Examples
     --------
@@ -346,7 +346,7 @@ def finite_width_coefficients(weights, ells, *, kernel: Callable | None = None, 
 
     References
     ----------
-    Course notes §7.3, Exercise 7.3.C.3 (the Monte Carlo check of Basri et al.'s coefficients).
+    Original course notes §7.3, Exercise 7.3.C.3 (the Monte Carlo check of Basri et al.'s coefficients).
     """
     ell = _ells("ells", ells)
     w = _weights(weights)
@@ -379,7 +379,7 @@ def finite_width_gap(kernel: Callable, widths, *, bias: bool = False, n_grid: in
 
     References
     ----------
-    Course notes §7.3, Exercise 7.3.C.3 (the 1/N law of the finite-width kernel).
+    Original course notes §7.3, Exercise 7.3.C.3 (the 1/N law of the finite-width kernel).
     """
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {kernel!r}")
@@ -410,7 +410,7 @@ def gap_variance(*, bias: bool = False, n_grid: int = 64) -> float:
 
     References
     ----------
-    Course notes §7.3, Exercise 7.3.C.3.
+    Original course notes §7.3, Exercise 7.3.C.3.
     """
     n_grid = v.positive_int("n_grid", n_grid, minimum=2)
     ang = 2 * np.pi * np.arange(n_grid) / n_grid

@@ -4,7 +4,7 @@ The model is :math:`f(x)=\\sum_j a_j\\,\\sigma(w_j\\cdot x)` with square loss
 :math:`L=\\frac12\\,\\mathrm{mean}_i\\,(f(x_i)-y_i)^2` and weights initialised at scale
 :math:`\\varepsilon`: :math:`W=\\varepsilon G/\\sqrt d`, :math:`a=\\varepsilon g/\\sqrt N` with
 standard Gaussian :math:`G, g` drawn from ``torch.Generator().manual_seed(rng)`` (the same
-numbers as the course notes' ``torch.manual_seed(seed)``). Gradients are written out by
+numbers as the original course notes' ``torch.manual_seed(seed)``). Gradients are written out by
 hand (no autograd), and several runs (different training sets, same or different seeds) are
 trained together as one batched computation. Activations come from the registry
 :mod:`td_lib.core.activations`.

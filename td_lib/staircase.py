@@ -13,7 +13,7 @@ autograd in the tests), which is about twice as fast as autograd for a network t
 References
 ----------
 Bardone & Goldt (2024), the staircase of their two-layer experiments on the mixed cumulant
-model (eq. 1); course notes §7.2, demo 7.2.E.
+model (eq. 1); original course notes §7.2, demo 7.2.E.
 
 Examples
 --------

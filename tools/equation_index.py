@@ -1,14 +1,14 @@
 """Equation -> function index: ``docs/EQUATIONS.md``, generated from td_lib's docstrings.
 
 A newcomer goes from a formula in a notebook to its code in one hop: for every paper the course
-follows (and the course notes, numbered 7.x.Y.n), a table of its equations, the td_lib functions
+follows (and the original course notes, numbered 7.x.Y.n), a table of its equations, the td_lib functions
 and classes whose docstring cites each one (dotted name and ``file:line`` link), and the
 notebooks that use each function. Nothing is written by hand, so the index cannot drift from
 the code: ``tests/test_equation_index.py`` regenerates it and compares.
 
 Where a citation is read: the ``References`` section of a public function's, class's or
 method's docstring (``Mori et al. (CNN vs LCN), eqs 17-18``, ``Tian (2020), eqs. 1–5``,
-``course notes §7.3, eq. 7.3.A.3``) and its summary line (``Eq. 28: eps_g at ...``). An
+``original course notes §7.3, eq. 7.3.A.3``) and its summary line (``Eq. 28: eps_g at ...``). An
 equation belongs to the last source named before it in the citation; without one, to the
 docstring's first cited source, else to the module docstring's. Ranges
 (``eqs 41-43``, ``(1)-(4)``, ``7.3.A.1–3``) and lists (``eqs 17-18 and 72``, ``43/72``) expand.
@@ -46,7 +46,7 @@ class Source:
 SOURCES = [
     Source("mori", "Mori et al., *Exact online-SGD dynamics of CNN vs LCN students* (notebooks `cnn_lcn_*`)",
            r"\bMori\b|CNN vs LCN"),
-    Source("course", "The course notes, §7.1–7.4 (equations numbered 7.x.Y.n)",
+    Source("course", "The original course notes (NB2 §7), §7.1–7.4 (equations numbered 7.x.Y.n)",
            r"[Cc]ourse notes|\bSeed §"),
     Source("hu", "Hu, Xiao, Adlam & Pennington (NeurIPS 2020), *The surprising simplicity of the early-time "
            "learning dynamics of neural networks* (§7.1b)", r"\bHu\b"),
@@ -107,7 +107,7 @@ def attribute(text: str, default: str | None) -> list[tuple[str | None, str, int
 
     An equation belongs to the last source named before it in ``text`` (a References section, a
     notebook paragraph), else to ``default``. Course-notes numbers (7.x.Y.n) always belong to
-    the course notes.
+    the original course notes.
 
     >>> attribute("Mori et al. (CNN vs LCN), eq. 44; Saad & Solla (1995).", None)
     [('mori', '44', 26)]

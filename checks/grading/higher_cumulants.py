@@ -26,7 +26,7 @@ def bayes_accuracy_v(beta_v: float) -> float:
 
     References
     ----------
-    Bardone & Goldt (2024), eq. (1) (the law of v.x); course notes §7.2, Exercise 7.2.A.2.
+    Bardone & Goldt (2024), eq. (1) (the law of v.x); original course notes §7.2, Exercise 7.2.A.2.
 
     Examples
     --------

@@ -37,8 +37,8 @@ def bias_coefficients(ells) -> np.ndarray:
 
     References
     ----------
-    Basri et al. (NeurIPS 2019), the two-layer ReLU NTK with bias on the circle; course notes
-    NB2 §7.3, Exercise 7.3.C.
+    Basri et al. (NeurIPS 2019), the two-layer ReLU NTK with bias on the circle; original course notes
+    §7.3, Exercise 7.3.C.
     """
     return kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, ells)
 
@@ -63,7 +63,7 @@ def von_mises_series(ells, kappa: float, terms: int = 80) -> np.ndarray:
 
     References
     ----------
-    Course notes §7.3, eq. 7.3.B.2.
+    Original course notes §7.3, eq. 7.3.B.2.
     """
     ells = np.asarray(ells)[None, :]
     j = np.arange(terms)[:, None]

@@ -33,7 +33,7 @@ References
 ----------
 Ben Arous, Gheissari & Jagannath (2021), "Online stochastic gradient descent on non-convex
 losses from high-dimensional inference", JMLR 22 (Section 1: the spherical online SGD and its
-sample complexity in terms of the information exponent, :data:`LAWS`); course notes §7.2, "The
+sample complexity in terms of the information exponent, :data:`LAWS`); original course notes §7.2, "The
 information exponent", the update displayed above.
 
 Examples

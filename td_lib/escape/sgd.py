@@ -82,7 +82,7 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
                   rng=None, chunk: int = 128, record_every: int = 0,
                   progress: bool | str = False) -> SphericalSGDRun:
     """Online spherical SGD on the correlation loss :math:`1-y\\sigma(w\\cdot x)`, vectorised
-    over runs (course notes §7.2, Ben Arous et al.'s update with step :math:`\\delta/d`):
+    over runs (original course notes §7.2, Ben Arous et al.'s update with step :math:`\\delta/d`):
     the gradient projected on the tangent space, the step, then renormalisation.
 
     Parameters
@@ -121,7 +121,7 @@ def spherical_sgd(sampler: Sampler, dsigma: Callable[[np.ndarray], np.ndarray],
 
     References
     ----------
-    Ben Arous, Gheissari & Jagannath (2021), Section 1 (spherical online SGD); course notes §7.2, the
+    Ben Arous, Gheissari & Jagannath (2021), Section 1 (spherical online SGD); original course notes §7.2, the
     update in the module docstring.
 
     Examples

@@ -93,7 +93,7 @@ def single_index_escape_times(k: int, d: int, *, delta: float | np.ndarray | Non
     ----------
     Ben Arous, Gheissari & Jagannath (2021), Section 1 (escape after :math:`d`,
     :math:`d\\log^2 d`, :math:`d^{k-1}\\log d` samples for k = 1, 2, k >= 3: :data:`LAWS`);
-    course notes §7.2, Exercise 7.2.C.
+    original course notes §7.2, Exercise 7.2.C.
 
     Examples
     --------
@@ -146,7 +146,7 @@ def reduced_escape_times(k: int, d: int, *, delta: float | np.ndarray | None = N
     References
     ----------
     Ben Arous, Gheissari & Jagannath (2021), Section 1 (the update), reduced to the overlap by
-    rotation invariance (the formula above); course notes §7.2, Exercise 7.2.C.
+    rotation invariance (the formula above); original course notes §7.2, Exercise 7.2.C.
 
     Examples
     --------

@@ -33,7 +33,7 @@ mixture form) and :mod:`~td_lib.mixed_cumulant.bayes` (exact Bayes accuracies an
 References
 ----------
 Bardone & Goldt (2024), "Sliding down the stairs: how correlated latent variables accelerate
-learning with neural networks", eq. (1) (the model); course notes §7.1 and §7.2 (Exercises 7.2.A).
+learning with neural networks", eq. (1) (the model); original course notes §7.1 and §7.2 (Exercises 7.2.A).
 
 Examples
 --------

@@ -67,7 +67,7 @@ def bayes_accuracy(*, beta_m: float = 1.0, beta_u: float = 5.0, beta_v: float = 
 
     References
     ----------
-    Bardone & Goldt (2024), eq. (1) (the model); course notes §7.1, "Two moments" (the Bayes lines).
+    Bardone & Goldt (2024), eq. (1) (the model); original course notes §7.1, "Two moments" (the Bayes lines).
 
     Examples
     --------

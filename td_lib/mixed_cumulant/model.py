@@ -301,7 +301,7 @@ def class_cov(spikes: torch.Tensor, *, beta_u: float, beta_v: float, correlated:
 
     References
     ----------
-    Bardone & Goldt (2024), eq. (1); course notes §7.2, Exercise 7.2.A.3.
+    Bardone & Goldt (2024), eq. (1); original course notes §7.2, Exercise 7.2.A.3.
     """
     import torch
 

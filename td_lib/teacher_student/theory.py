@@ -72,7 +72,7 @@ def relu_cross_moment(w_star, w_k, *, dist: str = "gaussian", sigma: float = 1.0
     where ``E‖x‖²/d = σ²`` for ``x ~ N(0, σ²I_d)`` and ``r²/d`` for ``x`` uniform on the
     sphere of radius ``r``. This is Tian's Theorem 6 with the constant written out. The
     expectation is degree-1 homogeneous in ``w*`` and degree-0 in ``w_k`` (``z_k`` is an
-    indicator); the course notes print the prefactor ``‖w*_j‖‖w_k‖/2``, which is right only up to
+    indicator); the original course notes print the prefactor ``‖w*_j‖‖w_k‖/2``, which is right only up to
     the dropped constant and with unit vectors inside the bracket.
 
     Parameters
