@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from td_lib.core import validate as V
-from td_lib.core.runtime import label
+from td_lib.core.runtime import label, wants_bar
 from td_lib.core.runtime import progress as _progress_bar
 
 __all__ = ["checkpoints", "Run", "static", "ticker"]
@@ -156,11 +156,9 @@ def ticker(total: int, progress: bool | str, default: str) -> Iterator[Callable[
     >>> with ticker(10, False, "steps") as advance:
     ...     advance(4)
     """
-    if progress is None or progress is False:
+    if not wants_bar(progress):
         yield lambda n=1: None
         return
-    if not isinstance(progress, (bool, str)):
-        raise TypeError(f"progress must be a bool or a label (str), got {progress!r}")
     bar = _progress_bar(None, desc=label(progress, default), total=V.positive_int("total", total, minimum=0))
 
     def advance(n: int = 1) -> None:

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-__all__ = ["QUICK", "pick", "progress", "bar", "label", "torch_threads", "numpy_rng", "base_seed",
+__all__ = ["QUICK", "pick", "progress", "bar", "label", "wants_bar", "torch_threads", "numpy_rng", "base_seed",
            "torch_generator"]
 
 T = TypeVar("T")
@@ -134,11 +134,25 @@ def bar(it: Iterable[T], progress: bool | str, default: str, total: int | None =
     >>> list(bar(range(3), False, "steps"))
     [0, 1, 2]
     """
-    if progress is None or progress is False:
+    if not wants_bar(progress):
         return it
+    return _tqdm_bar(it, desc=label(progress, default), total=total, **kw)
+
+
+def wants_bar(progress: bool | str | None) -> bool:
+    """Whether the ``progress=`` value asks for a bar: ``False``/``None`` no, ``True`` or a label
+    yes; anything else is refused (``TypeError`` naming ``progress``).
+
+    Examples
+    --------
+    >>> wants_bar(False), wants_bar("SGD")
+    (False, True)
+    """
+    if progress is None or progress is False:
+        return False
     if not isinstance(progress, (bool, str)):
         raise TypeError(f"progress must be a bool or a label (str), got {progress!r}")
-    return _tqdm_bar(it, desc=label(progress, default), total=total, **kw)
+    return True
 
 
 @contextmanager
