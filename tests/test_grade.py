@@ -246,6 +246,13 @@ def test_hostile_submissions_get_zero_where_affected(small, client, tmp_path):
     assert not con.execute("select name from sqlite_master where name = 'pwned'").fetchall()
     con.close()
     assert not list(course.rglob("PWNED_BY_STUDENT")) and not (env.REPO / "PWNED_BY_STUDENT").exists()
+    # No payload sent through the channel ran on the trusted side (a521584's runner ran it, as root).
+    assert not Path("/tmp/PWNED_BY_COMMANDER").exists()
+    assert any("protocol violation" in f for f in recs["hostile_commander"]["flags"][SMALL])
+    # The working folder is a capped tmpfs: 600 MB do not fit, the student's own cell says so.
+    filler = nbformat.read(str(course / "autograded" / "hostile_filler" / A1 / f"{SMALL}.ipynb"), as_version=4)
+    said = " ".join(o.get("text", "") for c in filler.cells for o in c.get("outputs", []))
+    assert "the disk is full" in said and int(said.split("FILLED ")[1].split()[0]) <= 256, said[:400]
     assert_same(got | {"cells": {k: v for k, v in got["cells"].items() if not k[0].startswith("hostile")}},
                 serial, ["solutions", "blank", "partial"])
 

@@ -116,6 +116,10 @@ INTEGRITY_ENAME = "IntegrityError"
 _EXEC_REPORT: dict[str, dict] = {}
 # notebook -> the folder of its student edition of td_lib (set by grade_submission in the worker)
 _EDITIONS: dict[str, str] = {}
+# whether the task's test runners run sandboxed (set by grade_submission in the worker)
+_SANDBOX_RUNNER: list[bool] = []
+# notebook -> the names its answer cells define in the course's source: all a test may ask the kernel for
+_DECLARABLE: dict[str, frozenset] = {}
 
 
 def _probe_diff(before: dict, after: dict) -> list[str]:
@@ -203,14 +207,25 @@ class _SandboxSteps:
 
     def preprocess(self, nb, resources=None, km=None):
         """Execute the notebook; report its time, flags, cells and failed lines in ``_EXEC_REPORT``."""
+        from tools import sandbox
+
         self._td_notebook = (resources or {}).get("unique_key", "")
         self._td_baseline, self._td_flags, self._td_cells = None, set(), []
         self.td_failed_lines = {}  # grade_id -> line where the test cell failed (tools/remote_tests.py)
+        self.td_declarable = _DECLARABLE.get(self._td_notebook)
+        slot = None
+        if _SANDBOX_RUNNER:  # the test runner in a sandbox of its own, under a uid of its own (as root)
+            slot = sandbox.UidSlot() if os.geteuid() == 0 else None
+            self.td_runner_command = sandbox.runner_command(_EDITIONS.get(self._td_notebook, ""),
+                                                            uid=slot.uid if slot else None)
         t0 = time.perf_counter()
         try:
             return super().preprocess(nb, resources, km)
         finally:
             self._td_close()
+            if slot is not None:
+                sandbox.kill_uid(slot.uid)
+                slot.release()
             name = (resources or {}).get("unique_key", "?")
             _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
                                   "cells": self._td_cells, "failed_lines": self.td_failed_lines}
@@ -255,8 +270,12 @@ def load_config(course: Path) -> Config:
     return cfg
 
 
-def _read_tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+def _read_tree(folder: Path) -> tuple[dict[str, bytes], list]:
+    """A submission's files as data (``tools.safe_files``: regular files only, no link followed,
+    capped), and what was refused."""
+    from tools import safe_files
+
+    return safe_files.read_tree(folder, skip=(".ipynb_checkpoints",))
 
 
 def _write_tree(folder: Path, files: dict[str, bytes]) -> None:
@@ -307,6 +326,34 @@ def answer_ids(course: Path, assignment: str) -> dict[str, list[str]]:
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         return {nb.name: sorted(c.name for c in nb.solution_cells) for nb in gb.find_assignment(assignment).notebooks}
+
+
+def answer_names(course: Path, assignment: str, notebooks: list[str]) -> dict[str, list[str]]:
+    """notebook -> the names its answer cells define (functions, classes, assigned names) in the
+    course's source, with the solutions: the student's work a test cell may read (nothing else
+    of the student's notebook reaches a test; docs/GRADING.md)."""
+    import ast
+
+    out: dict[str, list[str]] = {}
+    for nb in notebooks:
+        src = course / "source" / assignment / f"{nb}.py"
+        names: set[str] = set()
+        if src.exists():
+            for c in nbcore.read_source(src).cells:
+                if c.cell_type != "code" or not nbcore.is_answer(c):
+                    continue
+                try:
+                    tree = ast.parse(nbcore.strip_markers(c.source, nbcore.BEGIN_SOL, nbcore.END_SOL, keep=True))
+                except SyntaxError:
+                    continue
+                for n in tree.body:
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                        names.add(n.name)
+                    elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+                        for tg in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                            names |= {x.id for x in ast.walk(tg) if isinstance(x, ast.Name)}
+        out[nb] = sorted(names)
+    return out
 
 
 def source_extras(cfg: Config, course: Path, assignment: str) -> dict[str, bytes]:
@@ -378,8 +425,12 @@ def _install_editions(scratch: Path, shared: dict) -> None:
     """Sandboxed: write each notebook's student edition of td_lib under ``scratch``, readable by
     the kernel's uid, and name it in ``_EDITIONS`` (each notebook's kernel imports its own)."""
     _EDITIONS.clear()
+    _SANDBOX_RUNNER.clear()
+    _DECLARABLE.clear()
+    _DECLARABLE.update({nb: frozenset(v) for nb, v in shared.get("declarable", {}).items()})
     if not shared["sandbox"]:
         return
+    _SANDBOX_RUNNER.append(True)
     for nb, lib_files in shared.get("student_lib", {}).items():
         lib = scratch / "student_lib" / nb / "td_lib"
         _write_tree(lib, lib_files)
@@ -416,10 +467,12 @@ def grade_submission(job: dict, shared: dict) -> dict:
     from tools.sandbox import scratch_dir
 
     scratch = Path(scratch_dir("grade"))
-    os.chmod(scratch, 0o700)
+    os.chmod(scratch, 0o711)  # sandboxes may reach work/ and student_lib/, not list or read the rest
     try:
         course = scratch / "course"
+        course.mkdir(mode=0o700)
         _write_course(course, assignment, shared)
+        out["errors"] += [f"not graded: {r}" for r in job.get("refused", [])]
         files = _readable_files(job, shared["notebooks"], out["errors"])
         _write_tree(course / "submitted" / student / assignment, files)
         # The kernel's working folder: the course's extra files and the student's own files, but
@@ -430,9 +483,9 @@ def grade_submission(job: dict, shared: dict) -> dict:
         _write_tree(work, kernel_files(files, shared["extras"]))
         cfg = _task_config(course, work, shared)
         _install_editions(scratch, shared)
-        if shared["sandbox"]:  # the kernel runs under a uid of its own; scratch itself is 0700 root
+        if shared["sandbox"]:  # read (then copied onto the kernel's capped tmpfs) by the kernel's own uid
             for p in [work, *work.rglob("*")]:
-                os.chmod(p, 0o777 if p.is_dir() else 0o666)
+                os.chmod(p, 0o755 if p.is_dir() else 0o644)
         _EXEC_REPORT.clear()
         coursedir = CourseDirectory(config=cfg)
         api = NbGraderAPI(coursedir=coursedir, config=cfg)
@@ -461,10 +514,11 @@ def merge(result: dict, course: Path, cfg: Config) -> dict:
         dest = stage / student / assignment
         src = course / "submitted" / student / assignment
         dest.mkdir(parents=True)
-        for p in src.rglob("*"):  # the submission's other files (timestamp.txt, data) as submitted
-            if p.is_file() and not (p.suffix == ".ipynb" and p.parent == src):
-                (dest / p.relative_to(src)).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(p, dest / p.relative_to(src))
+        files, _ = _read_tree(src)  # the submission's other files (timestamp.txt, data), as data
+        for rel, data in files.items():
+            if not (rel.endswith(".ipynb") and "/" not in rel):
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                (dest / rel).write_bytes(data)
         for name, text in result["notebooks"].items():
             (dest / name).write_text(text)
         mcfg = Config(cfg)
@@ -536,11 +590,12 @@ def log_line(rec: dict) -> str:
 
 
 def _require_sandbox() -> None:
-    """Stop (``SystemExit``) when sandboxed kernels cannot start here, saying why."""
+    """Stop (``SystemExit``) when sandboxes cannot start here, saying why."""
     from tools import sandbox as sbx
     ok, why = sbx.available()
     if not ok:
-        raise SystemExit(f"cannot sandbox kernels: {why} (use --no-sandbox for trusted submissions)")
+        raise SystemExit(f"cannot sandbox the grading: {why}. Without a sandbox (--no-sandbox) a submission's "
+                         "code runs as you, next to the course: only for trusted submissions")
 
 
 def _to_grade(course: Path, assignment: str, students: list[str] | None, force: bool, echo) -> list[str]:
@@ -569,7 +624,7 @@ def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, li
     return {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
             "gradebook": gradebook_snapshot(course, assignment),
             "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
-            "notebooks": notebooks}
+            "notebooks": notebooks, "declarable": answer_names(course, assignment, notebooks)}
 
 
 def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int | None):
@@ -590,9 +645,13 @@ def _submit(client, shared_f, course: Path, assignment: str, todo: list[str]) ->
     futures = {}
     for s in todo:
         sub = course / "submitted" / s / assignment
-        files = {k: base64.b64encode(v).decode() for k, v in _read_tree(sub).items()}
-        stamp = (sub / "timestamp.txt").read_text().strip() if (sub / "timestamp.txt").exists() else ""
-        job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp}
+        tree, refused = _read_tree(sub)
+        files = {k: base64.b64encode(v).decode() for k, v in tree.items()}
+        stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
+        job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp,
+               "refused": [str(r) for r in refused]}
+        if refused:
+            log.warning("%s: files not graded: %s", s, "; ".join(map(str, refused)))
         f = client.submit(grade_submission, job, shared_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
                           pure=False)
         futures[f] = job
@@ -664,18 +723,17 @@ def combined_log(records: dict[str, dict]) -> str:
 
 
 HELP = """\
-Grade every collected submission of ASSIGNMENT (course/submitted/<student>/ASSIGNMENT/)
-into course/gradebook.db and course/autograded/ as `nbgrader autograde` would, but in
-parallel and with each student's code sandboxed (needs root; without root: --no-sandbox,
-for trusted work only). Submissions graded before are skipped unless --force; feedback,
-export and the Formgrader then work as usual. Internals: `python -m pydoc tools.grade`."""
+Grade every collected submission of ASSIGNMENT (course/submitted/<student>/ASSIGNMENT/) into
+course/gradebook.db and course/autograded/ as `nbgrader autograde` would, in parallel, each
+student's code sandboxed (bubblewrap, no root needed; docs/GRADING.md). Graded submissions are
+skipped unless --force; feedback, export and the Formgrader then work as usual."""
 
 EXAMPLES = """\
 examples:
-  make grade A=td2_7_learned_first      # the usual command, as root, after `nbgrader collect`
+  make grade A=td2_7_learned_first      # the usual command, after `nbgrader collect`
                                         # or `make collect-zip` (= python -m tools.grade ...)
   python -m tools.grade cnn_lcn --students alice,bob --force   # regrade two students
-  make grade A=cnn_lcn NO_SANDBOX=1     # = --no-sandbox, on a machine without root: the code
+  make grade A=cnn_lcn NO_SANDBOX=1     # = --no-sandbox, where bubblewrap cannot run: the code
       # runs as you, next to every solution and the gradebook, so only for trusted submissions
       # (your own test students), never for a class's work"""
 
@@ -702,8 +760,8 @@ def add_kernel_options(p: argparse.ArgumentParser, runs_as: str = "you") -> None
     """``--no-sandbox`` and ``--mem-gb``: how a grader of the course runs a student's kernel
     (``make grade`` and the live grading service take the same two)."""
     p.add_argument("--no-sandbox", action="store_true",
-                   help=f"ordinary kernels running as {runs_as}, no root needed: trusted submissions only "
-                        "(default: sandboxed, needs root)")
+                   help=f"ordinary kernels and test runners running as {runs_as}, next to the course: trusted "
+                        "submissions only (default: sandboxed with bubblewrap; docs/GRADING.md)")
     p.add_argument("--mem-gb", type=float, default=6.0, metavar="G",
                    help="memory (address-space) limit of a student's kernel in the sandbox, GiB (default: 6)")
 

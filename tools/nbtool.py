@@ -272,13 +272,18 @@ def reference_names() -> set[str]:
 
 
 def lint_tests(nb, name: str = "notebook") -> list[str]:
-    """Test cells: every assert explains itself, every function a student writes is called
+    """Test cells: every name a test cell reads is its own (imported or defined in the cell) or
+    the student's work (defined by an answer cell); every assert explains itself, every function
+    a student writes is called
     through ``td_lib.own_work.own_work`` (library counterparts off, stubs named), no reference
     (an exercise's library counterpart) is called (expected values are baked, see
     ``checks/grading/bake.py``), and the visible tests end with ``passed(...)`` (the student's
     confirmation)."""
+    from tools.runner import free_names
+
     references = reference_names()
     answer_names: set[str] = set()
+    answer_values: set[str] = set()
     for c in nb.cells:
         if nbcore.is_answer(c) and c.cell_type == "code":
             try:
@@ -286,6 +291,9 @@ def lint_tests(nb, name: str = "notebook") -> list[str]:
             except SyntaxError:
                 continue
             answer_names |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+            answer_values |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                              for tg in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                              for t in ast.walk(tg) if isinstance(t, ast.Name)}
     problems = []
     for c in nb.cells:
         if not nbcore.is_test(c):
@@ -296,6 +304,12 @@ def lint_tests(nb, name: str = "notebook") -> list[str]:
         except SyntaxError as e:
             problems.append(f"{name} ({gid}): test cell does not parse: {e}")
             continue
+        for n in free_names(c.source):
+            if n not in answer_names | answer_values:
+                problems.append(f"{name} ({gid}): reads {n!r}, which the cell neither imports nor defines and no "
+                                "answer cell defines: import or define it in the test cell (while grading, a test "
+                                "cell gets from the student's notebook only what its answer cells define; "
+                                "docs/GRADING.md)")
         visible = c.source.split(nbcore.BEGIN_HIDDEN)[0].rstrip().split("\n")
         if not re.match(r"passed\(.*\)$", visible[-1].strip()):
             problems.append(f"{name} ({gid}): the visible tests do not end with passed(<the functions tested>) "

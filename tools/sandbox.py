@@ -1,45 +1,44 @@
-"""Sandboxed Jupyter kernels for grading untrusted submissions (used by ``tools/grade.py``).
+"""Sandboxes for grading untrusted submissions, on bubblewrap (``tools/grade.py``).
 
-:class:`SandboxKernelManager` is a jupyter_client ``AsyncKernelManager`` that nbgrader's
-``Execute`` preprocessor starts instead of a plain kernel (set in the grading task's own
-config, never in ``course/nbgrader_config.py``). Each kernel runs
+Two kinds of process handle a student's code or its data while a notebook is graded, and each
+runs in a sandbox of its own built by ``bwrap`` (Debian's ``bubblewrap``, the sandbox Flatpak
+is built on; docs/GRADING.md has the whole picture):
 
-    setpriv --pdeathsig KILL -- unshare --mount --net --pid --ipc --uts --fork --kill-child
-        -- python -I tools/sandbox.py SPEC      # this file, as the namespace's init (root)
+- the **student's kernel** (:class:`SandboxKernelManager`, a jupyter_client kernel manager
+  nbgrader's ``Execute`` uses while grading): it sees the system's ``/usr`` and ``/etc``, the
+  virtual environment and the notebook's grading edition of ``td_lib`` (``SandboxKernelManager
+  .td_lib``, ``tools/student_edition.py``) read-only; a ``/submission`` folder (its working
+  directory: the course's data files and the student's own files, never a notebook) on a
+  **size-capped tmpfs** (``work_size``, default 256 MB: writing past it fails in the student's
+  own cell with "No space left on device"), a capped ``/tmp`` and ``/dev/shm``, and the folder of
+  its ZMQ *ipc* sockets; no network, no other process, nothing else of the machine;
+- the **test runner** (:func:`runner_command`): the test cells' own process, which decodes the
+  kernel's answers: the same system folders and edition read-only, its two source files
+  (``tools/runner.py``, ``tools/wire.py``), a small ``/tmp``, nothing writable of the host.
 
-which builds a new root file system on a tmpfs holding only the system directories
-(``/usr``, ``/etc``, ... read-only), the virtual environment and the one part of the
-repository a notebook imports, ``td_lib`` (read-only; the *student edition*,
-``tools/student_edition.py``, without the functions that answer an exercise, when
-``SandboxKernelManager.td_lib`` names it; not ``checks``: test cells carry baked values and run
-outside the kernel, ``tools/remote_tests.py``), a fresh ``/tmp``, ``/dev`` and
-``/proc``, and ``/submission`` (the kernel's working directory: the student's own files other
-than notebooks; the kernel receives the cells to run over ZMQ, so the notebook under grading,
-with its hidden tests, is not in its file system), chroots into it, sets the resource limits
-(address space, CPU seconds, processes, file size, no core files), sets ``no_new_privs``,
-drops to an unprivileged uid/gid of its own (61000 + a slot number, one per concurrently
-running kernel, so the process limit of one student never starves another), scrubs the
-environment and execs the IPython kernel. The course (sources, solutions, release,
-gradebook, other submissions), the repository's other files, HOME and the grader's
-scratch files are simply not in that file system; there is no network (a new, empty
-network namespace; the kernel talks to the grader over ZMQ *ipc* sockets in a directory
-bound into the sandbox); the kernel is PID 1 of its PID namespace, so every process the
-student started dies with it, and ``--pdeathsig``/``--kill-child`` kill the sandbox when
-the grading worker dies.
+Both are in new user, mount, PID, network, IPC and UTS namespaces (``--unshare-all``, no
+nested user namespaces), die with their parent (``--die-with-parent``), start a new session,
+and run under resource limits (``prlimit``: address space, CPU seconds, file size, no core files;
+processes too when they have a uid of their own). **No root needed**: bubblewrap uses
+unprivileged user namespaces, which most Linux systems allow; then the sandboxes run as the
+grader's own user, mapped inside their user namespace. Run as root (``make grade`` on a course
+server), bwrap builds each sandbox with root's rights and the sandboxed command then drops to
+an unprivileged uid of its own (61000 + a slot: one student's process limit never starves
+another's), without capabilities and with ``no_new_privs``, before any code of a submission runs.
 
-Needs root (``unshare``/``mount``/``chroot``); ``SandboxKernelManager.enabled = False``
-(``python -m tools.grade --no-sandbox``) runs ordinary kernels, for trusted submissions.
+Where bubblewrap is missing or user namespaces are disabled, :func:`available` says why and
+``make grade`` refuses to grade unless ``--no-sandbox`` (which runs kernels and runners as the
+grader's own user next to the course: trusted submissions only).
 """
 
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import functools
-import json
+import logging
 import os
-import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -55,6 +54,9 @@ EXPOSE = [REPO / "td_lib"]
 ENV_PASS = ("NBGRADER_EXECUTION", "NBGRADER_VALIDATING", "TD_QUICK", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
             "OPENBLAS_NUM_THREADS", "TZ", "LANG", "LC_ALL")
 GiB = 1 << 30
+MiB = 1 << 20
+RUNNER_FILES = [SANDBOX_PY.parent / "runner.py", SANDBOX_PY.parent / "wire.py"]
+log = logging.getLogger("tools.sandbox")
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,14 +71,104 @@ def imported_parts() -> list[str]:
     return out.stdout.split() if out.returncode == 0 else []
 
 
+@functools.lru_cache(maxsize=1)
 def available() -> tuple[bool, str]:
-    """Whether sandboxed kernels can start here, and why not."""
-    if os.geteuid() != 0:
-        return False, "the sandbox needs root (unshare, mount, chroot, setuid)"
-    for tool in ("unshare", "setpriv"):
+    """Whether sandboxes can start here (bubblewrap installed, user namespaces allowed), and why not."""
+    if not shutil.which("bwrap"):
+        return False, ("bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; `make sandbox` "
+                       "does it as root)")
+    for tool in ("prlimit", "setpriv"):
         if not shutil.which(tool):
             return False, f"{tool} (util-linux) not found"
+    probe = subprocess.run(["bwrap", *_base_args(), "--", "/bin/true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        return False, ("bubblewrap cannot create a sandbox here (user namespaces disabled?): "
+                       + (probe.stderr.strip() or f"exit {probe.returncode}")[:300])
     return True, ""
+
+
+def _base_args(privileged: bool = False) -> list[str]:
+    """The namespaces and the system folders every sandbox has (read-only). ``privileged``:
+    bwrap runs as root and the sandboxed command drops to a uid of its own (:func:`wrap`)."""
+    ns = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"] if privileged \
+        else ["--unshare-all", "--unshare-user", "--disable-userns"]
+    args = [*ns, "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev"]
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    return args
+
+
+def wrap(uid: int | None, limits: dict, inside: list[str], cmd: list[str]) -> list[str]:
+    """The command line that runs ``cmd`` in a bubblewrap sandbox laid out by ``inside``.
+
+    As root (``uid`` given): bwrap builds the namespaces and mounts with root's rights, then the
+    command drops to ``uid`` with no capability, no supplementary group and ``no_new_privs``
+    (``setpriv``) before anything of a submission runs; the limits include the process count
+    of that uid. Otherwise: bwrap in a user namespace of the caller's (no root needed); the
+    process count is not limited (it would count every process of the caller's uid). Either way
+    the sandbox is killed when its parent dies."""
+    inside = [*inside, *_searchable(inside)]
+    if uid is not None and os.geteuid() == 0:
+        drop = ["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups", "--inh-caps=-all",
+                "--bounding-set=-all", "--no-new-privs", "--"]
+        lim = ["prlimit", *(f"--{k.lower()}={v}" for k, v in limits.items()), "--"]
+        return ["setpriv", "--pdeathsig", "KILL", "--", "bwrap", *_base_args(True), *inside, "--", *drop, *lim, *cmd]
+    lim = ["prlimit", *(f"--{k.lower()}={v}" for k, v in limits.items() if k != "NPROC"), "--"]
+    return ["setpriv", "--pdeathsig", "KILL", "--", *lim, "bwrap", *_base_args(), *inside, "--", *cmd]
+
+
+def _searchable(inside: list[str]) -> list[str]:
+    """``--chmod 0755`` for the folders bwrap creates above the bound paths (it makes them 0700,
+    which a sandbox running as another uid could not traverse)."""
+    dests, made = set(), set()
+    for i, arg in enumerate(inside[:-2]):
+        if arg in ("--ro-bind", "--bind", "--tmpfs", "--dir"):
+            dest = inside[i + 1] if arg in ("--tmpfs", "--dir") else inside[i + 2]
+            dests.add(dest)
+            made.update(str(a) for a in Path(dest).parents if str(a) != "/")
+    system = ("/usr", "/etc", "/opt", "/proc", "/dev")
+    keep = sorted(d for d in made - dests if not d.startswith(system))
+    return [a for d in keep for a in ("--chmod", "0755", d)]
+
+
+def _edition_binds(edition: str) -> list[str]:
+    """Bind the grading edition of td_lib where Python imports td_lib from (else the full library)."""
+    parts = imported_parts()
+    if edition:
+        return [a for part in parts for a in ("--ro-bind", edition, part)]
+    return [a for part in parts for a in ("--ro-bind", part, part)]
+
+
+def _python_binds(extra: list[str]) -> list[str]:
+    out: list[str] = []
+    for path in dict.fromkeys([sys.prefix, sys.base_prefix, *extra]):
+        if os.path.exists(path) and not any(path.startswith(top + "/") for top in ("/usr", "/etc", "/opt")):
+            out += ["--ro-bind", path, path]
+    return out
+
+
+def runner_command(edition: str = "", uid: int | None = None, mem_limit: int = 4 * GiB, cpu_limit: int = 1800,
+                   tmp_size: int = 64 * MiB):
+    """``fd -> argv``: the command that starts the test runner (``tools/runner.py``) in its
+    sandbox with its replies on file descriptor ``fd`` (see the module docstring)."""
+
+    def command(fd: int) -> list[str]:
+        limits = {"AS": mem_limit, "CPU": cpu_limit, "FSIZE": tmp_size, "CORE": 0, "NPROC": 64}
+        env = {"HOME": "/tmp", "TMPDIR": "/tmp", "MPLBACKEND": "agg", "LANG": "C.UTF-8",
+               "PATH": f"{sys.prefix}/bin:/usr/bin:/bin",
+               **{k: os.environ[k] for k in ENV_PASS if k in os.environ}}
+        inside = [*_python_binds([]), *_edition_binds(edition),
+                  "--ro-bind", str(RUNNER_FILES[0]), "/runner/tools/runner.py",
+                  "--ro-bind", str(RUNNER_FILES[1]), "/runner/tools/wire.py",
+                  "--ro-bind", "/dev/null", "/runner/tools/__init__.py",
+                  "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp", "--chdir", "/tmp",
+                  "--clearenv", *[a for k, v in env.items() for a in ("--setenv", k, v)]]
+        return wrap(uid, limits, inside, [sys.executable, "-I", "/runner/tools/runner.py", str(fd)])
+
+    return command
 
 
 class UidSlot:
@@ -130,18 +222,10 @@ def kill_uid(uid: int) -> int:
 
 
 # ------------------------------------------------------------------- kernel manager
-def _remove_root(spec_file: str | Path) -> None:
-    """Remove the sandbox root named in ``spec_file`` (a kernel's spec), if there is one."""
-    if os.path.exists(spec_file):
-        shutil.rmtree(json.loads(Path(spec_file).read_text())["root"], ignore_errors=True)
-
-
-def _sandbox_argv(spec_file: str) -> list[str]:
-    """The command that starts the init of this file in new namespaces (module docstring)."""
-    return ["setpriv", "--pdeathsig", "KILL", "--",
-            "unshare", "--mount", "--net", "--pid", "--ipc", "--uts", "--fork", "--kill-child=SIGKILL",
-            "--propagation", "private", "--",
-            sys.executable, "-I", str(SANDBOX_PY), spec_file]
+# Inside the kernel's sandbox, before the kernel: the student's files go onto the capped tmpfs,
+# matplotlib's font cache is copied in, and the kernel's own banner goes to /dev/null.
+KERNEL_INIT = ('cp -R /srv/in/. /submission/ 2>/dev/null; mkdir -p "$HOME/.ipython" "$HOME/.mpl" "$HOME/.jupyter"; '
+               'cp /srv/mpl/fontlist*.json "$HOME/.mpl/" 2>/dev/null; exec "$@" >/dev/null')
 
 
 class _Sandboxing:
@@ -161,49 +245,50 @@ class _Sandboxing:
             self.connection_file = os.path.join(self._ipc, "kernel.json")
 
     def format_kernel_cmd(self, extra_arguments=None):
-        """The command that starts the kernel in its sandbox (a spec file for the init)."""
+        """The command that starts the kernel in its sandbox."""
         cmd = super().format_kernel_cmd(extra_arguments)
         if not self.enabled:
             return cmd
-        if self._slot is None:
+        if self._slot is None and os.geteuid() == 0:
             self._slot = UidSlot()
-        uid = self._slot.uid
-        os.chmod(self._ipc, 0o700)
-        os.chown(self._ipc, uid, uid)
-        os.chown(self.connection_file, uid, uid)
-        work = self.workdir or os.getcwd()
-        spec_file = os.path.join(self._ipc, "spec.json")
-        _remove_root(spec_file)  # a restart: the previous kernel's (empty) root goes
-        spec = self._spec(cmd, uid, work)
-        Path(spec_file).write_text(json.dumps(spec))
-        return _sandbox_argv(spec_file)
+        uid = self._slot.uid if self._slot is not None else None
+        if uid is not None:
+            os.chmod(self._ipc, 0o700)
+            os.chown(self._ipc, uid, uid)
+            os.chown(self.connection_file, uid, uid)
+        return self.sandbox_argv(cmd, uid, self.workdir or os.getcwd())
 
-    def _spec(self, cmd: list[str], uid: int, work: str) -> dict:
-        """What the init (:func:`_init`) needs to build this kernel's sandbox: the kernel's
-        command, its uid/gid, folders, exposed paths, limits and environment."""
-        return {
-            "argv": cmd, "uid": uid, "gid": uid, "work": work, "ipc": self._ipc,
-            "root": scratch_dir("root"),
-            "expose": [sys.prefix, sys.base_prefix, *map(str, EXPOSE), *imported_parts(), *self.expose],
-            "limits": {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
-                       "FSIZE": self.fsize_limit, "CORE": 0},
-            "tmp_size": self.tmp_size, "mpl_cache": self.mpl_cache,
-            "overlay": {d: self.td_lib for d in imported_parts()} if self.td_lib else {},
-            "env": {k: os.environ[k] for k in ENV_PASS if k in os.environ},
-        }
+    def sandbox_argv(self, cmd: list[str], uid: int | None, work: str) -> list[str]:
+        """``cmd`` (the kernel) inside its bubblewrap sandbox (module docstring)."""
+        expose = [*map(str, EXPOSE), *self.expose]
+        limits = {"AS": self.mem_limit, "CPU": self.cpu_limit, "NPROC": self.nproc_limit,
+                  "FSIZE": self.fsize_limit, "CORE": 0}
+        env = {k: os.environ[k] for k in ENV_PASS if k in os.environ}
+        env.setdefault("LANG", "C.UTF-8")
+        env.update(HOME="/tmp/home", IPYTHONDIR="/tmp/home/.ipython", MPLCONFIGDIR="/tmp/home/.mpl",
+                   JUPYTER_CONFIG_DIR="/tmp/home/.jupyter", JUPYTER_DATA_DIR="/tmp/home/.jupyter",
+                   JUPYTER_RUNTIME_DIR="/tmp/home/.jupyter", TMPDIR="/tmp", MPLBACKEND="agg",
+                   PYDEVD_DISABLE_FILE_VALIDATION="1", PATH=f"{sys.prefix}/bin:/usr/local/bin:/usr/bin:/bin")
+        mpl = ["--ro-bind", self.mpl_cache, "/srv/mpl"] if self.mpl_cache and os.path.isdir(self.mpl_cache) else []
+        extra = [a for path in expose if os.path.exists(path) and "td_lib" not in Path(path).parts[-1:]
+                 for a in ("--ro-bind", path, path)]
+        inside = [*_python_binds([]), *extra, *_edition_binds(self.td_lib),
+                  "--perms", "1777", "--size", str(_bytes(self.tmp_size)), "--tmpfs", "/tmp",
+                  "--perms", "1777", "--size", str(256 * MiB), "--tmpfs", "/dev/shm",
+                  "--perms", "0777", "--size", str(self.work_size), "--tmpfs", "/submission",
+                  "--ro-bind", work, "/srv/in", *mpl,
+                  "--bind", self._ipc, self._ipc, "--chdir", "/submission",
+                  "--clearenv", *[a for k, v in env.items() for a in ("--setenv", k, v)]]
+        return wrap(uid, limits, inside, ["/bin/sh", "-c", KERNEL_INIT, "sh", *cmd])
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         """Launch the kernel, its stderr discarded when sandboxed."""
-        if self.enabled:  # the student's own low-level fd 2 writes (and unshare's) stay out of
-            import subprocess  # the worker's log; Python-level output travels over ZMQ
-
+        if self.enabled:  # the student's own low-level fd 2 writes stay out of the worker's log
             kw["stderr"] = subprocess.DEVNULL
         return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     async def _async_kill_kernel(self, restart: bool = False) -> None:
         """Kill the kernel, its sandboxed processes first."""
-        # Kill the sandboxed processes first, so unshare reaps its child and exits by itself
-        # (killing unshare first would leave the kernel a zombie of the host's init).
         if self._slot is not None:
             kill_uid(self._slot.uid)
             import asyncio
@@ -214,7 +299,7 @@ class _Sandboxing:
         await super()._async_kill_kernel(restart=restart)
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        """Release the uid slot, the sandbox root and the ipc folder (not on a restart)."""
+        """Release the uid slot and the ipc folder (not on a restart)."""
         await super()._async_cleanup_resources(restart=restart)
         if not restart:
             if self._slot is not None:
@@ -222,14 +307,20 @@ class _Sandboxing:
                 self._slot.release()
                 self._slot = None
             if self._ipc:
-                _remove_root(Path(self._ipc) / "spec.json")
                 shutil.rmtree(self._ipc, ignore_errors=True)
                 self._ipc = None
 
 
+def _bytes(size: str | int) -> int:
+    """``"512m"`` -> bytes (k, m, g suffixes, as tmpfs takes them)."""
+    text = str(size).strip().lower()
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
+    return int(float(text.rstrip("kmg")) * scale)
+
+
 def _make_manager() -> type:
     """``SandboxKernelManager``: jupyter_client's ``AsyncKernelManager`` with the lifecycle of
-    :class:`_Sandboxing` and its configurable traits (imported lazily: the init does not)."""
+    :class:`_Sandboxing` and its configurable traits (imported lazily)."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import Bool, Int, List, Unicode
 
@@ -237,10 +328,13 @@ def _make_manager() -> type:
         """An IPython kernel in a sandbox (see the module docstring)."""
 
         enabled = Bool(True, help="Run the kernel sandboxed (False: an ordinary kernel).").tag(config=True)
-        workdir = Unicode("", help="Host folder bound as /submission, the kernel's cwd.").tag(config=True)
+        workdir = Unicode("", help="Host folder whose files are copied into /submission, the kernel's cwd "
+                                   "(read-only to the kernel).").tag(config=True)
+        work_size = Int(256 * MiB, help="Size of the kernel's writable /submission (tmpfs), bytes.").tag(config=True)
         mem_limit = Int(6 * GiB, help="RLIMIT_AS of the kernel, bytes.").tag(config=True)
         cpu_limit = Int(1800, help="RLIMIT_CPU of the kernel, seconds.").tag(config=True)
-        nproc_limit = Int(256, help="RLIMIT_NPROC (processes + threads of the kernel's uid).").tag(config=True)
+        nproc_limit = Int(256, help="RLIMIT_NPROC (processes + threads of the kernel's uid; only when the "
+                                    "kernel has a uid of its own, as root).").tag(config=True)
         fsize_limit = Int(1 * GiB, help="RLIMIT_FSIZE, bytes.").tag(config=True)
         tmp_size = Unicode("512m", help="Size of the sandbox's /tmp (tmpfs).").tag(config=True)
         expose = List(Unicode(), help="Extra host paths visible read-only.").tag(config=True)
@@ -252,105 +346,9 @@ def _make_manager() -> type:
     return SandboxKernelManager
 
 
-def __getattr__(name):  # lazy: the init below must not import jupyter_client
+def __getattr__(name):  # lazy: importing this module does not import jupyter_client
     if name == "SandboxKernelManager":
         cls = _make_manager()
         globals()[name] = cls
         return cls
     raise AttributeError(name)
-
-
-# ------------------------------------------------------------ init inside namespaces
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC = 1, 2, 4, 32, 4096, 16384
-_libc = None
-
-
-def _mount(src, dst, fstype=None, flags=0, data=None) -> None:
-    global _libc
-    if _libc is None:
-        _libc = ctypes.CDLL(None, use_errno=True)
-    enc = lambda s: None if s is None else str(s).encode()
-    if _libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"mount {src} -> {dst}: {os.strerror(e)}")
-
-
-def _bind(src: str, dst: str, ro: bool = True) -> None:
-    if os.path.isdir(src):
-        os.makedirs(dst, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        open(dst, "a").close()
-    _mount(src, dst, None, MS_BIND | MS_REC)
-    flags = MS_REMOUNT | MS_BIND | MS_NOSUID | (MS_RDONLY if ro else 0)
-    _mount(None, dst, None, flags)
-
-
-def _init(spec: dict) -> None:
-    """Run as root inside the new namespaces: build the root, drop privileges, exec."""
-    root = spec["root"]
-    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=755")
-    r = lambda p: root + p
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr", "/etc", "/opt", "/sys"):
-        if os.path.islink(top):
-            os.symlink(os.readlink(top), r(top))
-        elif os.path.isdir(top):
-            _bind(top, r(top))
-    # The fresh /tmp first: a repository or venv that lives under /tmp (a CI clone) is then
-    # bound on top of it, not hidden by it.
-    os.makedirs(r("/tmp"))
-    _mount("tmpfs", r("/tmp"), "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec['tmp_size']},mode=1777")
-    for p in spec["expose"]:
-        if os.path.exists(p) and not os.path.exists(r(p)):  # not already under a bound folder
-            _bind(p, r(p))
-    for dst, src in spec.get("overlay", {}).items():  # the student edition in place of td_lib
-        _bind(src, r(dst))
-    os.makedirs(r("/dev"))
-    _mount("tmpfs", r("/dev"), "tmpfs", MS_NOSUID, "size=64k,mode=755")
-    for dev in ("null", "zero", "full", "random", "urandom"):
-        _bind("/dev/" + dev, r("/dev/" + dev), ro=False)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, r("/dev/" + name))
-    os.makedirs(r("/dev/shm"))
-    _mount("tmpfs", r("/dev/shm"), "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
-    os.makedirs(r("/proc"))
-    _mount("proc", r("/proc"), "proc", MS_NOSUID | MS_NODEV)
-    _bind(spec["work"], r("/submission"), ro=False)
-    _bind(spec["ipc"], r(spec["ipc"]), ro=False)
-    uid, gid = spec["uid"], spec["gid"]
-    home = r("/tmp/home")
-    for d in ("/tmp/home", "/tmp/home/.ipython", "/tmp/home/.mpl", "/tmp/home/.jupyter"):
-        os.makedirs(r(d), exist_ok=True)
-        os.chown(r(d), uid, gid)
-    if spec.get("mpl_cache") and os.path.isdir(spec["mpl_cache"]):
-        for f in Path(spec["mpl_cache"]).glob("fontlist*.json"):
-            shutil.copy(f, home + "/.mpl/" + f.name)
-            os.chown(home + "/.mpl/" + f.name, uid, gid)
-    _mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, "size=16m,mode=755")
-    os.chroot(root)
-    os.chdir("/submission")
-    for name, value in spec["limits"].items():
-        lim = getattr(resource, "RLIMIT_" + name)
-        resource.setrlimit(lim, (value, value))
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-    os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
-    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG=SIGKILL again: a change of uid clears unshare's
-    env = dict(spec["env"])
-    env.update(HOME="/tmp/home", IPYTHONDIR="/tmp/home/.ipython", MPLCONFIGDIR="/tmp/home/.mpl",
-               JUPYTER_CONFIG_DIR="/tmp/home/.jupyter", JUPYTER_DATA_DIR="/tmp/home/.jupyter",
-               JUPYTER_RUNTIME_DIR="/tmp/home/.jupyter", TMPDIR="/tmp", MPLBACKEND="agg",
-               PYDEVD_DISABLE_FILE_VALIDATION="1",
-               PATH=os.pathsep.join([os.path.join(spec["expose"][0], "bin"), "/usr/local/bin", "/usr/bin", "/bin"]))
-    env.setdefault("LANG", "C.UTF-8")
-    argv = spec["argv"]
-    devnull = os.open("/dev/null", os.O_WRONLY)  # the kernel's own banner; outputs go over ZMQ
-    os.dup2(devnull, 1)
-    os.execve(argv[0], argv, env)
-
-
-if __name__ == "__main__":
-    _init(json.loads(Path(sys.argv[1]).read_text()))

@@ -7,16 +7,25 @@ last file is there, or when ``timestamp.txt`` is and nothing in the folder chang
 ``settle`` seconds (an exchange written by an older nbgrader). Names are split as nbgrader's
 own collect does (``rsplit('+', 3)``: a student id may hold a ``+``), timestamps parsed by
 ``nbgrader.utils.parse_utc``.
+
+The folders are students' data: nothing in them is followed (``os.lstat``,
+``tools.safe_files.walk``). An inbound entry that is a symbolic link is no submission; a folder
+holding a dangling link or a link to anything is queued as any other (the worker refuses the
+link); a folder that cannot be read is left out of this scan with a warning naming it (once),
+and every other folder is still queued.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tools import safe_files
 from tools.live_grading.queue import Arrival, Queue, Row
 
 log = logging.getLogger("tools.live_grading")
@@ -42,18 +51,38 @@ def seconds(timestamp: str) -> float | None:
         return None
 
 
-def complete(folder: Path, settle: float, now: float) -> bool:
-    """Whether ``nbgrader submit`` has finished writing ``folder``."""
-    if (folder / "submission_secret.txt").exists():
-        return True
-    if not (folder / "timestamp.txt").exists():
+def _lexists(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
         return False
-    newest = max((p.stat().st_mtime for p in folder.rglob("*")), default=0.0)
+    return True
+
+
+def complete(folder: Path, settle: float, now: float) -> bool:
+    """Whether ``nbgrader submit`` has finished writing ``folder`` (no link in it followed: a
+    dangling one counts as written). ``OSError`` if part of it cannot be read."""
+    if _lexists(folder / "submission_secret.txt"):
+        return True
+    if not _lexists(folder / "timestamp.txt"):
+        return False
+    newest = max((st.st_mtime for _, st in safe_files.walk(folder)), default=0.0)
     return now - newest >= settle
 
 
+_warned: set[str] = set()
+
+
+def _warn_once(name: str, msg: str, *args) -> None:
+    """Log a warning about the inbound folder ``name`` once per process (a poll every few seconds)."""
+    if name not in _warned:
+        _warned.add(name)
+        log.warning("inbound folder %s: " + msg, name, *args)
+
+
 def scan(inbound: Path, known: set[str], settle: float = 2.0, now: float | None = None) -> list[Arrival]:
-    """The complete submissions in ``inbound`` whose folder names are not in ``known``."""
+    """The complete submissions in ``inbound`` whose folder names are not in ``known``. One bad
+    folder (a link, unreadable) is left out with a warning; it never makes the scan fail."""
     now = time.time() if now is None else now
     out = []
     try:
@@ -61,17 +90,29 @@ def scan(inbound: Path, known: set[str], settle: float = 2.0, now: float | None 
     except FileNotFoundError:
         return out
     for p in entries:
-        if p.name in known or not p.is_dir():
+        if p.name in known:
             continue
         parsed = parse_name(p.name)
+        try:
+            mode = os.lstat(p).st_mode
+        except OSError:
+            continue  # gone since the listing
+        if not stat.S_ISDIR(mode):
+            if parsed is not None and stat.S_ISLNK(mode):
+                _warn_once(p.name, "a symbolic link, not a folder: not a submission, left alone")
+            continue
         if parsed is None:
             continue
         student, assignment, stamp = parsed
-        if not complete(p, settle, now):
+        try:
+            if not complete(p, settle, now):
+                continue
+        except OSError as e:
+            _warn_once(p.name, "cannot be read (%s), left alone", e)
             continue
         t = seconds(stamp)
         if t is None:
-            log.warning("inbound folder %s: unreadable timestamp %r, left alone", p.name, stamp)
+            _warn_once(p.name, "unreadable timestamp %r, left alone", stamp)
             continue
         out.append(Arrival(student, assignment, stamp, min(t, now), p.name))
     return out

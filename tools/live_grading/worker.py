@@ -15,6 +15,11 @@ trusted work only), test cells in the test runner, on the service's Dask client 
 ``course/gradebook.db`` is never written: the official grades still come from collect and
 ``make grade``. The result of a row: total and per graded cell (points, pass/fail, which part
 of a test cell failed, from the failing line the test runner reports, and the message).
+
+A submission is taken as data (``tools.safe_files``): regular files only, no symbolic link
+followed, sizes capped. Each file not taken is named in the row's result, ``refused`` (a list
+of ``{"path", "reason"}``) and, for the student's page, one line of ``errors`` (shown as the
+grader's notes), and logged for the instructor.
 """
 
 from __future__ import annotations
@@ -22,18 +27,25 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import shutil
+import stat
 import threading
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from tools import safe_files
 from tools.live_grading.policy import hidden_lines
 from tools.live_grading.queue import Queue, Row
 
 log = logging.getLogger("tools.live_grading")
 GradeFn = Callable[[list[Row]], dict[int, dict]]
+#: left out of a submission silently, as ``nbgrader collect`` does
+SKIP = (".ipynb_checkpoints", "submission_secret.txt")
+#: refused files named one by one on the student's page (all of them in the result's "refused")
+NOTES = 20
 
 
 def load_grader(spec: str) -> GradeFn:
@@ -83,9 +95,11 @@ class CourseGrader:
     """Grade rows with ``tools.grade`` in the service's per-assignment courses."""
 
     def __init__(self, course: Path, inbound: Path, state: Path, sandbox: bool = True, workers: int | None = None,
-                 scheduler: str | None = None, limits: dict | None = None):
+                 scheduler: str | None = None, limits: dict | None = None,
+                 file_limits: safe_files.Limits = safe_files.LIMITS):
         self.course, self.inbound, self.state = Path(course).resolve(), Path(inbound), Path(state)
         self.sandbox, self.workers, self.scheduler, self.limits = sandbox, workers, scheduler, limits or {}
+        self.file_limits = file_limits
         self._client = None
         self._cluster = None
         self._lock = threading.Lock()
@@ -100,8 +114,6 @@ class CourseGrader:
                 if self.scheduler:
                     self._client = Client(self.scheduler)
                 else:
-                    import os
-
                     n = self.workers or max(1, os.cpu_count() or 1)
                     self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                                  dashboard_address=None, silence_logs=logging.ERROR)
@@ -159,15 +171,26 @@ class CourseGrader:
         tmp.rename(root)
         return root
 
-    def place(self, row: Row, course: Path) -> None:
-        """Copy the submission from the exchange to ``submitted/<student>/<assignment>/`` (as collect)."""
+    def place(self, row: Row, course: Path) -> list[safe_files.Refusal]:
+        """Copy the submission from the exchange to ``submitted/<student>/<assignment>/`` (as collect),
+        as data: regular files only, no link followed, within ``file_limits``; the files not taken.
+
+        Raises ``OSError`` when the inbound folder is gone or is not a folder (a symbolic link)."""
         src = self.inbound / row.inbound
-        if not src.is_dir():
-            raise FileNotFoundError(f"{row.inbound} is no longer in the exchange")
+        try:
+            st = os.lstat(src)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{row.inbound} is no longer in the exchange") from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(f"{row.inbound} in the exchange is not a folder (a symbolic link?): not graded")
         dest = course / "submitted" / row.student / row.assignment
         shutil.rmtree(dest, ignore_errors=True)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "submission_secret.txt"))
+        refused = safe_files.copy_tree(src, dest, self.file_limits, skip=SKIP)
+        if refused:
+            log.warning("%s %s %s: %d file(s) of %s not taken for grading: %s", row.student, row.assignment,
+                        row.timestamp, len(refused), row.inbound, "; ".join(map(str, refused)))
+        return refused
 
     def __call__(self, rows: list[Row]) -> dict[int, dict]:
         from tools import grade
@@ -177,9 +200,10 @@ class CourseGrader:
             mine = [r for r in rows if r.assignment == assignment]
             course = self.course_for(assignment)
             todo = []
+            refused: dict[int, list[safe_files.Refusal]] = {}
             for r in mine:
                 try:
-                    self.place(r, course)
+                    refused[r.id] = self.place(r, course)
                     todo.append(r)
                 except OSError as e:
                     out[r.id] = {"error": str(e)}
@@ -194,8 +218,20 @@ class CourseGrader:
                     why = "; ".join(e.splitlines()[0] for e in (rec or {}).get("errors") or []) or "not graded"
                     out[r.id] = {"error": why}
                 else:
-                    out[r.id] = result(course, assignment, r.student, rec)
+                    out[r.id] = note_refusals(result(course, assignment, r.student, rec), refused.get(r.id, []))
         return out
+
+
+def note_refusals(res: dict, refused: list[safe_files.Refusal]) -> dict:
+    """``res`` with the files not taken from the submission: ``refused`` (``[{"path", "reason"}]``)
+    and one line each (the first :data:`NOTES`) in front of ``errors``, which the student's
+    feedback page shows."""
+    res["refused"] = [r.as_dict() for r in refused]
+    notes = [f"{r.path}: not graded, {r.reason}" for r in refused[:NOTES]]
+    if len(refused) > NOTES:
+        notes.append(f"... and {len(refused) - NOTES} more files not graded")
+    res["errors"] = notes + list(res.get("errors") or [])
+    return res
 
 
 def result(course: Path, assignment: str, student: str, rec: dict) -> dict:

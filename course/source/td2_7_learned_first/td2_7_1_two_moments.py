@@ -286,6 +286,7 @@ def grad_from_moments(Wt: np.ndarray, Exy: np.ndarray, Exx: np.ndarray) -> np.nd
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _loss = own_work(loss_from_moments, "ex71A_moments")
@@ -316,6 +317,7 @@ for _s in range(3):
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_grad", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _grad = own_work(grad_from_moments, "ex71A_moments")
@@ -390,6 +392,7 @@ def linear_flow(W0: np.ndarray, Syx: np.ndarray, Sxx: np.ndarray, t: float) -> n
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71A_flow", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from scipy.integrate import solve_ivp
 
 from td_lib.own_work import own_work, passed
@@ -593,6 +596,7 @@ def gradient_orders(c: dict, max_order: int) -> dict:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71B_orders", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import math
 from td_lib.own_work import own_work, passed
 
 _orders = own_work(gradient_orders, "ex71B_orders")
@@ -702,6 +706,7 @@ def first_clone_difference_order(c: dict, max_order: int = 12):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71B_clone_order", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import math
 from td_lib.own_work import own_work, passed
 
 _first = own_work(first_clone_difference_order, "ex71B_clone_order")
@@ -888,6 +893,7 @@ def empirical_ntk(X1: torch.Tensor, X2: torch.Tensor, W: torch.Tensor, a: torch.
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import torch
 from td_lib.own_work import own_work, passed
 
 _ntk = own_work(empirical_ntk, "ex71C_ntk")
@@ -999,6 +1005,8 @@ def tanh_sq_moment(w: float, kind: str) -> float:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71C_tanh", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+import math
 from td_lib.own_work import own_work, passed
 
 _tsq = own_work(tanh_sq_moment, "ex71C_tanh")

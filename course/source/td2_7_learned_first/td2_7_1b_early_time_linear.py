@@ -315,6 +315,10 @@ def my_ntk(X, W, v, phi, dphi):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71bB_ntk", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+import torch
+from td_lib import early_linear as el
+from td_lib.core import activations
 from td_lib.own_work import own_work, passed
 
 
@@ -659,6 +663,8 @@ def my_linear_kernels(X, activation, tr_sigma2_over_d=1.0):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex71bC_linear_kernels", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from td_lib import early_linear as el
 from td_lib.own_work import own_work, passed
 
 _lk = own_work(my_linear_kernels, "ex71bC_linear_kernels")

@@ -503,6 +503,8 @@ print(f"kappa_4(v.x) at beta_v = 10: {kappa4_vx(10.0):.6f}  (-200/121 = {-200 / 
 print(f"Bayes accuracy from v.x alone: {bayes_accuracy_v_only(10.0):.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72A_kappa4", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+import math
 from td_lib.own_work import own_work, passed
 
 _k4 = own_work(kappa4_vx, "ex72A_kappa4")
@@ -527,6 +529,7 @@ assert abs(_mc - _got) < 0.03, (
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72A_bayes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _bayes = own_work(bayes_accuracy_v_only, "ex72A_kappa4")
@@ -587,6 +590,7 @@ def cross_term_c(beta_u: float, beta_v: float) -> float:
 print(f"c(beta_u=5, beta_v=10) = {cross_term_c(5.0, 10.0):.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72A_cross_term", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import math
 from td_lib.own_work import own_work, passed
 
 _cx = own_work(cross_term_c, "ex72A_cross_term")
@@ -747,6 +751,8 @@ def escape_times(k: int, d: int, delta: float, runs: int = 48, t_max: int = 10**
 print(escape_times(2, 16, 1 / np.log(16), runs=8, seed=0))
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72C_basic", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+import math
 from td_lib.own_work import own_work, passed
 
 _esc = own_work(escape_times, "ex72C_escape_times")
@@ -818,6 +824,7 @@ assert np.all(_ts[np.isfinite(_ts)] <= 60), (
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72C_distribution", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 # Distributional test: your escape times against the reference law of the same process (its
 # CDF F at the knots x, from 100000 runs of an exact simulation through the overlap alone),
 # Kolmogorov–Smirnov test at level 1e-4: a correct implementation fails with probability about
@@ -923,6 +930,26 @@ _ks_check(1, 32, 1.0, 300, 10**5, 24, _laws_h["k1_d32"], "Check the step delta/d
 # %% nbgrader={"grade": true, "grade_id": "test_ex72C_sign", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Odd k: escape means alpha > +1/2. With k = 3, d = 16 and delta = 2 the noise is strong enough
 # that many runs visit alpha < -1/2 first; counting those as escapes shortens the times.
+# (The same Kolmogorov–Smirnov check as in the cell above: a test cell brings its own helpers.)
+import numpy as np
+from scipy import stats as _stats
+
+from td_lib.own_work import own_work, passed
+
+
+def _ks_check(k, d, delta, runs, t_max, seed, law, hint):
+    mine = np.asarray(own_work(escape_times, "ex72C_escape_times")(k, d, delta, runs=runs, t_max=t_max,
+                                                                    seed=seed), dtype=float)
+    assert mine.shape == (runs,), f"escape_times must return an array of shape ({runs},), got {mine.shape}"
+    fn = np.searchsorted(np.sort(mine), law["x"], side="right") / runs  # your CDF at the knots
+    p = _stats.kstwo.sf(np.max(np.abs(fn - np.asarray(law["F"]))), runs)
+    ref = [np.inf if q is None else q for q in law["quartiles"]]
+    assert p > 1e-4, (
+        f"k={k}, d={d}, delta={delta:.3g}: your escape times (median {np.median(mine)}, "
+        f"quartiles {np.quantile(mine, [0.25, 0.75])}) differ from the reference law (median "
+        f"{ref[1]}, quartiles {[ref[0], ref[2]]}); KS p = {p:.1e}. {hint}")
+
+
 # BEGIN BAKED escape_laws_sign (python -m checks.grading.bake; do not edit by hand)
 _law_k3 = {'x': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26,
                  27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49,
@@ -948,8 +975,6 @@ _law_k3 = {'x': [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 
 _ks_check(3, 16, 2.0, 400, 2 * 10**4, 31, _law_k3, "For odd k escape is alpha > 1/2, not |alpha| > 1/2 "
           "(at alpha = -1/2 the loss 1 - alpha^3 is worse than at the start); and start from "
           "alpha_0 >= 0.")
-from td_lib.own_work import passed
-
 passed("escape_times")
 ### BEGIN HIDDEN TESTS
 # BEGIN BAKED escape_laws_sign_hidden (python -m checks.grading.bake; do not edit by hand)
@@ -1222,6 +1247,7 @@ def var_X(alpha_u: float, alpha_v: float, beta_u: float, beta_v: float,
 print(f"Var X at (alpha_u, alpha_v) = (0.3, 0.4), correlated: {var_X(0.3, 0.4, 5.0, 10.0, True):.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_var", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import math
 from td_lib.own_work import own_work, passed
 
 _vx = own_work(var_X, "ex72D_var")
@@ -1294,6 +1320,8 @@ print("ReLU, independent latents: c20, c11, c04 =", np.round(loss_coefficients(5
 print("ReLU, correlated latents:  c20, c11, c04 =", np.round(loss_coefficients(5.0, 10.0, True, s2, s4), 5))
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_coefficients", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+import math
 from td_lib.own_work import own_work, passed
 
 _lc = own_work(loss_coefficients, "ex72D_coefficients")
@@ -1484,6 +1512,7 @@ sol = solve_ivp(lambda t, a: M @ a, (0, 12), [0.01, 0.004], rtol=1e-10, atol=1e-
 print(f"linear flow at t = 12: alpha_v / alpha_u = {sol.y[1, -1] / sol.y[0, -1]:.4f}")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_ratio", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _gr = own_work(growing_ratio, "ex72D_ratio")

@@ -232,6 +232,7 @@ def gd_efold_steps(eta, lam):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73A_step_bound", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _bound = own_work(gd_step_bound, "ex73A_gd_steps")
@@ -268,6 +269,7 @@ for _l, _want in (([0.0, 1e-4, 0.02, 0.5], 4.0), ([3.0, 0.1, 1.0], 2 / 3), ([0.7
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73A_efold", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _efold = own_work(gd_efold_steps, "ex73A_gd_steps")
@@ -411,6 +413,8 @@ def t_ratio_power_law(l_slow, l_fast, power=2.0):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_vm_eigenvalue", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from scipy.special import ive
 from td_lib.own_work import own_work, passed
 
 _vm = own_work(vm_eigenvalue, "ex73B_eigenvalues")
@@ -435,6 +439,8 @@ for _l, _k in ((1, 4.0), (8, 4.0), (3, 0.5), (20, 9.0)):
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_vm_large_l", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from scipy.special import ive
 from td_lib.own_work import own_work, passed
 
 _vm_large = own_work(vm_eigenvalue_large_l, "ex73B_eigenvalues")
@@ -464,6 +470,7 @@ assert _got.shape == (2,) and np.allclose(_got, _want, rtol=1e-12, atol=0), (
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_t_ratio_vm", "locked": true, "points": 0.5, "schema_version": 3, "solution": false, "task": false}
+from scipy.special import ive
 from td_lib.own_work import own_work, passed
 
 _t_vm = own_work(t_ratio_von_mises, "ex73B_eigenvalues")
@@ -617,7 +624,14 @@ plt.show()
 #    with $\bar x$ in place of $x$. The demo after its tests samples $N=20000$ Gaussian $w_r$,
 #    builds the kernel on a grid of angles, and compares its cosine coefficients for $\ell\le6$
 #    with the closed form, in standard errors; it also shows how the gap between $K_N$ and
-#    $K^\infty$ shrinks with $N$.
+#    $K^\infty$ shrinks with $N$. The tests check your kernel on given weights (its values, to
+#    $10^{-12}$; the shape $(n_1,n_2)$ even when $n_1$, $n_2$ or $N$ is 1; angles outside
+#    $[0,2\pi)$ and any scale of `W`), and that it is an exact function of `W`: the same `W` gives
+#    the same kernel, the order of its rows does not matter, the kernel of `W` is the mean of the
+#    kernels of two parts of its rows weighted by their sizes, and with a single unit every entry
+#    is $x_i\cdot x'_j$ or 0. They also draw Gaussian `W`: the kernel must lie within a few
+#    standard errors of $K^\infty$, and its mean squared gap to $K^\infty$ must fall like the
+#    per-unit variance over $N$.
 #
 # *Hint for 3.* No loop over units is needed: with the inputs as the rows of a matrix, one matrix
 # product gives all the $x_i\cdot x'_j$, and another counts, for each pair $(i,j)$, the units
@@ -642,9 +656,13 @@ def cos_coef(F, l):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_cos_coef", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from scipy.special import ive
+from td_lib import kernels
 from td_lib.own_work import own_work, passed
 
 _cc = own_work(cos_coef, "ex73C_cos_coef")
+_K_nobias, _K_bias = kernels.relu_ntk_nobias, kernels.relu_ntk_bias  # the notebook's K_nobias, K_bias
 
 # a trigonometric polynomial: its cosine coefficients can be read off
 _trig = lambda t: 0.7 + 0.2 * np.cos(t) - 0.05 * np.cos(6 * t) + 0.0 * t
@@ -680,12 +698,12 @@ _ref_bias = [0.20038507732237423, 0.23153899060763677, 0.037368510120520684, 0.0
 # END BAKED cos_coef_hidden
 _ls = np.arange(21)
 _ref = np.array(_ref_nobias)
-_got = np.array([float(_cc(K_nobias, l)) for l in _ls])
+_got = np.array([float(_cc(_K_nobias, l)) for l in _ls])
 assert np.abs(_got - _ref).max() < 1e-6, (
     f"cos_coef(K_nobias, l) for l = 0..20 is off by up to {np.abs(_got - _ref).max():.1e} "
     f"(at l = {int(np.argmax(np.abs(_got - _ref)))}), needed < 1e-6")
 _ref = np.array(_ref_bias)
-_got = np.array([float(_cc(K_bias, l)) for l in _ls])
+_got = np.array([float(_cc(_K_bias, l)) for l in _ls])
 assert np.abs(_got - _ref).max() < 1e-6, (
     f"cos_coef(K_bias, l) for l = 0..20 is off by up to {np.abs(_got - _ref).max():.1e} "
     f"(at l = {int(np.argmax(np.abs(_got - _ref)))}), needed < 1e-6")
@@ -718,6 +736,7 @@ def basri(l):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_basri", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _basri = own_work(basri, "ex73C_basri")
@@ -863,6 +882,7 @@ def finite_width_ntk(theta1, theta2, W):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _fw = own_work(finite_width_ntk, "ex73C_finite_width")
@@ -990,7 +1010,11 @@ for (_seed, _N, _d, _n1, _n2), _want in zip(_fw_cases, _fw_want):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width_mc", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from td_lib import kernels
 from td_lib.own_work import own_work, passed
+
+_K_nobias, _K_bias = kernels.relu_ntk_nobias, kernels.relu_ntk_bias  # the notebook's K_nobias, K_bias
 
 _fw = own_work(finite_width_ntk, "ex73C_finite_width")
 
@@ -1009,7 +1033,7 @@ def _mc_against_closed_form(N, bias, seed, n_angles=32, allowed=4.5):
         f"expected ({n_angles}, 1)")
     u = (1 + np.cos(phi)) / 2 if bias else np.cos(phi)
     p = (np.pi - (np.arccos(u) if bias else np.abs(phi))) / (2 * np.pi)
-    exact = K_bias(phi) if bias else K_nobias(phi)
+    exact = _K_bias(phi) if bias else _K_nobias(phi)
     z = (got[:, 0] - exact) / (np.abs(u) * np.sqrt(p * (1 - p) / N))
     worst = int(np.argmax(np.abs(z)))
     what = "with a bias (W has 3 columns)" if bias else "without bias"
@@ -1044,6 +1068,39 @@ for _bias in (False, True):
         f"each: the mean squared gap to the infinite-width kernel is {np.round(_g, 7).tolist()}, falling like "
         f"N^{_slope:.2f} (expected N^-1 within 0.2), and N times it is {_ratio:.2f} of the per-unit variance "
         "(expected 1 within 0.35): each of the N units must enter with weight 1/N")
+# the kernel is an exact function of the weights W it is given, not a draw around the limit: the same W
+# twice, W with its rows permuted, the size-weighted mean of the kernels of two parts of W, one unit alone
+_r = np.random.default_rng(7326)
+_p1, _p2 = _r.uniform(-np.pi, 3 * np.pi, 9), _r.uniform(-np.pi, 3 * np.pi, 7)
+for _d in (2, 3):
+    _what = "with a bias (W has 3 columns)" if _d == 3 else "without bias"
+    _W = _r.standard_normal((60, _d)) * 1.7
+    _K = np.asarray(_fw(_p1, _p2, _W), dtype=float)
+    assert _K.shape == (9, 7), (
+        f"finite_width_ntk(9 angles, 7 angles, W of shape (60, {_d})) returned shape {_K.shape}, expected (9, 7)")
+    for _other, _how in ((_W.copy(), "the same W again"), (_W[_r.permutation(60)], "W with its rows permuted")):
+        _gap = float(np.abs(np.asarray(_fw(_p1, _p2, _other), dtype=float) - _K).max())
+        assert _gap < 1e-12, (
+            f"finite_width_ntk {_what}, 60 units: {_how} gives a kernel {_gap:.2e} away from the first one "
+            "(expected the same to 1e-12): the kernel must be computed from the weights W alone, "
+            "the same for every call and every order of the units, with no randomness of its own")
+    _mix = (20 * np.asarray(_fw(_p1, _p2, _W[:20]), dtype=float)
+            + 40 * np.asarray(_fw(_p1, _p2, _W[20:]), dtype=float)) / 60
+    _gap = float(np.abs(_mix - _K).max())
+    assert _gap < 1e-12, (
+        f"finite_width_ntk {_what}: the kernel of 60 units differs by {_gap:.2e} from the mean of the kernels "
+        "of its first 20 and its last 40 units, weighted 20/60 and 40/60 (expected equal to 1e-12): "
+        "the kernel is an average over the units of W, one term per unit")
+    _x1 = np.stack([np.cos(_p1), np.sin(_p1)] + ([np.ones(9)] if _d == 3 else []), axis=1) / np.sqrt(_d - 1)
+    _x2 = np.stack([np.cos(_p2), np.sin(_p2)] + ([np.ones(7)] if _d == 3 else []), axis=1) / np.sqrt(_d - 1)
+    _dot = _x1 @ _x2.T
+    for _i in range(4):
+        _K1 = np.asarray(_fw(_p1, _p2, _W[_i:_i + 1]), dtype=float)
+        _off = float(np.minimum(np.abs(_K1), np.abs(_K1 - _dot)).max()) if _K1.shape == _dot.shape else np.inf
+        assert _off < 1e-12, (
+            f"finite_width_ntk {_what} with a single unit (W of shape (1, {_d})) returned {np.round(_K1, 4).tolist()}; "
+            f"an entry is {_off:.2e} away from both 0 and the product of the two inputs (expected one of them "
+            "to 1e-12): one unit adds the input product when it is active at both inputs, nothing otherwise")
 ### END HIDDEN TESTS
 
 

@@ -500,6 +500,7 @@ def theorem6_monte_carlo(w_star: np.ndarray, w_k: np.ndarray, n_samples: int,
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_closed_form", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _cf = own_work(theorem6_closed_form, "ex74A_closed_form")
@@ -655,6 +656,8 @@ for (_ws, _wk), _want in zip(_cases, _refs):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74A_monte_carlo", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from td_lib import teacher_student as ts
 from td_lib.own_work import own_work, passed
 
 _mc = own_work(theorem6_monte_carlo, "ex74A_monte_carlo")
@@ -1005,6 +1008,7 @@ def escape_time_asymptotic(eps: float, theta_end: float, alpha: float) -> float:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_rhs", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _rhs = own_work(angle_rhs, "ex74B_rhs")
@@ -1054,6 +1058,7 @@ assert _v.shape == _g.shape and np.allclose(_v, _ref, rtol=1e-12, atol=1e-15), (
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape_numeric", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _num = own_work(escape_time_numeric, "ex74B_escape")
@@ -1081,6 +1086,7 @@ for _eps, _te, _a, _tr in _cases:
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex74B_escape_asymptotic", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
 from td_lib.own_work import own_work, passed
 
 _asy = own_work(escape_time_asymptotic, "ex74B_escape")
