@@ -21,7 +21,7 @@ LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
 .PHONY: all course setup notebooks solutions site release validate checks autograde-demo collect-zip report lab formgrader handout \
-        hub test test-fast test-numerics chromium figures bench lint equations clean help
+        hub test test-fast test-numerics chromium sandbox figures bench lint equations clean help
 
 all: course ## build and run the course (= make course)
 
@@ -69,7 +69,7 @@ checks: setup ## recompute every number the course quotes
 autograde-demo: setup ## fake students -> autograde -> feedback -> export; print and assert the grades
 	$(PY) -m tools.pipeline autograde-demo
 
-grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (root) (W= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1 COURSE=)
+grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (bubblewrap: make sandbox) (W= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1 COURSE=)
 	@test -n "$(A)" || { echo "usage: make grade A=<assignment> [W=N] [SCHEDULER=tcp://host:8786] [FORCE=1]" \
 	  "[STUDENTS=a,b] [MEM_GB=6] [NO_SANDBOX=1: trusted submissions only, no root needed] [COURSE=dir]" >&2; exit 2; }
 	$(PY) -m tools.grade $(A) $(if $(COURSE),--course $(COURSE)) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force) \
@@ -95,13 +95,17 @@ formgrader: setup ## JupyterLab rooted at course/ for instructors: Nbgrader > Fo
 handout: setup ## student handout in dist/: released notebooks, td_lib wheel, pinned student requirements, README
 	$(PY) -m tools.handout
 
-hub: setup ## JupyterHub for a class on this machine (deploy/jupyterhub_config.py, variables in deploy/README.md)
+hub: setup ## JupyterHub for a class on this machine (TD_STUDENT_ENV=<student venv> required; deploy/README.md)
+	@$(PY) deploy/class_setup.py --check-env
 	$(VENV)/bin/jupyterhub -f deploy/jupyterhub_config.py
 
 chromium: ## Debian's chromium for the browser test (apt; skipped when present)
 	bash .ci/install_chromium.sh
 
-test: setup chromium ## the whole suite: lint, layer contracts, unit, slow, checks, nbgrader pipeline, browser; test-numerics
+sandbox: ## Debian's bubblewrap, the grading sandbox (apt, as root or with sudo; skipped when present)
+	bash .ci/install_bubblewrap.sh
+
+test: setup chromium sandbox ## the whole suite: lint, layer contracts, unit, slow, checks, nbgrader pipeline, browser; test-numerics
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -p no:cacheprovider --durations=30

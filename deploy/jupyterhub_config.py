@@ -5,22 +5,32 @@ the same file serves a class and the end-to-end test (tests/test_hub.py); deploy
 maps each one to Zero to JupyterHub on Kubernetes.
 
 - JupyterLab is the default UI of every user server (``/lab``).
-- Students run the course's *student environment*: ``TD_STUDENT_ENV`` is a Python prefix
-  (a venv) holding the handout (``make handout``: requirements-student.txt + the td_lib
-  wheel) plus ``jupyterhub`` for ``jupyterhub-singleuser``; their servers get
-  ``deploy/student-config`` on ``JUPYTER_CONFIG_PATH``: the student side of nbgrader only
-  (assignment list, validate), the exchange, the course id, the hub user as student id.
+- Students run the course's *student environment*: ``TD_STUDENT_ENV`` (required; never this
+  checkout's ``.venv``) is a Python prefix (a venv) holding the handout (``make handout``:
+  requirements-student.txt + the td_lib wheel) plus ``jupyterhub`` for
+  ``jupyterhub-singleuser``; their servers get a copy of ``deploy/student-config`` installed in
+  that environment (``deploy/class_setup.py``) on ``JUPYTER_CONFIG_PATH``: the student side of
+  nbgrader only (assignment list, validate), the exchange (the course's classes,
+  ``tools/exchange.py`` as ``td_exchange.py``), the course id, the hub user as student id. Their
+  environment names no path of this checkout (PATH is the student environment's and the system's).
+- With one system user per student (``localprocess``, as root) ``deploy/class_setup.py`` closes the
+  checkout, the course root, the hub's and the grading service's state and the students' homes to
+  other users each time the hub starts.
 - Instructors (``TD_INSTRUCTORS``) run the course's own environment (``TD_INSTRUCTOR_ENV``,
   the repository's venv) in the course root (``TD_COURSE_DIR``), with every nbgrader
   extension, the formgrader included (``deploy/instructor-config``): what ``make formgrader``
   opens on one machine. They are hub admins.
 - The nbgrader exchange ``TD_EXCHANGE`` is one folder shared by everyone (on one machine a
-  local folder; on Kubernetes a ReadWriteMany volume mounted in every pod).
+  local folder, ``1777``, owned by the first instructor; on Kubernetes a ReadWriteMany volume
+  mounted in every pod), driven by the course's exchange classes (``tools/exchange.py``).
 """
 
 import os
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import class_setup  # noqa: E402  deploy/class_setup.py
 
 c = get_config()  # noqa: F821
 
@@ -38,7 +48,12 @@ COURSE_DIR = os.environ.get("TD_COURSE_DIR", str(REPO / "course"))
 COURSE_ID = os.environ.get("TD_COURSE_ID", "td-course")
 INSTRUCTORS = _env_list("TD_INSTRUCTORS", "instructor")
 STUDENTS = _env_list("TD_STUDENTS")
-STUDENT_ENV = Path(os.environ.get("TD_STUDENT_ENV", sys.prefix))
+# Students never run in the instructor's environment (this checkout's .venv: full td_lib, checks, tools).
+_problem = class_setup.student_env_problem(os.environ.get("TD_STUDENT_ENV"), REPO)
+if _problem:
+    raise SystemExit(f"deploy/jupyterhub_config.py: {_problem}")
+STUDENT_ENV = Path(os.environ["TD_STUDENT_ENV"])
+STUDENT_CONFIG = class_setup.student_config_dir(STUDENT_ENV)
 INSTRUCTOR_ENV = Path(os.environ.get("TD_INSTRUCTOR_ENV", str(REPO / ".venv")))
 
 # ------------------------------------------------------------------ network and state
@@ -82,6 +97,10 @@ c.Spawner.http_timeout = int(os.environ.get("TD_SPAWN_TIMEOUT", "120"))
 c.Spawner.start_timeout = int(os.environ.get("TD_SPAWN_TIMEOUT", "120"))
 c.Spawner.environment = {"TD_EXCHANGE": EXCHANGE, "TD_COURSE_ID": COURSE_ID,
                          "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+# Nothing of the hub's own environment reaches a server but the locale (not its PATH, VIRTUAL_ENV,
+# PYTHONPATH or conda variables: they name the instructor's environment); _per_role sets PATH.
+c.Spawner.env_keep = ["LANG", "LC_ALL", "JUPYTERHUB_SINGLEUSER_APP"]
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 if os.geteuid() == 0:  # servers spawned as root (the simple spawner under a root hub)
     c.Spawner.args = ["--allow-root"]
 
@@ -92,25 +111,33 @@ def _per_role(spawner) -> None:
     env = dict(spawner.environment)
     if name in INSTRUCTORS:
         env.update(JUPYTER_CONFIG_PATH=str(DEPLOY / "instructor-config"), TD_COURSE_DIR=COURSE_DIR)
+        if c.JupyterHub.spawner_class == "simple":  # the trial: every student is the hub's account
+            env["TD_EXCHANGE_ONE_ACCOUNT"] = "1"
         spawner.cmd = [str(INSTRUCTOR_ENV / "bin" / "jupyterhub-singleuser")]
         spawner.notebook_dir = COURSE_DIR
+        env["PATH"] = f"{INSTRUCTOR_ENV / 'bin'}{os.pathsep}{os.environ.get('PATH', SYSTEM_PATH)}"
     else:
-        env.update(JUPYTER_CONFIG_PATH=str(DEPLOY / "student-config"))
+        env.update(JUPYTER_CONFIG_PATH=str(STUDENT_CONFIG))
         spawner.cmd = [str(STUDENT_ENV / "bin" / "jupyterhub-singleuser")]
+        env["PATH"] = f"{STUDENT_ENV / 'bin'}{os.pathsep}{SYSTEM_PATH}"
     if c.JupyterHub.spawner_class == "simple":
         Path(spawner.home_dir).mkdir(parents=True, exist_ok=True)
-    env["PATH"] = f"{Path(spawner.cmd[0]).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
     spawner.environment = env
 
 
 c.Spawner.pre_spawn_hook = _per_role
 
 HUB_ROOT.mkdir(parents=True, exist_ok=True)
-# nbgrader's exchange: writable by everyone, as nbgrader's docs ask (release_assignment
-# creates the course's inbound/outbound/feedback folders with their own modes).
-if not Path(EXCHANGE).exists():
-    Path(EXCHANGE).mkdir(parents=True)
-    Path(EXCHANGE).chmod(0o777)
+HUB_ROOT.chmod(0o700)  # the hub's database and secret, the grading service's state by default
+# The class's set-up (deploy/class_setup.py): the students' config into the student environment;
+# the exchange 1777 (sticky: only an entry's owner renames it), owned by the first instructor with
+# one system user each (students' servers trust the exchange's owner as the course's); and, as
+# root with one system user each, the checkout, the course, the hub's and the grading state and
+# the students' homes closed to other users.
+for _line in class_setup.setup({**os.environ, "TD_STUDENT_ENV": str(STUDENT_ENV), "TD_EXCHANGE": EXCHANGE,
+                                "TD_COURSE_DIR": COURSE_DIR, "TD_HUB_ROOT": str(HUB_ROOT),
+                                "TD_SPAWNER": c.JupyterHub.spawner_class}, REPO):
+    print(f"[td-course setup] {_line}", file=sys.stderr)
 
 # ------------------------------------------------------------ live grading (optional)
 # TD_GRADING_SERVICE=1: a hub-managed service (python -m tools.live_grading, in the instructor

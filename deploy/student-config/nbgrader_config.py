@@ -3,9 +3,15 @@
 The student side only needs the exchange and the course id. Every user server may run under
 one system account (a local spawner as one user, a container image as ``jovyan``): the hub
 user's name, not the system account's, names a submission and finds its feedback.
+
+The hub installs this folder into the student environment (``deploy/class_setup.py``) with the
+course's exchange classes beside it (``tools/exchange.py`` as ``td_exchange.py``: nbgrader and
+the standard library only): fetch, submit, list and feedback refuse an exchange writable by
+everyone without the sticky bit and a course folder that is not the exchange owner's (planted).
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821
 
@@ -13,3 +19,11 @@ c.CourseDirectory.course_id = os.environ.get("TD_COURSE_ID", "td-course")
 c.Exchange.root = os.environ.get("TD_EXCHANGE", "/srv/nbgrader/exchange")
 if os.environ.get("JUPYTERHUB_USER"):
     c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
+
+_here = os.path.dirname(os.path.abspath(__file__))  # noqa: F821 (set by traitlets' config loader)
+if os.path.exists(os.path.join(_here, "td_exchange.py")):
+    if _here not in sys.path:
+        sys.path.insert(0, _here)
+    import td_exchange
+
+    td_exchange.configure(c, "td_exchange")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import fcntl
 import logging
 import os
@@ -14,7 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from tools import env
+from tools import env, exchange
 from tools.grade import add_kernel_options
 from tools.live_grading.policy import MODES, AssignmentPolicy, Policy
 from tools.live_grading.queue import Arrival, Queue
@@ -68,8 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--instructor-group", default="instructors", metavar="NAME",
                    help="members of this hub group are instructors too (default: instructors)")
     p.add_argument("--check-owner", action="store_true",
-                   help="refuse a submission whose folder another system user wrote, with one system user per "
-                        "student (default: off, as on a hub where everyone runs as one account)")
+                   help="with one system user per student: refuse a submission whose folder (lstat, never a link) "
+                        "another system user wrote, a link, or a folder holding links, and take its time from the "
+                        "exchange's record (the folder's latest ctime, tools/exchange.py), not from its name "
+                        "(default: off, as on a hub where everyone runs as one account)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="grade on this Dask scheduler, tcp://HOST:8786 (default: a local cluster)")
     p.add_argument("--workers", type=int, metavar="N",
@@ -95,23 +99,46 @@ def build_parser() -> argparse.ArgumentParser:
 
 def refuser(policy: Policy, course: Path, inbound: Path | None = None):
     """Why an arriving submission is refused outright (live grading off, unknown assignment, and
-    with ``inbound``: a folder owned by another system user than the student), or None."""
+    with ``inbound``: what ``tools.exchange.inspect`` refuses: a folder another system user wrote,
+    a link, a folder holding links or special files), or None."""
     def refuse(a: Arrival) -> str | None:
         if not policy.get(a.assignment).enabled:
             return f"live grading is off for {a.assignment}; the instructor grades it after collecting"
         if (course / "source").is_dir() and not (course / "source" / a.assignment).is_dir():
             return f"the course has no assignment {a.assignment}"
         if inbound is not None:
-            import pwd
-
-            try:
-                owner = pwd.getpwuid((inbound / a.inbound).stat().st_uid).pw_name
-            except (KeyError, OSError):
-                owner = "an unknown user"
-            if owner != a.student:
-                return f"this submission was written by {owner}, not by {a.student}"
+            sub = exchange.inspect(inbound, a.inbound)
+            if sub.ok and sub.student != a.student:  # the watcher and the exchange split names alike
+                return f"this submission's name names {sub.student}, not {a.student}"
+            if not sub.ok:
+                owner_mismatch = sub.problem.startswith("written by")
+                return f"this submission was {sub.problem}" if owner_mismatch else f"refused: {sub.problem}"
         return None
     return refuse
+
+
+class RecordedTimes:
+    """The queue as the watcher sees it, with each arrival's time taken from the exchange's record
+    (``tools.exchange.inspect``: the latest ctime of the folder and its contents, which no user can
+    set back) instead of its name: a backdated name does not escape the limit per hour."""
+
+    def __init__(self, queue: Queue, inbound: Path):
+        self.queue, self.inbound = queue, inbound
+
+    def known(self) -> set[str]:
+        return self.queue.known()
+
+    def add(self, arrivals, limit, refuse=lambda a: None, now: float | None = None):
+        return self.queue.add([self.recorded(a) for a in arrivals], limit, refuse, now)
+
+    def recorded(self, a: Arrival) -> Arrival:
+        sub = exchange.inspect(self.inbound, a.inbound, check_owner=False)
+        if sub.time is None:
+            return dataclasses.replace(a, submitted=time.time())  # unreadable: now, never the name
+        if abs(sub.time - a.submitted) > 60:
+            log.warning("%s: the name says %s, the exchange recorded %s; the exchange's time counts",
+                        a.inbound, a.timestamp, sub.timestamp)
+        return dataclasses.replace(a, submitted=sub.time)
 
 
 def _loop(stop: threading.Event, every: float, fn) -> None:
@@ -132,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     course = a.course.resolve()
     state = (a.state or course / ".live_grading").resolve()
     state.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(PermissionError):
+        state.chmod(0o700)  # its courses hold the sources and hidden tests; its queue every student's results
     lock = (state / "service.lock").open("a+")  # one service per state folder (held until the process ends)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -145,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     policy_file = a.policy or (course / "live_grading.toml")
     policy = Policy.load(policy_file, AssignmentPolicy(max_per_hour=a.max_per_hour, hidden_before_deadline=a.hidden))
     inbound = a.exchange / a.course_id / "inbound"
-    watcher = Watcher(queue, inbound, policy.limit, refuser(policy, course, inbound if a.check_owner else None),
-                      a.settle)
+    watcher = Watcher(RecordedTimes(queue, inbound) if a.check_owner else queue, inbound, policy.limit,
+                      refuser(policy, course, inbound if a.check_owner else None), a.settle)
     if a.grader:
         grader = load_grader(a.grader)
     else:
