@@ -43,6 +43,15 @@ c.CourseDirectory.ignore = [
 # submit, collect, release_feedback, fetch_feedback). nbgrader's default; a class on one
 # machine or a JupyterHub mounts the same folder for everyone. TD_EXCHANGE moves it (tests).
 c.Exchange.root = os.environ.get("TD_EXCHANGE", "/srv/nbgrader/exchange")
+# ... through the course's own exchange classes (tools/exchange.py): a sticky root (1777), a course
+# folder only its owner may rename, inbound write-only for students, and collect takes a submission
+# only from the system user its folder's name claims (lstat, no links), at the time the exchange
+# recorded (the folder's ctime), never the one its name claims. TD_EXCHANGE_ONE_ACCOUNT=1: every
+# student runs as one system account (the hub's trial, the README's tests): no owner check.
+from tools import exchange as _exchange  # noqa: E402
+
+_exchange.configure(c)
+c.CourseExchange.one_account = os.environ.get("TD_EXCHANGE_ONE_ACCOUNT", "") not in ("", "0")
 
 # Work handed in outside the exchange (students on laptops upload their notebooks to an LMS):
 # `make collect-zip A=<assignment> ZIP=<download>` (tools/collect_zip.py) runs nbgrader's
@@ -116,7 +125,12 @@ c.GradingExecute.max_kernel_restarts = 3
 
 # Feedback shows results, never the source of hidden tests: output lines that reproduce a
 # hidden line are removed, then the hidden regions themselves.
-c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenOutputs, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+# Last, student HTML made inert (tools/sanitize.py; after the scrub, which reads the raw text).
+from tools.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
+from tools.sanitize import SanitizeStudentHTML  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenOutputs, ClearHiddenTests, CSSHTMLHeaderPreprocessor,
+                                    SanitizeStudentHTML]
 c.ClearHiddenTests.enforce_metadata = False
 
 # Feedback pages typeset math offline: the course's feedback template inlines the packaged
@@ -125,4 +139,9 @@ from tools.site import feedback_template_basedirs  # noqa: E402
 
 c.HTMLExporter.template_name = "td_feedback"
 c.HTMLExporter.extra_template_basedirs = feedback_template_basedirs()
-c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax"}
+c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax", **SANITIZING_FILTERS}
+# No student script runs in a page nbconvert renders for the instructor: generate_feedback and the
+# Formgrader (nbgrader builds its HTMLExporter from this configuration) clean rich outputs (nbconvert's
+# sanitize_html, through tools.sanitize.clean_html) and drop scripts and widgets; the filters clean
+# markdown and image sizes, and the feedback page's CSP lets only its own MathJax run.
+c.HTMLExporter.sanitize_html = True

@@ -384,3 +384,75 @@ def test_parallel_sandboxed_grader_survives_500_mb_too(graded, tmp_path):
     assert died and "KernelDied" in died[-1]["evalue"] + died[-1]["ename"], died
     assert not recs["crash"]["flags"], recs["crash"]["flags"]
     assert peak_kb / 1024 < 600, f"the grading worker peaked at {peak_kb / 1024:.0f} MB"
+
+
+# ------------------------------------------------------------------ a slow honest notebook
+SLOW_BUDGET = 8  # seconds: the kernel starts and the first exercise runs well within it
+
+
+def slow_honest_notebook() -> nbformat.NotebookNode:
+    """Correct answers, one of them slow (a 60 s computation), with markdown cells after it
+    (text, a graded written answer) and exercises after those."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    md = nbformat.v4.new_markdown_cell
+    code = nbformat.v4.new_code_cell
+    nb.cells = [
+        md("# A slow honest notebook"),
+        code("OFFSET = 1"),
+        code("def double(x):\n    return 2 * x", metadata=_meta(grade=False, grade_id="ex_double", locked=False,
+                                                             solution=True)),
+        code("assert double(3) == 6", metadata=_meta(grade=True, grade_id="test_double", locked=True, points=1,
+                                                    solution=False)),
+        md("## The slow one"),
+        code("import time\ntime.sleep(60)  # an honest but slow computation\ndef square(x):\n    return x * x",
+             metadata=_meta(grade=False, grade_id="ex_square", locked=False, solution=True)),
+        md("Markdown after the cell that uses up the budget."),
+        code("assert square(3) == 9", metadata=_meta(grade=True, grade_id="test_square", locked=True, points=1,
+                                                    solution=False)),
+        md("My written answer: $x^2$ grows.", metadata=_meta(grade=True, grade_id="written", locked=False,
+                                                            points=2, solution=True)),
+        code("def inc(x):\n    return x + OFFSET", metadata=_meta(grade=False, grade_id="ex_inc", locked=False,
+                                                                solution=True)),
+        md("One more markdown cell."),
+        code("assert inc(double(2)) == 5", metadata=_meta(grade=True, grade_id="test_inc", locked=True, points=1,
+                                                          solution=False)),
+        md("The end."),
+    ]
+    return nb
+
+
+def _by_id(nb) -> dict:
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "grade_id" in c.metadata.get("nbgrader", {})}
+
+
+def test_a_slow_honest_notebook_is_cut_at_its_budget_not_dropped():
+    """The budget runs out in a slow cell followed by markdown cells: no crash (nbgrader used to
+    drop the whole notebook, "nbgrader autograde failed"), the test cells before keep their
+    points, the code cells after are not run and score 0, the written answer is still there to
+    grade by hand, and the feedback says where the budget ran out."""
+    from nbgrader.utils import determine_grade
+
+    nb = slow_honest_notebook()
+    pre = ext.GradingExecute(notebook_budget=SLOW_BUDGET, timeout=90)
+    t0 = time.monotonic()
+    nb, _ = pre.preprocess(nb, {})
+    took = time.monotonic() - t0
+    assert took < SLOW_BUDGET + 30, f"grading took {took:.0f} s for a budget of {SLOW_BUDGET} s"
+    cells = _by_id(nb)
+    scores = {gid: determine_grade(c)[0] for gid, c in cells.items() if gid.startswith("test_")}
+    assert scores == {"test_double": 1, "test_square": 0, "test_inc": 0}, scores
+    assert determine_grade(cells["written"])[0] is None  # graded by hand, untouched
+    assert cells["written"].source == "My written answer: $x^2$ grows."
+
+    cut = [o for o in cells["ex_square"].outputs if o.get("output_type") == "error"]
+    assert cut and cut[-1]["ename"] == ext.BUDGET_ENAME, cells["ex_square"].outputs
+    assert f"the time budget of this notebook ({SLOW_BUDGET} s to grade it) ran out while this cell ran" \
+        in cut[-1]["evalue"]
+    for gid in ("test_square", "ex_inc", "test_inc"):
+        (err,) = cells[gid].outputs
+        assert err["ename"] == ext.BUDGET_ENAME, gid
+        assert f"({SLOW_BUDGET} s to grade it) was used up before this cell ran" in err["evalue"], err["evalue"]
+        assert "it ran out while cell 6 (ex_square) ran" in err["evalue"], err["evalue"]
+        assert cells[gid].execution_count is None
+    assert [o["output_type"] for o in cells["test_double"].outputs if o["output_type"] == "error"] == []

@@ -395,3 +395,51 @@ def test_the_kernel_disk_is_capped_and_a_full_disk_is_the_students_own_error(tmp
     assert not (work / "fill").exists()
     after = os.statvfs(tmp_path)
     assert (before.f_bavail - after.f_bavail) * after.f_frsize < 8 << 20, "the host's disk was written"
+
+
+# ------------------------------------------------------------------ the lint that keeps test cells self-contained
+def _nb(*cells):
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    out = []
+    for kind, gid, src in cells:
+        meta = {"grade_id": gid, "schema_version": 3, "locked": kind == "test", "grade": kind == "test",
+                "solution": kind == "answer", "points": 1 if kind == "test" else 0}
+        out.append(new_code_cell(src, metadata={"nbgrader": meta}))
+    return new_notebook(cells=out)
+
+
+def test_lint_refuses_a_test_cell_that_reads_a_name_it_does_not_own():
+    from tools import nbtool
+
+    answer = ("answer", "exA", "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\nTABLE = [1]\n")
+    good = ("test", "test_A", "import numpy as np\nfrom td_lib.own_work import own_work, passed\n"
+            "assert np.isclose(own_work(f, 'exA')(1), TABLE[0]), 'f(1) should be 1, the first entry'\npassed('f')")
+    bad = ("test", "test_B", "from td_lib.own_work import own_work, passed\n"
+           "assert np.isclose(own_work(f, 'exA')(1), _helper(1)), 'f(1) should be what the helper says'\npassed('f')")
+    problems = nbtool.lint_tests(_nb(answer, good, bad), "nb")
+    reads = [p for p in problems if "reads" in p]
+    assert len(reads) == 2 and all("(test_B)" in p for p in reads), problems
+    assert any("'np'" in p for p in reads) and any("'_helper'" in p for p in reads)
+
+
+def test_a_forged_result_then_a_command_through_input_runs_nothing(grader, loop, tmp_path):
+    """a521584: the first prompt ended the runner's call with a forged result, the second made the
+    runner, back in its loop, execute the payload (as root under make grade)."""
+    path, payload = marker(tmp_path, "sequence")
+    run(loop, grader.student(
+        "import json, sys\n"
+        "def double(x):\n"
+        f"    for m in ({{'op': 'result', 'ok': 6, 'after': {{}}}}, {{'op': 'run', 'source': {payload!r}}}):\n"
+        "        try:\n"
+        "            input(json.dumps(m))\n"
+        "        except RuntimeError:\n"
+        "            pass\n"
+        "        f = sys._getframe(1)\n"
+        "        while f is not None and 'ask' not in f.f_locals:\n"
+        "            f = f.f_back\n"
+        "        f.f_locals['ask'](json.dumps(m))\n"
+        "    return 2 * x\n"))
+    cell = run(loop, grader.test(HONEST))
+    assert_violation(grader, cell, path)
+    assert_next_student_graded(grader, loop)

@@ -116,8 +116,10 @@ INTEGRITY_ENAME = "IntegrityError"
 _EXEC_REPORT: dict[str, dict] = {}
 # notebook -> the folder of its student edition of td_lib (set by grade_submission in the worker)
 _EDITIONS: dict[str, str] = {}
-# whether the task's test runners run sandboxed (set by grade_submission in the worker)
-_SANDBOX_RUNNER: list[bool] = []
+# the folder of the test runner's edition of td_lib, when the task's runners are sandboxed (set by
+# grade_submission in the worker)
+_SANDBOX_RUNNER: list[str] = []
+RUNNER_EDITION = "<test runner>"  # its key among the editions a task receives
 # notebook -> the names its answer cells define in the course's source: all a test may ask the kernel for
 _DECLARABLE: dict[str, frozenset] = {}
 
@@ -216,8 +218,7 @@ class _SandboxSteps:
         slot = None
         if _SANDBOX_RUNNER:  # the test runner in a sandbox of its own, under a uid of its own (as root)
             slot = sandbox.UidSlot() if os.geteuid() == 0 else None
-            self.td_runner_command = sandbox.runner_command(_EDITIONS.get(self._td_notebook, ""),
-                                                            uid=slot.uid if slot else None)
+            self.td_runner_command = sandbox.runner_command(_SANDBOX_RUNNER[0], uid=slot.uid if slot else None)
         t0 = time.perf_counter()
         try:
             return super().preprocess(nb, resources, km)
@@ -336,22 +337,24 @@ def answer_names(course: Path, assignment: str, notebooks: list[str]) -> dict[st
 
     out: dict[str, list[str]] = {}
     for nb in notebooks:
-        src = course / "source" / assignment / f"{nb}.py"
+        src = next((s for s in (course / "source" / assignment / f"{nb}{ext}" for ext in (".py", ".ipynb"))
+                    if s.exists()), None)
+        if src is None:  # no source to read the answers from: the test's own declaration decides
+            continue
         names: set[str] = set()
-        if src.exists():
-            for c in nbcore.read_source(src).cells:
-                if c.cell_type != "code" or not nbcore.is_answer(c):
-                    continue
-                try:
-                    tree = ast.parse(nbcore.strip_markers(c.source, nbcore.BEGIN_SOL, nbcore.END_SOL, keep=True))
-                except SyntaxError:
-                    continue
-                for n in tree.body:
-                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                        names.add(n.name)
-                    elif isinstance(n, (ast.Assign, ast.AnnAssign)):
-                        for tg in n.targets if isinstance(n, ast.Assign) else [n.target]:
-                            names |= {x.id for x in ast.walk(tg) if isinstance(x, ast.Name)}
+        for c in nbcore.read_source(src).cells:
+            if c.cell_type != "code" or not nbcore.is_answer(c):
+                continue
+            try:
+                tree = ast.parse(nbcore.strip_markers(c.source, nbcore.BEGIN_SOL, nbcore.END_SOL, keep=True))
+            except SyntaxError:
+                continue
+            for n in tree.body:
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(n.name)
+                elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+                    for tg in n.targets if isinstance(n, ast.Assign) else [n.target]:
+                        names |= {x.id for x in ast.walk(tg) if isinstance(x, ast.Name)}
         out[nb] = sorted(names)
     return out
 
@@ -430,13 +433,13 @@ def _install_editions(scratch: Path, shared: dict) -> None:
     _DECLARABLE.update({nb: frozenset(v) for nb, v in shared.get("declarable", {}).items()})
     if not shared["sandbox"]:
         return
-    _SANDBOX_RUNNER.append(True)
-    for nb, lib_files in shared.get("student_lib", {}).items():
-        lib = scratch / "student_lib" / nb / "td_lib"
+    for i, (nb, lib_files) in enumerate(shared.get("student_lib", {}).items()):
+        lib = scratch / "student_lib" / str(i) / "td_lib"
         _write_tree(lib, lib_files)
-        for p in [lib.parent, lib, *lib.rglob("*")]:
+        for p in [lib.parent.parent, lib.parent, lib, *lib.rglob("*")]:
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
         _EDITIONS[nb] = str(lib)
+    _SANDBOX_RUNNER.append(_EDITIONS.pop(RUNNER_EDITION, ""))
 
 
 def _collect_task(out: dict, res: dict, done: Path) -> None:
@@ -621,6 +624,9 @@ def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, li
 
         for nb in notebooks:
             student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, []), keep_general=False))
+        # The test runner's: the handout's edition, what a student's laptop runs the same test cells
+        # with (every exercise's answers cut, the engines a test may call, such as cnn_lcn.integrate, kept).
+        student_lib[RUNNER_EDITION] = student_edition.files(student_edition.cached(student_edition.handout_exercises()))
     return {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
             "gradebook": gradebook_snapshot(course, assignment),
             "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},

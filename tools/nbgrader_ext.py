@@ -644,8 +644,10 @@ class BudgetExecute(Execute):
     budget is the wall-clock time one notebook may take, kernel start (and restarts) included.
     A cell gets at most what is left of it (or ``timeout``, whichever is shorter): a cell still
     running when the budget runs out is interrupted and gets a ``GradingBudgetExceeded`` error,
-    and the cells after it are not run and get the same error, so graded cells among them score
-    0 and the notebook still goes through the rest of nbgrader's chain (scores are saved).
+    and the code cells after it are not run and get the same error, saying where the budget ran
+    out, so graded cells among them score 0, the cells before keep their points and the notebook
+    still goes through the rest of nbgrader's chain (scores are saved). Markdown and raw cells
+    (a written answer graded by hand) are left as they are.
     """
 
     notebook_budget = Integer(
@@ -653,9 +655,11 @@ class BudgetExecute(Execute):
                   "cells left when it runs out are not run and score 0. 0: no budget.").tag(config=True)
 
     _deadline: float | None = None
+    _ran_out: str = ""  # where the budget ran out ("while cell 6 (ex_square) ran"), once it has
 
     def preprocess(self, nb, resources=None, km=None):
         self._deadline = time.monotonic() + self.notebook_budget if self.notebook_budget > 0 else None
+        self._ran_out = ""
         try:
             return super().preprocess(nb, resources, km)
         finally:
@@ -678,26 +682,39 @@ class BudgetExecute(Execute):
         return left if timeout is None else min(timeout, left)
 
     def preprocess_cell(self, cell, resources, index):
+        # Only cells that would run are marked: markdown and raw cells (a written answer graded
+        # by hand) have no outputs and stay as they are.
         if self.budget_spent() and runs_code(cell):
+            where = f" (it ran out {self._ran_out})" if self._ran_out else ""
             cell.outputs = [error_output(BUDGET_ENAME, (
                 f"the time budget of this notebook ({self.notebook_budget} s to grade it) was used up before "
-                "this cell ran: it was not run (a test cell scores 0); the cells before it are graded"))]
+                f"this cell ran{where}: it was not run (a test cell scores 0); the cells before it are graded"))]
             cell.execution_count = None
             return cell, resources
         return super().preprocess_cell(cell, resources, index)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-        if self.budget_spent():
+        if runs_code(cell) and self.budget_spent():  # nbclient returns other cells untouched (no outputs)
             timeout_ename = (self.error_on_timeout or {}).get("ename")
-            for i, out in enumerate(cell.outputs):
+            interrupted = False
+            for i, out in enumerate(cell.get("outputs", [])):
                 if out.get("output_type") == "error" and out.get("ename") == timeout_ename:
+                    interrupted = True
                     cell.outputs[i] = error_output(BUDGET_ENAME, (
                         f"the time budget of this notebook ({self.notebook_budget} s to grade it) ran out while "
-                        "this cell ran: it was interrupted (a test cell scores 0)"))
+                        "this cell ran: it was interrupted (a test cell scores 0); the cells after it are not run"))
+            if not self._ran_out:
+                self._ran_out = f"{'while' if interrupted else 'after'} {self._cell_name(cell, cell_index)} ran"
         return cell
 
     execute_cell = run_sync(async_execute_cell)
+
+    @staticmethod
+    def _cell_name(cell, cell_index: int) -> str:
+        """``cell 6 (ex_square)``: its place in the notebook (from 1) and its grade id, if any."""
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        return f"cell {cell_index + 1}" + (f" ({gid})" if gid else "")
 
 
 # ------------------------------------------------------------------------ crash recovery

@@ -19,6 +19,10 @@ changes nothing:
 
 The figures are matplotlib PNGs inlined as ``data:`` URIs, with alt texts and captions; the
 page loads nothing (no script, font or style from elsewhere) and works offline.
+
+What students wrote (messages, code, names) reaches the page only as text (Jinja autoescape),
+and the page carries its own Content-Security-Policy (:func:`content_security_policy`): no script
+runs, nothing is fetched but its ``data:`` images, only its own style sheet applies.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import base64
 import datetime as dt
+import hashlib
 import html
 import io
 import json
@@ -340,6 +345,23 @@ def highlight(source: str, slices: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+CSP_PLACEHOLDER = "TD-REPORT-CONTENT-SECURITY-POLICY"
+_NONE = "'none'"
+_HEAD_STYLE = re.compile(r"<style>(.*?)</style>", re.S)
+
+
+def content_security_policy(page: str, meta: bool = False) -> str:
+    """The report's Content-Security-Policy: no script, nothing fetched but ``data:`` images, and
+    only the page's own style sheet (the ``<style>`` of its head, by hash). ``meta``: the form
+    for the page's ``<meta>`` (``frame-ancestors`` only works in a header)."""
+    head = page.split("</head>", 1)[0]
+    styles = " ".join("'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode() + "'"
+                      for s in _HEAD_STYLE.findall(head))
+    policy = (f"default-src 'none'; script-src 'none'; style-src {styles or _NONE}; "
+              "img-src data:; base-uri 'none'; form-action 'none'")
+    return policy if meta else policy + "; frame-ancestors 'none'"
+
+
 def render(report: Report) -> str:
     from jinja2 import Environment, FileSystemLoader, select_autoescape
     from markupsafe import Markup
@@ -357,11 +379,13 @@ def render(report: Report) -> str:
     summary = {"n": len(scores), "mean": statistics.fmean(scores) if scores else 0.0,
                "median": statistics.median(scores) if scores else 0.0,
                "to_grade": sum(s.needs_manual_grade for s in report.submissions)}
-    return jenv.get_template(TEMPLATE.name).render(
+    page = jenv.get_template(TEMPLATE.name).render(
         r=report, summary=summary, histogram=score_histogram(report), marks=marks_figure(report),
         timing=timing, by_time=sorted(timed, key=lambda s: (-s.seconds, s.student)),
         n=max(1, len(report.submissions)), max_cells=MAX_PAIR_CELLS, max_messages=MAX_MESSAGES,
-        max_pairs=MAX_PAIRS, max_side=MAX_PAIRS_SIDE_BY_SIDE)
+        max_pairs=MAX_PAIRS, max_side=MAX_PAIRS_SIDE_BY_SIDE, csp=CSP_PLACEHOLDER)
+    # the policy hashes the page's style sheet, so it is written once the page is
+    return page.replace(CSP_PLACEHOLDER, content_security_policy(page, meta=True), 1)
 
 
 def write(report: Report, out: Path) -> Path:

@@ -14,11 +14,20 @@ client may send a hub token (``Authorization: token ...``). Who is an instructor
 
 Another student's submission answers 404 (as one that does not exist), an instructor's page
 403. What a feedback shows is :func:`tools.live_grading.policy.view`'s.
+
+What a student wrote (names, messages, code) is escaped by the templates (Jinja autoescape), and
+every response carries a Content-Security-Policy (:func:`content_security_policy`): the pages'
+one style sheet and one script run (by hash; ``live_grading_assets.html.j2``), nothing else
+does, and a page talks to nothing but this service. The report page gets the report's own policy
+(:func:`tools.report.content_security_policy`: no script at all).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import functools
+import hashlib
 import json
 import logging
 import os
@@ -84,13 +93,31 @@ class Service:
         return d
 
 
-def _render(name: str, **kw) -> str:
+def _environment():
     from jinja2 import Environment, FileSystemLoader, select_autoescape
 
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(["j2", "html"]),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["num"] = lambda x: "" if x is None else f"{x:g}"
-    return env.get_template(name).render(**kw)
+    return env
+
+
+def _render(name: str, **kw) -> str:
+    return _environment().get_template(name).render(**kw)
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+@functools.cache
+def content_security_policy() -> str:
+    """The pages' Content-Security-Policy: their style sheet and script (the macros of
+    ``live_grading_assets.html.j2``, rendered as the pages render them) by hash, requests to
+    this origin only (the script polls the API), no plugin, frame, form or base URL."""
+    assets = _environment().get_template("live_grading_assets.html.j2").module
+    return (f"default-src 'none'; script-src {_sha256(str(assets.poll()))}; style-src {_sha256(str(assets.style()))}; "
+            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
 class Base(HubOAuthenticated, web.RequestHandler):
@@ -104,6 +131,11 @@ class Base(HubOAuthenticated, web.RequestHandler):
     @property
     def instructor(self) -> bool:
         return self.service.is_instructor(self.current_user)
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Security-Policy", content_security_policy())
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Referrer-Policy", "same-origin")
 
     def url(self, *parts: str) -> str:
         return url_path_join(self.hub_auth.base_url, *parts)
@@ -165,8 +197,12 @@ class ReportHandler(Base):
         graded = [r.finished or 0 for r in self.service.queue.rows(assignment=assignment) if r.state == "graded"]
         if not out.exists() or out.stat().st_mtime < max(graded, default=0):
             await asyncio.get_running_loop().run_in_executor(None, write_report, assignment, course, out)
+        from tools import report
+
+        page = out.read_bytes()
         self.set_header("Content-Type", "text/html; charset=utf-8")
-        self.write(out.read_bytes())
+        self.set_header("Content-Security-Policy", report.content_security_policy(page.decode("utf-8")))
+        self.write(page)
 
 
 def write_report(assignment: str, course: Path, out: Path) -> Path:
