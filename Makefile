@@ -21,7 +21,7 @@ LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
 .PHONY: all course setup notebooks solutions site release validate checks autograde-demo collect-zip report lab formgrader handout \
-        hub test test-fast test-numerics chromium sandbox figures bench lint equations clean help
+        hub test test-fast test-numerics chromium sandbox delegates figures bench lint equations clean help
 
 all: course ## build and run the course (= make course)
 
@@ -62,6 +62,9 @@ release: setup ## nbgrader generate_assignment for every assignment (checked for
 
 validate: setup ## sources pass their tests; releases fail them (inverted)
 	$(PY) -m tools.pipeline validate
+
+delegates: setup ## search every grading edition of td_lib for functions that answer an exercise (~20 min on 2 cores)
+	$(PY) -m tools.delegates
 
 checks: setup ## recompute every number the course quotes
 	@for s in checks/*_check.py; do echo "== $$s"; $(PY) $$s; done

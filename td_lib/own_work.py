@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["COUNTERPARTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "demo_result", "library_off",
-           "own_work", "passed", "student_or"]
+__all__ = ["COUNTERPARTS", "DELEGATE_CUTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "demo_result",
+           "library_off", "own_work", "passed", "student_or"]
 
 #: exercise (answer cell ``grade_id``) -> dotted names of the functions a student could
 #: delegate the exercise to. Names that do not import (``checks`` is instructor-only and
@@ -121,6 +121,18 @@ GENERAL_TOOLS: tuple[str, ...] = (
     "td_lib.cnn_lcn.model.generalisation_error",  # eq. 81: the error every ODE run reports
     "td_lib.cnn_lcn.model.eg_from_covariance",
 )
+
+
+#: What ``python -m tools.delegates`` found (issue 35, point 5): exercise -> library functions that
+#: its notebook's grading edition kept and that passed every test of the exercise as a short
+#: delegate (Theorem 6 is two calls of the arc-cosine kernel: ``|w*| (k0 û* + (k1 - c k0) û_k)``).
+#: The grading edition of the notebook cuts them like the exercise's counterparts
+#: (``tools.student_edition.cut_names``, ``keep_general=False``); the students' edition keeps them
+#: (they are general tools, which demos and engines need). ``tests/test_delegates.py`` reruns the tool
+#: on the course: it must find nothing, so a new finding lands here (or changes its exercise).
+DELEGATE_CUTS: dict[str, tuple[str, ...]] = {
+    "ex74A_closed_form": ("td_lib.core.gaussian.arccos_kernel",),
+}
 
 
 class DelegationError(RuntimeError):

@@ -10,7 +10,8 @@ exercise counterparts (``td_lib.own_work.COUNTERPARTS``):
   ``__all__`` that re-exported it, so ``from td_lib.mixed_cumulant import kappa4_v`` fails and nothing is
   left to read, copy or call. The registry's general tools (``own_work.GENERAL_TOOLS``: building
   blocks, or formulas a statement prints) stay in the students' edition and go from the grading
-  kernel's (``keep_general=False``);
+  kernel's (``keep_general=False``), as do the functions ``python -m tools.delegates`` found a
+  short delegate of an exercise could hand in (``own_work.DELEGATE_CUTS``);
 - the registry itself is empty (there is nothing to switch off);
 - no docstring or comment names an exercise: a line of a docstring or a comment that mentions
   one (``Exercise 7.3.C.3``) is dropped.
@@ -198,11 +199,22 @@ def _scrub(text: str) -> str:
     return "\n".join(out)
 
 
+def delegate_cuts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
+    """``own_work.DELEGATE_CUTS``: what ``python -m tools.delegates`` found an exercise's grading
+    edition kept and a short delegate could hand in; the grading edition cuts it too."""
+    return _literal(source, "DELEGATE_CUTS")
+
+
 def cut_names(exercises=None, keep_general: bool = True, source: Path = SOURCE) -> list[str]:
     """The td_lib names an edition cuts: the counterparts of ``exercises`` (default: every one),
-    without the general tools unless ``keep_general`` is False."""
+    without the general tools unless ``keep_general`` is False; a grading edition
+    (``keep_general=False``) also cuts the delegates found for them (:func:`delegate_cuts`)."""
     keep = general_tools(source) if keep_general else set()
-    return sorted({n for ex, ns in counterparts(source).items() if exercises is None or ex in exercises
+    registry = {ex: tuple(ns) for ex, ns in counterparts(source).items()}
+    if not keep_general:
+        for ex, ns in delegate_cuts(source).items():
+            registry[ex] = registry.get(ex, ()) + tuple(ns)
+    return sorted({n for ex, ns in registry.items() if exercises is None or ex in exercises
                    for n in ns if n.startswith("td_lib.") and n not in keep})
 
 
@@ -241,15 +253,21 @@ def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exerci
 
 
 def _empty_registry(text: str) -> str:
-    tree = ast.parse(text)
-    for node in tree.body:
+    """``own_work.py`` with its tables keyed by exercise (``COUNTERPARTS``, ``DELEGATE_CUTS``) empty."""
+    empty = {"COUNTERPARTS": "the student edition has no counterparts",
+             "DELEGATE_CUTS": "nor the delegates found for them"}
+    found = []
+    for node in reversed(ast.parse(text).body):
         target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id == "COUNTERPARTS":
+        if isinstance(target, ast.Name) and target.id in empty:
             lines = text.split("\n")
             lines[node.lineno - 1:node.end_lineno] = [
-                "COUNTERPARTS: dict[str, tuple[str, ...]] = {}  # the student edition has no counterparts"]
-            return "\n".join(lines)
-    raise ValueError("own_work.py: COUNTERPARTS not found")
+                f"{target.id}: dict[str, tuple[str, ...]] = {{}}  # {empty[target.id]}"]
+            text = "\n".join(lines)
+            found.append(target.id)
+    if "COUNTERPARTS" not in found:
+        raise ValueError("own_work.py: COUNTERPARTS not found")
+    return text
 
 
 _CHECK = _RESOLVE + r'''
