@@ -29,8 +29,18 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import class_setup  # noqa: E402  deploy/class_setup.py
+
+def _load(path: Path):
+    """A module of this folder by its path (deploy/ is not a package, and sys.path stays as it is)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class_setup = _load(Path(__file__).resolve().parent / "class_setup.py")
 
 c = get_config()  # noqa: F821
 

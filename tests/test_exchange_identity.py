@@ -278,11 +278,11 @@ chmod -R 0777 "$1/td-course"
     assert not (klass.course / "submitted" / victim).exists(), f"collected from a planted course folder:\n{log}"
     assert attacker in log, log
     # the student side (the hub's student config, with the course's exchange classes)
-    sys.path.insert(0, str(REPO / "deploy"))
-    try:
-        import class_setup
-    finally:
-        sys.path.remove(str(REPO / "deploy"))
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("class_setup", REPO / "deploy" / "class_setup.py")
+    class_setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(class_setup)
     cfg = class_setup.install_student_config(tmp_path / "student-config")
     work = tmp_path / "work"
     work.mkdir()

@@ -88,7 +88,7 @@ def test_free_names_are_what_a_cell_reads_and_never_binds():
 
 def _start_runner():
     r, w = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-I", str(remote_tests.RUNNER_PY), str(w)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-I", "-m", "tools.runner", str(w)], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, pass_fds=(w,), cwd="/")
     os.close(w)
     return proc, os.fdopen(r, "rb")

@@ -47,7 +47,6 @@ from tools import wire
 from tools.runner import free_names  # noqa: F401 - the names a test cell declares (re-exported)
 
 SERVER = "__td_rpc__"
-RUNNER_PY = Path(__file__).resolve().parent / "runner.py"
 WIRE_SOURCE = Path(wire.__file__).read_text()
 INSTALL = (f"import types as _td_t\n_td_m = _td_t.ModuleType('td_wire')\nexec({WIRE_SOURCE!r}, _td_m.__dict__)\n"
            f"{SERVER} = _td_m.Server(get_ipython().user_ns)\ndel _td_t, _td_m\n")
@@ -72,7 +71,7 @@ class RunnerProcess:
 
     def __init__(self, command=None, env: dict | None = None):
         r, w = os.pipe()
-        argv = command(w) if command is not None else [sys.executable, "-I", str(RUNNER_PY), str(w)]
+        argv = command(w) if command is not None else [sys.executable, "-I", "-m", "tools.runner", str(w)]
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, pass_fds=(w,), env=env, cwd="/",
                                      start_new_session=True)

@@ -4,7 +4,8 @@ Started by the grader (:class:`tools.remote_tests.RunnerProcess`) once per noteb
 as an unprivileged user of its own (``tools/sandbox.py``: no network, no checkout, no course,
 the notebook's grading edition of ``td_lib`` read-only), it talks JSON lines with the grader
 only: requests on stdin, replies on a file descriptor of their own. It imports the standard
-library and :mod:`tools.wire`, nothing else of the repository.
+library and :mod:`tools.wire`, nothing else of the repository (in the sandbox it starts as
+``python -s -E -m tools.runner`` in ``/runner``, which holds only those two files).
 
 The grader asks, the runner answers (docs/GRADING.md):
 
@@ -37,10 +38,7 @@ import json
 import os
 import sys
 
-if __package__ in (None, ""):  # started as a file inside the sandbox: /runner/tools/runner.py
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from tools import wire  # noqa: E402
+from tools import wire
 
 
 def free_names(source: str) -> list[str]:

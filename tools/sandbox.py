@@ -164,9 +164,10 @@ def runner_command(edition: str = "", uid: int | None = None, mem_limit: int = 4
                   "--ro-bind", str(RUNNER_FILES[0]), "/runner/tools/runner.py",
                   "--ro-bind", str(RUNNER_FILES[1]), "/runner/tools/wire.py",
                   "--ro-bind", "/dev/null", "/runner/tools/__init__.py",
-                  "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp", "--chdir", "/tmp",
+                  "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp", "--chdir", "/runner",
                   "--clearenv", *[a for k, v in env.items() for a in ("--setenv", k, v)]]
-        return wrap(uid, limits, inside, [sys.executable, "-I", "/runner/tools/runner.py", str(fd)])
+        # -m from /runner: tools is the two files there (-E: no PYTHONPATH, -s: no user site)
+        return wrap(uid, limits, inside, [sys.executable, "-s", "-E", "-m", "tools.runner", str(fd)])
 
     return command
 
