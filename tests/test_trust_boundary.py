@@ -107,6 +107,18 @@ def marker(tmp_path: Path, name: str) -> tuple[Path, str]:
     return path, f"open({str(path)!r}, 'w').write('pwned')"
 
 
+HONEST_DESCRIBE = ("r = json.loads(req)\n"
+                   "self.out = json.dumps({'id': r['id'], 'info': {n: {'kind': 'function'} for n in r['names']}})")
+
+
+def evil_server(call: str = "self.out = ''", describe: str = HONEST_DESCRIBE) -> str:
+    """Notebook code that replaces the data channel's server by one whose methods run ``call``
+    and ``describe`` (bodies, with ``req`` the request's JSON)."""
+    body = lambda src: "\n".join("        " + ln for ln in src.split("\n"))  # noqa: E731
+    return ("import json\nclass _Evil:\n    out = ''\n    def describe(self, req):\n" + body(describe) + "\n"
+            "    def call(self, req):\n" + body(call) + "\n__td_rpc__ = _Evil()\n")
+
+
 def assert_violation(g: Grader, cell, path: Path) -> None:
     err = error_of(cell)
     assert err is not None and err["ename"] == remote_tests.VIOLATION, cell.outputs
@@ -172,19 +184,9 @@ def test_a_prompt_on_the_stub_channel_that_names_an_operation_is_a_violation(gra
 ])
 def test_a_forged_reply_from_a_replaced_server_is_a_violation(grader, loop, tmp_path, reply):
     path, payload = marker(tmp_path, "reply")
-    run(loop, grader.student(DOUBLE + (
-        "import json\n"
-        "class _Evil:\n"
-        "    out = ''\n"
-        "    def describe(self, req):\n"
-        "        r = json.loads(req)\n"
-        "        self.out = json.dumps({'id': r['id'], 'info': {n: {'kind': 'function'} for n in r['names']}})\n"
-        "    def call(self, req):\n"
-        "        ID = json.loads(req)['id']\n"
-        f"        PAYLOAD = {payload!r}\n"
-        f"        r = {reply}\n"
-        "        self.out = r if isinstance(r, str) else json.dumps(r)\n"
-        "__td_rpc__ = _Evil()\n")))
+    run(loop, grader.student(DOUBLE + evil_server(
+        f"ID = json.loads(req)['id']\nPAYLOAD = {payload!r}\nr = {reply}\n"
+        "self.out = r if isinstance(r, str) else json.dumps(r)")))
     cell = run(loop, grader.test(HONEST))
     assert_violation(grader, cell, path)
     assert_next_student_graded(grader, loop)
@@ -198,13 +200,8 @@ def test_a_forged_reply_from_a_replaced_server_is_a_violation(grader, loop, tmp_
 ])
 def test_a_forged_description_of_names_is_a_violation(grader, loop, tmp_path, info):
     path, _ = marker(tmp_path, "describe")
-    run(loop, grader.student(DOUBLE + (
-        "import json\n"
-        "class _Evil:\n"
-        "    out = ''\n"
-        "    def describe(self, req):\n"
-        f"        self.out = json.dumps({{'id': json.loads(req)['id'], 'info': {info}}})\n"
-        "__td_rpc__ = _Evil()\n")))
+    run(loop, grader.student(DOUBLE + evil_server(
+        describe=f"self.out = json.dumps({{'id': json.loads(req)['id'], 'info': {info}}})")))
     cell = run(loop, grader.test(HONEST))
     assert_violation(grader, cell, path)
     assert_next_student_graded(grader, loop)
@@ -213,32 +210,15 @@ def test_a_forged_description_of_names_is_a_violation(grader, loop, tmp_path, in
 def test_an_oversized_answer_is_a_violation(grader, loop, tmp_path, monkeypatch):
     monkeypatch.setattr(wire, "MAX_BYTES", 1 << 20)  # the grader's cap, lowered to keep the test fast
     path, _ = marker(tmp_path, "big")
-    run(loop, grader.student(DOUBLE + (
-        "import json\n"
-        "class _Evil:\n"
-        "    out = ''\n"
-        "    def describe(self, req):\n"
-        "        r = json.loads(req)\n"
-        "        self.out = json.dumps({'id': r['id'], 'info': {'double': {'kind': 'function'}}})\n"
-        "    def call(self, req):\n"
-        "        self.out = json.dumps({'id': json.loads(req)['id'], 'ok': 'x' * (3 << 20), 'after': {}})\n"
-        "__td_rpc__ = _Evil()\n")))
+    run(loop, grader.student(DOUBLE + evil_server(
+        "self.out = json.dumps({'id': json.loads(req)['id'], 'ok': 'x' * (3 << 20), 'after': {}})")))
     cell = run(loop, grader.test(HONEST))
     assert_violation(grader, cell, path)
 
 
 def test_a_test_that_catches_everything_still_fails_on_a_violation(grader, loop, tmp_path):
     path, _ = marker(tmp_path, "catch")
-    run(loop, grader.student(DOUBLE + (
-        "import json\n"
-        "class _Evil:\n"
-        "    out = ''\n"
-        "    def describe(self, req):\n"
-        "        r = json.loads(req)\n"
-        "        self.out = json.dumps({'id': r['id'], 'info': {'double': {'kind': 'function'}}})\n"
-        "    def call(self, req):\n"
-        "        self.out = json.dumps({'id': 0, 'ok': 6, 'after': {}})\n"
-        "__td_rpc__ = _Evil()\n")))
+    run(loop, grader.student(DOUBLE + evil_server("self.out = json.dumps({'id': 0, 'ok': 6, 'after': {}})")))
     cell = run(loop, grader.test("try:\n    double(3)\nexcept Exception:\n    pass\nprint('swallowed')\n"))
     assert_violation(grader, cell, path)
 
@@ -283,13 +263,7 @@ def test_a_name_no_answer_cell_defines_is_never_taken_from_the_kernel(grader, lo
 def test_silence_costs_the_cell_not_the_budget_nor_the_next_cell(grader, loop):
     """A kernel that never answers: the cell ends at its time limit (the runner's requests count
     in it), and the next cell, with a fresh server, is graded."""
-    run(loop, grader.student(DOUBLE + (
-        "import time\n"
-        "class _Silent:\n"
-        "    out = ''\n"
-        "    def describe(self, req):\n"
-        "        time.sleep(600)\n"
-        "__td_rpc__ = _Silent()\n")))
+    run(loop, grader.student(DOUBLE + evil_server(describe="__import__('time').sleep(600)")))
     grader.timeout = 6
     t0 = time.monotonic()
     cell = run(loop, grader.test(HONEST))
@@ -367,7 +341,6 @@ def test_the_kernel_disk_is_capped_and_a_full_disk_is_the_students_own_error(tmp
     os.chmod(tmp_path, 0o755)
     os.chmod(work, 0o755)
     os.chmod(work / "data.txt", 0o644)
-    before = os.statvfs(tmp_path)
 
     async def go():
         km = sandbox.SandboxKernelManager(kernel_name="python3", workdir=str(work), work_size=16 << 20)
@@ -392,9 +365,8 @@ def test_the_kernel_disk_is_capped_and_a_full_disk_is_the_students_own_error(tmp
     assert text.startswith("mine"), text
     assert "full: [Errno 28] No space left on device" in text, text
     assert "False False" in text, text  # neither the checkout nor the host's copy of the files
-    assert not (work / "fill").exists()
-    after = os.statvfs(tmp_path)
-    assert (before.f_bavail - after.f_bavail) * after.f_frsize < 8 << 20, "the host's disk was written"
+    assert not (work / "fill").exists() and sorted(p.name for p in work.iterdir()) == ["data.txt"], \
+        "the kernel wrote into the host's folder"
 
 
 # ------------------------------------------------------------------ the lint that keeps test cells self-contained
