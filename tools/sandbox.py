@@ -160,11 +160,12 @@ def runner_command(edition: str = "", uid: int | None = None, mem_limit: int = 4
         env = {"HOME": "/tmp", "TMPDIR": "/tmp", "MPLBACKEND": "agg", "LANG": "C.UTF-8",
                "PATH": f"{sys.prefix}/bin:/usr/bin:/bin",
                **{k: os.environ[k] for k in ENV_PASS if k in os.environ}}
-        inside = [*_python_binds([]), *_edition_binds(edition),
+        # the fresh /tmp first: a venv or checkout under /tmp (a CI clone) is then bound on top of it
+        inside = ["--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp",
+                  *_python_binds([]), *_edition_binds(edition),
                   "--ro-bind", str(RUNNER_FILES[0]), "/runner/tools/runner.py",
                   "--ro-bind", str(RUNNER_FILES[1]), "/runner/tools/wire.py",
-                  "--ro-bind", "/dev/null", "/runner/tools/__init__.py",
-                  "--perms", "1777", "--size", str(tmp_size), "--tmpfs", "/tmp", "--chdir", "/runner",
+                  "--ro-bind", "/dev/null", "/runner/tools/__init__.py", "--chdir", "/runner",
                   "--clearenv", *[a for k, v in env.items() for a in ("--setenv", k, v)]]
         # -m from /runner: tools is the two files there (-E: no PYTHONPATH, -s: no user site)
         return wrap(uid, limits, inside, [sys.executable, "-s", "-E", "-m", "tools.runner", str(fd)])
@@ -273,9 +274,10 @@ class _Sandboxing:
         mpl = ["--ro-bind", self.mpl_cache, "/srv/mpl"] if self.mpl_cache and os.path.isdir(self.mpl_cache) else []
         extra = [a for path in expose if os.path.exists(path) and "td_lib" not in Path(path).parts[-1:]
                  for a in ("--ro-bind", path, path)]
-        inside = [*_python_binds([]), *extra, *_edition_binds(self.td_lib),
-                  "--perms", "1777", "--size", str(_bytes(self.tmp_size)), "--tmpfs", "/tmp",
+        # the fresh /tmp first: a venv or checkout under /tmp (a CI clone) is then bound on top of it
+        inside = ["--perms", "1777", "--size", str(_bytes(self.tmp_size)), "--tmpfs", "/tmp",
                   "--perms", "1777", "--size", str(256 * MiB), "--tmpfs", "/dev/shm",
+                  *_python_binds([]), *extra, *_edition_binds(self.td_lib),
                   "--perms", "0777", "--size", str(self.work_size), "--tmpfs", "/submission",
                   "--ro-bind", work, "/srv/in", *mpl,
                   "--bind", self._ipc, self._ipc, "--chdir", "/submission",

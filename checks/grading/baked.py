@@ -337,11 +337,13 @@ def bias_coefficients_demo() -> dict[str, Any]:
     return {"_ref_a_bias": kernels.cosine_coefficients_quad(kernels.relu_ntk_bias, np.array([1, 4, 8]))}
 
 
-@baked(digits=6, rtol=2e-2)
+@baked(digits=6, rtol=2e-2, atol=2e-3)
 def basri_run_demo() -> dict[str, Any]:
     """Demo 7.3.D: the trained network's summary (circle_net.run_summary), full (2000 steps) and quick
     (200). Training is float32 GD on torch: its last bits depend on the CPU's kernels and grow over
-    the steps, and a step count to the level 1/e can move by one; the demo reads it to 1 %."""
+    the steps, and a step count to the level 1/e can move by one; the demo reads it to 1 %. The
+    amplitudes of modes already fitted (below 1e-3 of the target's unit amplitude) are float32
+    noise that moves by tens of per cent from one run of the BLAS threads to another: ``atol``."""
     from td_lib import circle_net
 
     out = {}
