@@ -73,11 +73,11 @@ def complete(folder: Path, settle: float, now: float) -> bool:
 _warned: set[str] = set()
 
 
-def _warn_once(name: str, msg: str, *args) -> None:
-    """Log a warning about the inbound folder ``name`` once per process (a poll every few seconds)."""
-    if name not in _warned:
-        _warned.add(name)
-        log.warning("inbound folder %s: " + msg, name, *args)
+def _warn_once(path: Path, msg: str, *args) -> None:
+    """Log a warning about the inbound folder at ``path`` once per process (a poll every few seconds)."""
+    if str(path) not in _warned:
+        _warned.add(str(path))
+        log.warning("inbound folder %s: " + msg, path.name, *args)
 
 
 def scan(inbound: Path, known: set[str], settle: float = 2.0, now: float | None = None) -> list[Arrival]:
@@ -99,7 +99,7 @@ def scan(inbound: Path, known: set[str], settle: float = 2.0, now: float | None 
             continue  # gone since the listing
         if not stat.S_ISDIR(mode):
             if parsed is not None and stat.S_ISLNK(mode):
-                _warn_once(p.name, "a symbolic link, not a folder: not a submission, left alone")
+                _warn_once(p, "a symbolic link, not a folder: not a submission, left alone")
             continue
         if parsed is None:
             continue
@@ -108,11 +108,11 @@ def scan(inbound: Path, known: set[str], settle: float = 2.0, now: float | None 
             if not complete(p, settle, now):
                 continue
         except OSError as e:
-            _warn_once(p.name, "cannot be read (%s), left alone", e)
+            _warn_once(p, "cannot be read (%s), left alone", e)
             continue
         t = seconds(stamp)
         if t is None:
-            _warn_once(p.name, "unreadable timestamp %r, left alone", stamp)
+            _warn_once(p, "unreadable timestamp %r, left alone", stamp)
             continue
         out.append(Arrival(student, assignment, stamp, min(t, now), p.name))
     return out
