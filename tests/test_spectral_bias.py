@@ -244,7 +244,8 @@ def test_finite_width_cells_accept_correct_implementations(impl):
 
 
 @pytest.mark.parametrize("impl, fails", [
-    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, norm=lambda N: N - 1 if N > 1 else 0.5), FW_TESTS[:1]),
+    # 1/(N-1): the Monte Carlo test cannot see it at N = 20000, the split-units check of its hidden part does
+    (lambda t1, t2, W: _fw_vectorised(t1, t2, W, norm=lambda N: N - 1 if N > 1 else 0.5), FW_TESTS),
     (lambda t1, t2, W: _fw_vectorised(t1, t2, W, norm=lambda N: 1), FW_TESTS),        # a sum, not a mean
     (lambda t1, t2, W: _fw_vectorised(t1, t2, W, dot=False), FW_TESTS),               # no x . x'
     (lambda t1, t2, W: _fw_vectorised(t1, t2, W, act=lambda z: np.maximum(z, 0)), FW_TESTS),  # ReLU itself
