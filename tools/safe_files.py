@@ -150,6 +150,16 @@ def _over_total(limits: Limits) -> str:
     return f"the files together exceed {_size(limits.max_total_bytes)}: this one and the next were not taken"
 
 
+def _declared_over(budget, lim, path: str, size: int) -> bool:
+    """Refuse (into ``budget``) an archive entry whose declared size or the file count is over the
+    caps; whether it was refused. The bytes are counted again while extracting: sizes can lie."""
+    why = (_too_many(lim) if budget.files >= lim.max_files else _too_big(lim) if size > lim.max_file_bytes
+           else _over_total(lim) if size > budget.bytes_left else None)
+    if why is not None:
+        budget.refused.append(Refusal(path, why))
+    return why is not None
+
+
 def _too_many(limits: Limits) -> str:
     return f"more than {limits.max_files} files: only the first {limits.max_files} are taken"
 
@@ -494,13 +504,7 @@ def extract_zip(archive: str | os.PathLike, dst: str | os.PathLike, limits: Limi
                     continue
                 if info.flag_bits & 0x1:
                     budget.refused.append(Refusal(path, "encrypted: it cannot be read"))
-                elif budget.files >= lim.max_files:
-                    budget.refused.append(Refusal(path, _too_many(lim)))
-                elif info.file_size > lim.max_file_bytes:
-                    budget.refused.append(Refusal(path, _too_big(lim)))
-                elif info.file_size > budget.bytes_left:
-                    budget.refused.append(Refusal(path, _over_total(lim)))
-                else:
+                elif not _declared_over(budget, lim, path, info.file_size):
                     try:
                         src = z.open(info)
                     except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as e:
@@ -553,13 +557,7 @@ def extract_tar(archive: str | os.PathLike, dst: str | os.PathLike, limits: Limi
                         os.close(_makedirs(dst_fd, parts))
                     except OSError:
                         budget.refused.append(Refusal(path, "clashes with another file of the same name"))
-                elif budget.files >= lim.max_files:
-                    budget.refused.append(Refusal(path, _too_many(lim)))
-                elif m.size > lim.max_file_bytes:
-                    budget.refused.append(Refusal(path, _too_big(lim)))
-                elif m.size > budget.bytes_left:
-                    budget.refused.append(Refusal(path, _over_total(lim)))
-                else:
+                elif not _declared_over(budget, lim, path, m.size):
                     src = t.extractfile(m)
                     with src:
                         _write_file(dst_fd, parts, path, budget, src.read)
