@@ -134,11 +134,14 @@ c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenOutputs, ClearHiddenTe
 c.ClearHiddenTests.enforce_metadata = False
 
 # Feedback pages typeset math offline: the course's feedback template inlines the packaged
-# MathJax (tools/site.py; nbgrader's own template would load it from a CDN).
-from tools.site import feedback_template_basedirs  # noqa: E402
+# MathJax (tools/site.py; nbgrader's own template would load it from a CDN). The template is set
+# on generate_feedback's own exporter class, not on every HTMLExporter: the Formgrader builds an
+# HTMLExporter from this configuration too, and must keep nbgrader's `formgrade` template.
+from tools.site import FeedbackExporter, feedback_template_basedirs  # noqa: E402
 
-c.HTMLExporter.template_name = "td_feedback"
-c.HTMLExporter.extra_template_basedirs = feedback_template_basedirs()
+c.GenerateFeedback.exporter_class = FeedbackExporter
+c.FeedbackExporter.template_name = "td_feedback"
+c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
 c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax", **SANITIZING_FILTERS}
 # No student script runs in a page nbconvert renders for the instructor: generate_feedback and the
 # Formgrader (nbgrader builds its HTMLExporter from this configuration) clean rich outputs (nbconvert's

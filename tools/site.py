@@ -65,6 +65,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from docutils import nodes as docutils_nodes
+from nbconvert.exporters import HTMLExporter
 
 REPO = Path(__file__).resolve().parent.parent
 SITE = REPO / "site"
@@ -139,11 +140,23 @@ def inline_mathjax(_value: object = None) -> str:
 # The lines course/nbgrader_config.py needs so that feedback pages typeset math offline
 # (tests/test_site.py runs nbgrader with exactly these in a scratch course).
 FEEDBACK_CONFIG = """\
-from tools.site import feedback_template_basedirs
-c.HTMLExporter.template_name = "td_feedback"
-c.HTMLExporter.extra_template_basedirs = feedback_template_basedirs()
+from tools.site import FeedbackExporter, feedback_template_basedirs
+c.GenerateFeedback.exporter_class = FeedbackExporter
+c.FeedbackExporter.template_name = "td_feedback"
+c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
 c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax"}
 """
+
+
+class FeedbackExporter(HTMLExporter):
+    """The exporter of ``nbgrader generate_feedback`` alone (``c.GenerateFeedback.exporter_class``).
+
+    A subclass so that the course's feedback template (``c.FeedbackExporter.template_name``)
+    reaches feedback pages only: the Formgrader builds a plain ``HTMLExporter`` from the same
+    configuration and keeps nbgrader's ``formgrade`` template. Everything set on
+    ``c.HTMLExporter`` (filters, ``sanitize_html``, the Bootstrap path generate_feedback adds)
+    applies to both.
+    """
 
 
 def feedback_template_basedirs() -> list[str]:

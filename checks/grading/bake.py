@@ -6,7 +6,7 @@ grading kernel had to hold the references (the answers) and a visible test had t
 reference formula before calling the student's function. Now a tool computes them here, once,
 and writes them into the source as literals, between two marker lines::
 
-    # BEGIN BAKED noise_floor_visible (python -m checks.grading.bake; do not edit by hand)
+    # BEGIN BAKED noise_floor_visible (expected values computed on the instructor's side; do not edit)
     _cases = [(0.002, 1.0, 6, 1.0, 0.0), ...]
     _refs = [(0.000577..., 0.000693...), ...]
     # END BAKED noise_floor_visible
@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 SOURCES = REPO / "course" / "source"
 BEGIN = "# BEGIN BAKED "
 END = "# END BAKED "
-NOTE = "(python -m checks.grading.bake; do not edit by hand)"
+NOTE = "(expected values computed on the instructor's side; do not edit)"
 RTOL, ATOL = 1e-12, 1e-15
 _REGION = re.compile(r"^(?P<indent>[ \t]*)# BEGIN BAKED (?P<name>\w+)\b.*$")
 
@@ -201,12 +201,20 @@ def sources(root: Path = SOURCES) -> list[Path]:
     return sorted(root.glob("*/*.py"))
 
 
-def bake(check: bool = False, root: Path = SOURCES) -> list[str]:
-    """Rewrite (or, with ``check``, compare) every region; return the problems found."""
+def bake(check: bool = False, root: Path = SOURCES, only: tuple[str, ...] = ()) -> list[str]:
+    """Rewrite (or, with ``check``, compare) every region; return the problems found.
+
+    ``only``: notebook names (``td2_7_3_spectral_bias``) whose sources are baked; the others are
+    read (a region name must stay unique) but neither computed nor written.
+    """
     reg = registry()
     problems, seen = [], {}
     for path in sources(root):
         text = path.read_text()
+        if only and path.stem not in only:
+            for name, first, _, _ in regions(text):
+                seen.setdefault(name, f"{path.name}:{first + 1}")
+            continue
         found = regions(text)
         if not found:
             continue
@@ -240,7 +248,7 @@ def bake(check: bool = False, root: Path = SOURCES) -> list[str]:
             new = "\n".join(lines)
             if new != text:
                 path.write_text(new)
-    for name in sorted(set(reg) - set(seen)):
+    for name in sorted(set(reg) - set(seen)) if not only else ():
         problems.append(f"checks/grading/baked.py: {name} has no region in any notebook source")
     return problems
 
@@ -248,8 +256,10 @@ def bake(check: bool = False, root: Path = SOURCES) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--check", action="store_true", help="compare, do not write; exit 1 on drift")
+    p.add_argument("--only", nargs="+", default=(), metavar="NOTEBOOK",
+                   help="bake only these notebooks (names without .py, e.g. td2_7_3_spectral_bias); default: all")
     a = p.parse_args(argv)
-    problems = bake(check=a.check)
+    problems = bake(check=a.check, only=tuple(a.only))
     for line in problems:
         print(line, file=sys.stderr)
     if not problems:
