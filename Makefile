@@ -80,7 +80,7 @@ grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed 
 
 collect-zip: setup ## import work handed in outside the exchange (LMS download): A=<assignment> ZIP=<zip or folder> [FORCE=1]
 	@test -n "$(A)" -a -n "$(ZIP)" || { echo "usage: make collect-zip A=<assignment> ZIP=<zip file or folder>" \
-	  "[FORCE=1: replace earlier submissions] [COURSE=dir]; files named <student>_<notebook>.ipynb" >&2; exit 2; }
+	  "[FORCE=1: replace earlier submissions] [COURSE=dir]; hand-in zips of \`python handin.py --id <login>\` (students' LMS uploads)" >&2; exit 2; }
 	$(PY) -m tools.collect_zip $(A) "$(ZIP)" $(if $(FORCE),--force) $(if $(COURSE),--course $(COURSE))
 
 report: setup ## the instructor's report of A=<assignment>: one offline HTML page, course/reports/<A>.html (OUT= COURSE=)

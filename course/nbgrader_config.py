@@ -11,7 +11,6 @@ outputs, and the checksum check that knows about hidden tests (``tools/nbgrader_
 """
 
 import os
-import re
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
@@ -53,19 +52,14 @@ from tools import exchange as _exchange  # noqa: E402
 _exchange.configure(c)
 c.CourseExchange.one_account = os.environ.get("TD_EXCHANGE_ONE_ACCOUNT", "") not in ("", "0")
 
-# Work handed in outside the exchange (students on laptops upload their notebooks to an LMS):
-# `make collect-zip A=<assignment> ZIP=<download>` (tools/collect_zip.py) runs nbgrader's
-# zip_collect, which reads the student and the notebook from each file name, in any folder of
-# the download: <student>_<notebook>.ipynb (alice_td2_7_1_two_moments.ipynb), optionally after a
-# prefix of the LMS ending in "_" (48213_alice_td2_7_1_two_moments.ipynb) and with a resubmission
-# suffix -<n> before .ipynb. The student id is the word right before the notebook's name
-# (letters, digits, "." and "-"; no "_"); the notebook's name must be one of the course's exactly.
-# nbgrader matches the whole path of the extracted file; macOS residue (__MACOSX/, ._*) never matches.
-_NOTEBOOKS = sorted({p.stem for p in (Path(__file__).resolve().parent / "source").glob("*/*.py")})
-c.FileNameCollectorPlugin.named_regexp = (
-    r"^(?!.*/__MACOSX/).*/(?!\.)(?:[^/]*_)?(?P<student_id>[A-Za-z0-9][A-Za-z0-9.\-]*)_"
-    r"(?P<file_id>" + "|".join(re.escape(n) for n in _NOTEBOOKS) + r")(?:-[0-9]+)?\.ipynb$"
-)
+# Work handed in outside the exchange (students on laptops upload to an LMS) is imported by
+# `make collect-zip A=<assignment> ZIP=<download>` (tools/collect_zip.py), not by nbgrader's
+# zip_collect: the student id comes from the manifest of the zip the handout's `handin.py` writes
+# (tools/handin.py), never from a file name, and a loose <id>_<notebook>.ipynb is imported only when
+# exactly one student of the roster fits it. nbgrader's file-name reader misfiled work (a course id
+# or a name with "_" read as the student), so it matches nothing: `nbgrader zip_collect` by hand
+# imports no file.
+c.FileNameCollectorPlugin.named_regexp = r"(?!)(?P<student_id>)(?P<file_id>)"
 
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -25,10 +25,11 @@ tampered locked test cell is still reported and restored, and (browser) that the
 Formgrader started by ``make formgrader`` lists both assignments and their submissions.
 
 Work handed in outside the exchange (``instructor-collect-zip``: ``make collect-zip``,
-nbgrader's ``zip_collect``) runs verbatim in a scratch repository of its own holding two
-notebooks of one assignment, on an LMS-style zip of two fake students; nothing is graded there
-(the imported notebooks are the fake students' notebooks byte for byte, which the lifecycle
-above grades through the exchange).
+``tools/collect_zip.py``) runs verbatim in a scratch repository of its own holding two
+notebooks of one assignment, on an LMS-style zip of the hand-in zips (``tools/handin.py``) of
+two fake students whose ids hold ``_``, ``.``, ``-`` and digits; nothing is graded there (the
+imported notebooks are the fake students' notebooks byte for byte, which the lifecycle above
+grades through the exchange). ``tests/test_collect_zip.py`` tests the import in depth.
 
 Both students run as the same Unix user here, so TD_STUDENT (read by the README's
 student-setup block) gives each its student id; on a real machine it is the login name.
@@ -278,13 +279,19 @@ def test_parallel_grading_block_regrades_every_submission(lifecycle: Lifecycle):
     run left no grading records), no errors, no flags; the exported scores checked above
     are the ones it wrote."""
     log = lifecycle.log("instructor-grade")
+    # One line per student: the autograded points, then the hand-graded ones (to grade, or graded).
+    score = r"[0-9.]+/[0-9.]+ autograded(, [0-9.]+ points to grade by hand| \+ [0-9.]+/[0-9.]+ by hand)"
     for a in ASSIGNMENTS:
         assert f"graded {len(STUDENTS)} submission(s) of {a}" in log, log[-3000:]
         for sid in STUDENTS:
-            assert re.search(rf"^{sid}\s+\S+\s+[0-9.]+ s  errors: -$", log, re.M), (
-                f"no log line for {sid} ({a}):\n{log[-3000:]}")
+            assert re.search(rf"^{sid}\s+{score}\s+[0-9.]+ s  errors: -$", log, re.M), (
+                f"no log line for {sid} ({a}) with its autograded and hand-graded points:\n{log[-3000:]}")
         recs = [json.loads(p.read_text()) for p in (lifecycle.course / ".grade" / a).glob("*.json")]
         assert sorted(r["student"] for r in recs) == sorted(STUDENTS)
+    # A clean run says nothing that reads as a failure: library warnings go to the log file.
+    noisy = [ln for ln in re.split(r"[\r\n]+", log)
+             if re.search(r"warn|error(?!s: -|s or flags)|traceback", ln, re.I)]
+    assert not noisy, "make grade printed warnings on a clean run:\n" + "\n".join(noisy[:20])
     assert "with errors or flags: none" in log and log.count("with errors or flags: none") == len(ASSIGNMENTS)
 
 
@@ -336,26 +343,30 @@ def test_tampered_test_cell_is_reported_and_restored(lifecycle: Lifecycle):
 # ------------------------------------------------- work handed in outside the exchange
 ZIP_ASSIGNMENT = "td2_7_learned_first"
 ZIP_NOTEBOOKS = ("td2_7_1_two_moments", "td2_7_1b_early_time_linear")
-# student id -> (fake student, the name of its files in the LMS download)
-ZIP_STUDENTS = {"alice": ("partial", "alice_{nb}.ipynb"),
-                "bob": ("solutions", "Bob Builder_48213_assignsubmission_file_/48213_bob_{nb}-1.ipynb")}
+# student id -> (fake student, where the LMS puts its hand-in zip in the download)
+ZIP_STUDENTS = {"jean_dupont": ("partial", "Jean Dupont_48213_assignsubmission_file_/48213_{a}__handin.zip"),
+                "marie.dupont-2": ("solutions", "Submission 3 - {a}__handin (2).zip")}
 
 
 @pytest.mark.pipeline
 @pytest.mark.timeout(900)
 def test_collect_zip_block_imports_an_lms_download(tmp_path):
     """The README's ``instructor-collect-zip`` block, verbatim, on the zip an LMS gives for two
-    fake students (folders, LMS prefixes, a resubmission suffix, macOS residue): each notebook
-    lands in ``submitted/<student>/<assignment>/`` byte for byte with a timestamp, as
-    ``nbgrader collect`` leaves it for ``make grade``. A second download holding misnamed files
-    lists each of them and fails, and collects the well-named one next to them."""
+    fake students' hand-in zips (folders, LMS prefixes, a resubmission suffix, macOS residue):
+    each notebook lands in ``submitted/<manifest's id>/<assignment>/`` byte for byte with a
+    timestamp, as ``nbgrader collect`` leaves it for ``make grade``. A second download of loose
+    notebooks (the former ``<id>_<notebook>.ipynb`` convention, with no roster to check the ids
+    against) and a hand-in whose manifest id leaves the folder: each is listed with its reason,
+    the command fails, and nothing is imported or changed."""
+    from tools import handin
+
     a = ZIP_ASSIGNMENT
     repo = scratch_repository(tmp_path / "td-course")
     course = repo / "course"
     for src in pipeline.source_paths(a, course):  # two notebooks: the release costs what they cost
         if src.stem not in ZIP_NOTEBOOKS:
             src.unlink()
-    plan = pipeline.plan_students(a, course)  # releases them (zip_collect checks names against it)
+    plan = pipeline.plan_students(a, course)  # releases them (collect_zip checks names against it)
     home = tmp_path / "home-instructor"
     ienv = clean_env(home, tmp_path / "exchange")
     assert_venv_kept(repo, ienv, "collect-zip A=x ZIP=y")
@@ -364,10 +375,13 @@ def test_collect_zip_block_imports_an_lms_download(tmp_path):
     want: dict[tuple[str, str], str] = {}
     with zipfile.ZipFile(home / "Downloads" / f"{a}.zip", "w") as z:
         for sid, (kind, name) in ZIP_STUDENTS.items():
+            notebooks = {}
             for stem, nb in plan.notebooks[kind].items():
                 want[(sid, stem)] = nbformat.writes(nb)
-                z.writestr(name.format(nb=stem), want[(sid, stem)])
-        z.writestr(f"__MACOSX/._alice_{ZIP_NOTEBOOKS[0]}.ipynb", b"\0\5\26\7")
+                notebooks[f"{stem}.ipynb"] = want[(sid, stem)].encode()
+            made = handin.write_zip(tmp_path / f"{sid}.zip", sid, a, notebooks)
+            z.write(made, name.format(a=a))
+        z.writestr(f"__MACOSX/._48213_{a}__handin.zip", b"\0\5\26\7")
     block = readme_blocks.blocks(repo / "README.md")["instructor-collect-zip"]
     run = run_bash(block, repo, ienv, "instructor-collect-zip", "instructor", tmp_path / "logs")
     assert f"collected {len(want)} notebook(s) of {len(ZIP_STUDENTS)} student(s)" in run.output, run.output
@@ -375,34 +389,46 @@ def test_collect_zip_block_imports_an_lms_download(tmp_path):
         got = course / "submitted" / sid / a / f"{stem}.ipynb"
         assert got.exists(), f"make collect-zip did not import {got.relative_to(repo)}:\n{run.output}"
         assert got.read_text() == text, f"{got.relative_to(repo)} differs from {sid}'s notebook"
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == sorted(ZIP_STUDENTS)
     for sid in ZIP_STUDENTS:
         sub = course / "submitted" / sid / a
         assert sorted(p.name for p in sub.iterdir()) == sorted([f"{s}.ipynb" for s in ZIP_NOTEBOOKS]
                                                                + ["timestamp.txt"])
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ UTC", (sub / "timestamp.txt").read_text())
 
-    # A folder downloaded again, with names that do not follow the convention: each one is listed.
+    # A folder downloaded again: loose notebooks under the former convention, no roster in the
+    # gradebook to make their ids certain, and a manifest whose id would leave submitted/.
+    before = {p: p.read_bytes() for p in (course / "submitted").rglob("*") if p.is_file()}
     again = tmp_path / "download-2"
     again.mkdir()
-    good = f"alice_{ZIP_NOTEBOOKS[1]}.ipynb"
-    bad = [f"carol-{ZIP_NOTEBOOKS[0]}.ipynb",          # not <student>_<notebook>
-           f"carol_{ZIP_NOTEBOOKS[0]} (1).ipynb",       # a browser's copy suffix
-           "carol_cnn_lcn_1_exact_odes.ipynb",          # a notebook of another assignment
-           "carol_notes.txt"]
-    for name in [good, *bad]:
-        (again / name).write_text(want[("alice", ZIP_NOTEBOOKS[1])])
+    text = want[("jean_dupont", ZIP_NOTEBOOKS[1])]
+    loose = [f"td-course_{ZIP_NOTEBOOKS[0]}.ipynb",         # the course id, read as a student before
+             f"jean_dupont_{ZIP_NOTEBOOKS[1]}.ipynb",       # was imported as "dupont" before
+             f"48213_marie_dupont_{ZIP_NOTEBOOKS[0]}-1.ipynb",
+             "carol_notes.txt"]
+    for name in loose:
+        (again / name).write_text(text)
+    handin_dir = again / "evil"
+    handin_dir.mkdir()
+    (handin_dir / handin.MANIFEST).write_text(json.dumps(
+        {**handin.manifest("x", a, {f"{ZIP_NOTEBOOKS[0]}.ipynb": text.encode()}), "student_id": "../../evil"}))
+    (handin_dir / f"{ZIP_NOTEBOOKS[0]}.ipynb").write_text(text)
     p = subprocess.run(["bash", "-e", "-c", f"make collect-zip A={a} ZIP={again} FORCE=1"], cwd=repo, env=ienv,
                        text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=BLOCK_TIMEOUT_S,
                        stdin=subprocess.DEVNULL)
-    assert p.returncode != 0, f"make collect-zip succeeded with misnamed files:\n{p.stdout}"
-    assert f"NOT collected: {len(bad)} file(s)" in p.stdout, p.stdout
-    listed = [ln.strip() for ln in p.stdout.splitlines() if ln.startswith("  ")]
-    for name in bad:
+    assert p.returncode != 0, f"make collect-zip succeeded with unreadable ids:\n{p.stdout}"
+    assert f"NOT collected: {len(loose) + 1} file(s)" in p.stdout, p.stdout
+    listed = dict(ln.strip().split(" -- ", 1) for ln in p.stdout.splitlines()
+                  if ln.startswith("  ") and " -- " in ln)
+    for name in loose:
         assert name in listed, f"{name!r} was not reported:\n{p.stdout}"
-    assert not (course / "submitted" / "carol").exists(), "a misnamed file was collected"
-    collected = course / "submitted" / "alice" / a / f"{ZIP_NOTEBOOKS[1]}.ipynb"
-    assert collected.read_text() == want[("alice", ZIP_NOTEBOOKS[1])], "the well-named file was not collected"
-    assert "collected 1 notebook(s) of 1 student(s)" in p.stdout, p.stdout
+    assert "roster" in listed[loose[1]], listed
+    assert "is refused" in listed["evil/"], listed
+    assert "collected 0 notebook(s) of 0 student(s)" in p.stdout, p.stdout
+    after = {p: p.read_bytes() for p in (course / "submitted").rglob("*") if p.is_file()}
+    assert after == before, "a file whose id is not certain was imported"
+    assert not list(tmp_path.rglob("evil*")) or all(q.is_relative_to(again) or "downloaded" in q.parts
+                                                     for q in tmp_path.rglob("evil*"))
 
 
 # ------------------------------------------------------------------------ formgrader

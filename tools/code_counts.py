@@ -150,11 +150,28 @@ def counts() -> dict[str, list[str]]:
             "function definitions in JSON": json_defs()}
 
 
+HELP = """\
+Count, by pattern, the places where one idea is written more than once in td_lib and tools,
+in five kinds: run-result types, schedule implementations, hand-updated progress bars, long functions,
+and function definitions held in JSON. Reads the source with ast; imports nothing from td_lib.
+The module docstring (python -m pydoc tools.code_counts) says what each pattern matches."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.code_counts          # one count per line
+  python -m tools.code_counts -v       # and every place counted"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m tools.code_counts", description=HELP,
+                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", action="store_true", help="print the lists as JSON (default: a table)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every place counted (default: counts only)")
+    return ap
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.code_counts", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--json", action="store_true", help="print the lists as JSON")
-    ap.add_argument("-v", "--verbose", action="store_true", help="list every place counted")
-    args = ap.parse_args(argv)
+    args = build_parser().parse_args(argv)
     c = counts()
     if args.json:
         print(json.dumps(c, indent=1))

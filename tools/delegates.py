@@ -573,7 +573,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run every candidate that does not raise against the tests (slow)")
     p.add_argument("--readd", nargs="*", metavar="DOTTED",
                    help="put these cut functions back into the edition (to check that the tool finds them)")
-    p.add_argument("--worker", nargs=2, metavar=("SPEC", "OUT"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", nargs=2, metavar=("SPEC", "OUT"),
+                   help="internal: run one search job SPEC (JSON) and write its result to OUT; the tool starts "
+                        "these itself (default: not a worker)")
     return p
 
 

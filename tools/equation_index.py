@@ -356,10 +356,28 @@ def render() -> str:
     return "\n".join(lines) + "\n"
 
 
+HELP = """\
+Write docs/EQUATIONS.md: for every paper the course follows, a table of its equations, the
+td_lib functions whose docstrings cite each one (with file:line links) and the notebooks that
+use them. Generated from the docstrings, so it cannot drift from the code; the tests compare
+it with a fresh run."""
+
+EXAMPLES = """\
+examples:
+  make equations                            # = python -m tools.equation_index: rewrite the index
+  python -m tools.equation_index --check    # exit 1 if it is stale"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m tools.equation_index", description=HELP,
+                                 epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true",
+                    help=f"exit 1 if {OUT.relative_to(REPO)} is stale, write nothing (default: rewrite it)")
+    return ap
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.equation_index", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help=f"exit 1 if {OUT.relative_to(REPO)} is stale (write nothing)")
-    args = ap.parse_args(argv)
+    args = build_parser().parse_args(argv)
     text = render()
     if args.check:
         if not OUT.exists() or OUT.read_text() != text:

@@ -542,7 +542,10 @@ def merge(result: dict, course: Path, cfg: Config) -> dict:
         record["errors"] = list(record["errors"] or []) + ["merge failed: " + (res.get("error") or "")[-400:]]
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         s = gb.find_submission(assignment, student)
-        record.update(score=s.score, max_score=s.max_score, timestamp=str(s.timestamp))
+        record.update(score=s.score, max_score=s.max_score, timestamp=str(s.timestamp),
+                      auto_score=s.code_score, auto_max=s.max_code_score,
+                      hand_score=s.written_score + s.task_score, hand_max=s.max_written_score + s.max_task_score,
+                      hand_pending=bool(s.needs_manual_grade))
     rec_dir = course / RESULTS_DIR / assignment
     rec_dir.mkdir(parents=True, exist_ok=True)
     (rec_dir / f"{student}.json").write_text(json.dumps(record, indent=1))
@@ -587,9 +590,22 @@ def already_graded(course: Path, assignment: str, student: str) -> bool:
 def log_line(rec: dict) -> str:
     errs = "; ".join(e.splitlines()[0] for e in rec.get("errors") or []) or "-"
     flags = "; ".join(f"{nb}: {', '.join(v)}" for nb, v in (rec.get("flags") or {}).items())
-    score = f"{rec['score']:g}/{rec['max_score']:g}" if rec.get("score") is not None else "not graded"
-    return (f"{rec['student']:16s} {score:>11s} {rec.get('seconds') or 0:7.1f} s  errors: {errs}"
+    return (f"{rec['student']:16s} {score_text(rec)}  {rec.get('seconds') or 0:5.1f} s  errors: {errs}"
             + (f"  FLAGGED: {flags}" if flags else ""))
+
+
+def score_text(rec: dict) -> str:
+    """A record's score split into autograded and hand-graded points: ``52/52 autograded, 45
+    points to grade by hand`` (or ``+ 40/45 by hand`` once they are graded)."""
+    if rec.get("score") is None:
+        return "not graded"
+    if rec.get("auto_max") is None:  # a record written before the split was kept
+        return f"{rec['score']:g}/{rec['max_score']:g}"
+    text = f"{rec['auto_score']:g}/{rec['auto_max']:g} autograded"
+    if rec.get("hand_max"):
+        text += (f", {rec['hand_max']:g} points to grade by hand" if rec.get("hand_pending")
+                 else f" + {rec['hand_score']:g}/{rec['hand_max']:g} by hand")
+    return text
 
 
 def _require_sandbox() -> None:

@@ -6,7 +6,10 @@ builds
 
     dist/
       README.md                     install (Linux, macOS, Windows), work, hand in
-      requirements-student.txt      pinned: numpy scipy torch (CPU) matplotlib tqdm jupyterlab nbgrader + deps
+      requirements-student.txt      a full lock: numpy scipy torch matplotlib tqdm jupyterlab nbgrader and all
+                                    they pull in on Python 3.11-3.13 (PYTHONS), Linux/macOS/Windows (PLATFORMS),
+                                    every package pinned; its first line adds PyTorch's CPU index (CPU_INDEX)
+                                    so that the README's one command takes torch's CPU build on Linux
       td_lib-<version>-py3-none-any.whl   the student edition of the course library
                                     (tools/student_edition.py: no function that answers a cut
                                     exercise; no checks, no tools, no sources), and the kernel
@@ -15,14 +18,19 @@ builds
                                     the exchange (no assignment list on a laptop); no news toast
       notebooks/<assignment>/<notebook>.ipynb   released notebooks (tools.pipeline.release), the
                                     folder JupyterLab opens
+      handin.py                     the hand-in command (tools/handin.py, standard library only,
+                                    with the handout's assignments and notebooks filled in): one
+                                    zip per assignment with a manifest naming the student
 
-and refuses a handout that leaks (:func:`leaks`): a ``.py`` file outside the wheel, a
+and refuses a handout that leaks (:func:`leaks`): a ``.py`` file outside the wheel (but
+``handin.py``, exactly as :func:`handin_script` writes it), a
 wheel holding anything but ``td_lib``, solution text, hidden-test text or nbgrader's
 solution/hidden-test markers anywhere (the wheel's files included).
 
 The student configuration (:func:`write_student_config`) is Jupyter's own extension
 config: ``labconfig/page_config.json`` disables nbgrader's instructor Lab plugins (create
-assignment, formgrader, course list) and ``jupyter_server_config.d/`` disables the
+assignment, formgrader, course list; on a laptop also the assignment list and the *Nbgrader*
+menu, which would be empty) and ``jupyter_server_config.d/`` disables the
 formgrader and course-list server extensions; ``jupyter_server_config.json`` encrypts the
 kernels' connections (:data:`KERNEL_TRANSPORT`). It takes effect for a server that has the
 folder on ``JUPYTER_CONFIG_PATH`` (the README's start command; ``deploy/`` does the same on
@@ -44,7 +52,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import env, pipeline
+from tools import env, handin, pipeline
 
 REPO = env.REPO
 DIST = REPO / "dist"
@@ -74,33 +82,39 @@ STUDENT_SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.validate_assignment",
 )
 #: What only works with an exchange (the class hub): on a laptop the assignment list shows
-#: "Error fetching courses!" and "exchange directory does not exist", so the handout turns it off.
-EXCHANGE_LAB_PLUGINS = ("@jupyter/nbgrader:assignment-list",)
+#: "Error fetching courses!" and "exchange directory does not exist", so the handout turns it off;
+#: and with it the *Nbgrader* menu, whose items all open what is off then (assignment list, course
+#: list, formgrader, create assignment): the menu would show in the Lab's menu bar, empty.
+EXCHANGE_LAB_PLUGINS = ("@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu")
 EXCHANGE_SERVER_EXTENSIONS = ("nbgrader.server_extensions.assignment_list",)
 #: Where the handout's notebooks are, the folder JupyterLab opens (the install files stay outside).
 NOTEBOOKS = "notebooks"
+#: The hand-in command in the handout (tools/handin.py).
+HANDIN = "handin.py"
+_HANDIN_MARKER = "ASSIGNMENTS: dict[str, list[str]] = {}  # HANDOUT-ASSIGNMENTS"
 
 README = """\
 # {course}: student handout
 
 The course's notebooks (`notebooks/`: {assignments}), the library they import (`{wheel}`,
-without the answers to the exercises) and a pinned list of packages. You need Python 3.11
-(from python.org, or your system's) on Linux, macOS or Windows, and about 2 GB of disk.
+without the answers to the exercises) and the list of packages it needs, every one pinned. You
+need Python {pythons}, from python.org or your system's, on Linux (x86_64),
+macOS 14 or newer on Apple silicon, or Windows (x86_64), and about 2 GB of disk.
 
 ## Install (once, in this folder)
 
-Linux and macOS:
+Linux and macOS (with Python {python}; {others} work the same):
 
-    python3.11 -m venv .venv && .venv/bin/pip install -r requirements-student.txt {wheel}
+    python{python} -m venv .venv && .venv/bin/pip install -r requirements-student.txt {wheel}
 
 Windows (PowerShell):
 
-    py -3.11 -m venv .venv; .venv\\Scripts\\pip install -r requirements-student.txt {wheel}
+    py -{python} -m venv .venv; .venv\\Scripts\\pip install -r requirements-student.txt {wheel}
 
-On Linux, pip takes PyPI's torch, which brings several GB of CUDA libraries that the course
-does not use: add `--extra-index-url https://download.pytorch.org/whl/cpu` to the command
-above to get the CPU build instead. On macOS and Windows PyPI's torch is already the CPU
-build.
+The first line of `requirements-student.txt` adds PyTorch's index of CPU-only builds to PyPI, so
+on Linux this command installs torch's CPU build (2.13.0+cpu), without the GBs of CUDA libraries
+that the course does not use; on macOS and Windows, PyPI's torch is the CPU build. With another
+Python version the command fails: `td_lib` requires Python `{requires_python}`.
 
 ## Work
 
@@ -118,10 +132,21 @@ demos that need it show the course's reference results, and say so.
 
 ## Hand in
 
-Upload each notebook you worked on, unchanged in format, to the course's page (your
-learning platform), named `<your course id>_<notebook>.ipynb`, for example
-`alice_td2_7_1_two_moments.ipynb`. Keep the notebook's own name after the `_`; your
-instructor imports the uploads (`nbgrader zip_collect`) and returns your grade and feedback.
+Save your notebooks in JupyterLab (*File > Save*), then hand in with one command, in this
+folder, giving your student id and the assignment:
+
+    .venv/bin/python handin.py --id jean_dupont --assignment {first}
+
+(Windows PowerShell: `.venv\\Scripts\\python handin.py --id jean_dupont --assignment {first}`.)
+{which_id} The command writes one file, `{first}__handin.zip`, holding your notebooks of the
+assignment and a manifest with your id; upload that one file to the assignment's page on the
+LMS (the platform may rename it: that does not matter). To hand in again, run the command again
+and upload the new zip: the newest one counts. Your instructor imports the zips
+(`make collect-zip`) and returns your grade and feedback.
+
+Only if you cannot run the command: upload each notebook named `<your student id>_<notebook>.ipynb`,
+for example `jean_dupont_td2_7_1_two_moments.ipynb`. Such a file is imported only when its id
+matches the class list without doubt; otherwise your instructor has to ask you for the zip.
 If your course runs the class JupyterHub instead, work there: *Nbgrader > Assignment List*
 fetches, submits and fetches feedback.
 """
@@ -142,46 +167,167 @@ def repo_pins(path: Path = REPO / "requirements.txt") -> dict[str, str]:
     return pins
 
 
-def dependency_closure(top: tuple[str, ...] = STUDENT_TOP) -> list[str]:
-    """``top`` and everything they require (markers evaluated here, no extras), from the
-    installed metadata of this environment; normalised names, sorted."""
+#: The Python versions the handout names (README), the versions whose resolution of
+#: requirements-student.txt tests/test_install_resolution.py checks on each of :data:`PLATFORMS`,
+#: and the wheel's ``Requires-Python`` (pyproject.toml's ``requires-python``, :func:`requires_python`).
+PYTHONS = ("3.11", "3.12", "3.13")
+#: The oldest release of ``PYTHONS[0]`` the pins install on (soupsieve 4.1 requires 3.11.5).
+OLDEST_PYTHON = "3.11.5"
+#: The students' machines: name -> (pip ``--platform`` tag the resolution test uses, environment
+#: markers). torch 2.13 has wheels for Linux x86_64 (glibc >= 2.28), macOS >= 14 on Apple silicon
+#: and Windows x86_64 only.
+PLATFORMS = {
+    "linux": ("manylinux_2_28_x86_64", {"sys_platform": "linux", "platform_system": "Linux",
+                                         "os_name": "posix", "platform_machine": "x86_64"}),
+    "macos": ("macosx_14_0_arm64", {"sys_platform": "darwin", "platform_system": "Darwin",
+                                     "os_name": "posix", "platform_machine": "arm64"}),
+    "windows": ("win_amd64", {"sys_platform": "win32", "platform_system": "Windows",
+                               "os_name": "nt", "platform_machine": "AMD64"}),
+}
+#: PyTorch's index of CPU-only builds: the first line of requirements-student.txt, so that the one
+#: install command takes ``torch==2.13.0`` as ``2.13.0+cpu`` on Linux (PEP 440: ``==2.13.0`` matches
+#: the local version ``2.13.0+cpu``, which sorts above ``2.13.0``, so pip prefers it) instead of
+#: PyPI's build and its CUDA libraries (nvidia-*, triton: several GB). On macOS and Windows PyPI's
+#: torch is already CPU-only.
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+#: Pins of what only the other platforms (or Pythons) of :data:`PLATFORMS` / :data:`PYTHONS` pull
+#: in, so not installed here to read the version from (all have no dependencies of their own):
+#: ipykernel's appnope (macOS), tqdm's and ipython's colorama, terminado's and jupyter_server's
+#: pywinpty (Windows).
+OTHER_PLATFORM_PINS = {"appnope": "appnope==1.0.0", "colorama": "colorama==0.4.6",
+                       "pywinpty": "pywinpty==3.1.2"}
+
+
+def index_reachable(url: str = CPU_INDEX, timeout: float = 10) -> bool:
+    """Whether this machine can open a connection to the host of ``url`` (HTTPS)."""
+    import socket
+
+    try:
+        socket.create_connection((url.split("/")[2], 443), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def requires_python() -> str:
+    """The specifier of :data:`PYTHONS` (the wheel's ``Requires-Python``; pyproject.toml says the same)."""
+    major, minor = PYTHONS[-1].split(".")
+    return f">={OLDEST_PYTHON},<{major}.{int(minor) + 1}"
+
+
+def _spoken_pythons() -> str:
+    """:data:`PYTHONS` for the README: ``3.11 (3.11.5 or newer), 3.12 or 3.13``."""
+    said = [f"{py} ({OLDEST_PYTHON} or newer)" if OLDEST_PYTHON.startswith(py + ".") else py for py in PYTHONS]
+    return ", ".join(said[:-1]) + f" or {said[-1]}"
+
+
+def marker_environments() -> list[dict[str, str]]:
+    """PEP 508 marker environments of every (Python, platform) the handout names."""
+    envs = []
+    for py in PYTHONS:
+        for _tag, plat in PLATFORMS.values():
+            full = OLDEST_PYTHON if OLDEST_PYTHON.startswith(py + ".") else f"{py}.0"
+            envs.append({"python_version": py, "python_full_version": full,
+                         "implementation_name": "cpython", "implementation_version": full,
+                         "platform_python_implementation": "CPython", "platform_release": "",
+                         "platform_version": "", **plat})
+    return envs
+
+
+def dependency_closure(top: tuple[str, ...] = STUDENT_TOP,
+                       environments: list[dict[str, str]] | None = None) -> list[str]:
+    """``top`` and everything they require on any of ``environments`` (default: every
+    (Python, platform) of :func:`marker_environments`), extras followed (``jsonschema[format-nongpl]``
+    brings arrow, isoduration, lark...), from the installed metadata of this environment;
+    a package that only another platform needs and is not installed here must be one of
+    :data:`OTHER_PLATFORM_PINS` (a leaf). Normalised names, sorted."""
     from packaging.requirements import Requirement
 
-    seen: set[str] = set()
-    todo = [_norm(t) for t in top]
+    envs = marker_environments() if environments is None else environments
+    seen: dict[str, set[str]] = {}  # name -> extras already followed
+    todo: list[tuple[str, frozenset[str]]] = [(_norm(t), frozenset()) for t in top]
     while todo:
-        name = todo.pop()
-        if name in seen:
+        name, extras = todo.pop()
+        if name in seen and extras <= seen[name]:
             continue
-        seen.add(name)
+        seen.setdefault(name, set()).update(extras)
         try:
             reqs = metadata.requires(name) or []
         except metadata.PackageNotFoundError as exc:
-            raise RuntimeError(f"{name} (needed by students) is not installed here: make setup") from exc
+            if name in OTHER_PLATFORM_PINS:
+                continue
+            raise RuntimeError(f"{name} (needed by students) is not installed here: make setup, "
+                               f"or pin it in tools.handout.OTHER_PLATFORM_PINS") from exc
+        wanted = ("", *sorted(seen[name]))
         for raw in reqs:
             req = Requirement(raw)
-            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            if req.marker is not None and not any(req.marker.evaluate({**e, "extra": x})
+                                                  for e in envs for x in wanted):
                 continue
-            todo.append(_norm(req.name))
+            todo.append((_norm(req.name), frozenset(_norm(x) for x in req.extras)))
     return sorted(seen)
 
 
-STUDENT_HEADER = ("# Pinned student environment of td-course (generated by tools/handout.py from the\n"
-                  "# course's requirements.txt). torch==2.13.0 is the CPU build.\n"
-                  "# Then: pip install td_lib-*.whl (the course library).")
+STUDENT_HEADER = (
+    "# The student environment of td-course, every package pinned (generated by tools/handout.py\n"
+    "# from the course's requirements.txt), for Python " + _spoken_pythons() + "\n# on Linux x86_64, "
+    "macOS 14+ on Apple silicon and Windows x86_64. Install it\n# with the td_lib wheel, in one command:\n"
+    "#     pip install -r requirements-student.txt td_lib-<version>-py3-none-any.whl   (README.md)\n"
+    "# The index line below makes that command take torch's CPU-only build on Linux (2.13.0+cpu,\n"
+    "# no CUDA libraries); on macOS and Windows, PyPI's torch 2.13.0 is already CPU-only.\n"
+    f"--extra-index-url {CPU_INDEX}")
+
+
+def where_needed(top: tuple[str, ...] = STUDENT_TOP) -> dict[str, set[tuple[str, str]]]:
+    """Each package of the closure of ``top`` -> the (Python, platform name) it is needed on."""
+    needed: dict[str, set[tuple[str, str]]] = {}
+    envs = marker_environments()
+    for py in PYTHONS:
+        for plat, (_tag, markers) in PLATFORMS.items():
+            (e,) = [e for e in envs if e["python_version"] == py and e["sys_platform"] == markers["sys_platform"]]
+            for name in dependency_closure(top, [e]):
+                needed.setdefault(name, set()).add((py, plat))
+    return needed
+
+
+def needed_marker(where: set[tuple[str, str]]) -> str:
+    """The PEP 508 marker of a pin needed only on ``where`` (empty: needed everywhere), so that
+    pip does not look for, say, pywinpty's wheels on Linux."""
+    if where >= {(py, plat) for py in PYTHONS for plat in PLATFORMS}:
+        return ""
+    by_plat = {plat: sorted(py for py, p in where if p == plat) for plat in PLATFORMS}
+    if len({tuple(pys) for pys in by_plat.values()}) == 1:  # the same Pythons everywhere
+        return " or ".join(f'python_version == "{py}"' for py in by_plat[next(iter(PLATFORMS))])
+    clauses = []
+    for plat, (_tag, markers) in PLATFORMS.items():
+        pys = sorted(py for py, p in where if p == plat)
+        if not pys:
+            continue
+        clause = f'sys_platform == "{markers["sys_platform"]}"'
+        if len(pys) < len(PYTHONS):
+            clause += " and (" + " or ".join(f'python_version == "{py}"' for py in pys) + ")"
+        clauses.append(clause)
+    return " or ".join(f"({c})" if len(clauses) > 1 and " and " in c else c for c in clauses)
 
 
 def student_requirements(top: tuple[str, ...] = STUDENT_TOP, without: tuple[str, ...] = (),
                          header: str = STUDENT_HEADER) -> str:
-    """Pinned requirements of ``top`` and their dependencies (minus those of ``without``)."""
+    """Pinned requirements of ``top`` and of everything they pull in on any (Python, platform)
+    the handout names (minus those of ``without``): the version of requirements.txt, else the
+    one installed here, else :data:`OTHER_PLATFORM_PINS`; a pin needed only on some of them
+    carries the marker that says where (:func:`needed_marker`: pip installs every line that
+    applies, needed or not, and there is no pywinpty for Linux)."""
     pins = repo_pins()
     lines = [header]
     skip = set(dependency_closure(without)) if without else set()
-    for name in dependency_closure(top):
+    for name, where in sorted(where_needed(top).items()):
         if name in skip:
             continue
-        line = pins.get(name) or f"{metadata.metadata(name)['Name']}=={metadata.version(name)}"
-        lines.append(line)
+        line = pins.get(name) or OTHER_PLATFORM_PINS.get(name)
+        if line is None:
+            line = f"{metadata.metadata(name)['Name']}=={metadata.version(name)}"
+        marker = needed_marker(where)
+        lines.append(f"{line} ; {marker}" if marker else line)
     return "\n".join(lines) + "\n"
 
 
@@ -208,8 +354,16 @@ def install(dist: Path, venv: Path, extra_requirements: str = "") -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
     py = venv / "bin" / "python"
     (wheel,) = dist.glob(f"{WHEEL_NAME}-*.whl")
+    reqs = "requirements-student.txt"
+    if not index_reachable(CPU_INDEX):
+        # pip would retry the index for every package (minutes) and then skip it: skip it at once
+        # (torch's CPU build then comes from this machine's pip configuration, or PyPI)
+        offline = venv / "requirements-student-no-cpu-index.txt"
+        offline.write_text("".join(ln for ln in (dist / reqs).read_text().splitlines(keepends=True)
+                                   if ln.strip() != f"--extra-index-url {CPU_INDEX}"))
+        reqs = str(offline)
     cmd = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-           "-r", "requirements-student.txt", wheel.name]
+           "-r", reqs, wheel.name]
     if extra_requirements:
         extra = venv / "requirements-extra.txt"
         extra.write_text(extra_requirements)
@@ -271,7 +425,7 @@ def build_wheel(out: Path) -> Path:
             '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"\n\n'
             f'[project]\nname = "{WHEEL_NAME}"\nversion = "{project["version"]}"\n'
             f'description = "The library of the td-course notebooks"\n'
-            f'requires-python = "{project.get("requires-python", ">=3.10")}"\ndependencies = {deps}\n\n'
+            f'requires-python = "{requires_python()}"\ndependencies = {deps}\n\n'
             f'[tool.setuptools.packages.find]\ninclude = ["{LIB}*"]\n\n'
             f'[tool.setuptools.data-files]\n"{KERNEL_CONFIG.parent}" = ["{KERNEL_CONFIG.name}"]\n')
         (root / KERNEL_CONFIG.name).write_text(json.dumps(KERNEL_STARTUP, indent=2) + "\n")
@@ -285,6 +439,33 @@ def build_wheel(out: Path) -> Path:
             raise RuntimeError(f"building the td_lib wheel failed:\n{p.stdout}\n{p.stderr}")
     (wheel,) = out.glob(f"{WHEEL_NAME}-*.whl")
     return wheel
+
+
+def handin_script(assignments: dict[str, list[str]]) -> str:
+    """The handout's ``handin.py``: ``tools/handin.py`` with :data:`tools.handin.ASSIGNMENTS` set.
+
+    Parameters
+    ----------
+    assignments : dict[str, list[str]]
+        Assignment -> the file names of its notebooks (``<notebook>.ipynb``).
+
+    Returns
+    -------
+    str
+        The script's text (standard library only: it runs in the student's environment).
+    """
+    text = Path(handin.__file__).read_text()
+    if text.count(_HANDIN_MARKER) != 1:
+        raise RuntimeError(f"tools/handin.py lost its line {_HANDIN_MARKER!r}")
+    filled = {a: sorted(nbs) for a, nbs in sorted(assignments.items())}
+    return text.replace(_HANDIN_MARKER, f"ASSIGNMENTS: dict[str, list[str]] = {json.dumps(filled)}  "
+                                        f"# HANDOUT-ASSIGNMENTS")
+
+
+def handout_assignments(dist: Path) -> dict[str, list[str]]:
+    """Assignment -> its notebooks' file names, as the handout ``dist`` holds them."""
+    return {d.name: sorted(p.name for p in d.glob("*.ipynb"))
+            for d in sorted((dist / NOTEBOOKS).iterdir()) if d.is_dir()} if (dist / NOTEBOOKS).is_dir() else {}
 
 
 # ------------------------------------------------------------------------ leaks
@@ -365,9 +546,19 @@ def _texts(dist: Path):
             yield rel, text, lines_of(p.name, text)
 
 
+def source_files(dist: Path) -> list[str]:
+    """The ``.py`` files of the handout ``dist`` but its ``handin.py`` exactly as :func:`handin_script`
+    writes it for the handout's assignments (a changed one is listed too)."""
+    script = dist / HANDIN
+    sound = script.is_file() and not script.is_symlink() and script.read_text() == handin_script(
+        handout_assignments(dist))
+    return [f"source file in the handout: {p.relative_to(dist)}" for p in sorted(dist.rglob("*.py"))
+            if not (p == script and sound)]
+
+
 def leaks(dist: Path, course: Path = env.COURSE) -> list[str]:
     """What must not be in a handout (empty list: none)."""
-    problems = [f"source file in the handout: {p.relative_to(dist)}" for p in dist.rglob("*.py")]
+    problems = source_files(dist)
     for p in dist.rglob("jupytext.toml"):
         problems.append(f"jupytext config in the handout: {p.relative_to(dist)}")
     wheels = list(dist.glob("*.whl"))
@@ -412,8 +603,14 @@ def build(out: Path = DIST, fresh: bool = True, course: Path = env.COURSE) -> Pa
     wheel = build_wheel(out)
     (out / "requirements-student.txt").write_text(student_requirements())
     write_student_config(out / "jupyter-config", exchange=False)
+    (out / HANDIN).write_text(handin_script(handout_assignments(out)))
     (out / "README.md").write_text(README.format(course="td-course", wheel=wheel.name, notebooks=NOTEBOOKS,
-                                                 assignments=", ".join(f"`{a}/`" for a in names)))
+                                                 assignments=", ".join(f"`{a}/`" for a in names),
+                                                 first=names[0], which_id=handin.WHICH_ID,
+                                                 pythons=_spoken_pythons(),
+                                                 python=PYTHONS[0],
+                                                 others=" or ".join(f"`python{v}`" for v in PYTHONS[1:]),
+                                                 requires_python=requires_python()))
     problems = leaks(out, course)
     if problems:
         raise RuntimeError("the handout leaks:\n" + "\n".join(problems))
@@ -423,7 +620,8 @@ def build(out: Path = DIST, fresh: bool = True, course: Path = env.COURSE) -> Pa
 HELP = """\
 Build the student handout in dist/: the released notebooks (notebooks/), the student edition
 of td_lib as a wheel (no function that answers a cut exercise), pinned requirements (torch CPU),
-nbgrader's student-side Jupyter config and a README: install, work, hand in. Refuses a handout
+nbgrader's student-side Jupyter config, the hand-in command (handin.py) and a README: install,
+work, hand in. Refuses a handout
 that shows solution or hidden-test text or holds a .py source."""
 
 EXAMPLES = """\

@@ -14,6 +14,7 @@ A block is marked by an HTML comment on the line before its fence::
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -32,16 +33,35 @@ def blocks(readme: Path = README) -> dict[str, str]:
     return found
 
 
+HELP = """\
+Print the shell blocks of README.md that the tests run verbatim: a block is marked by an
+HTML comment <!-- test: NAME --> on the line before its ```bash fence. Without a name, list
+the marked blocks."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.readme_blocks                                   # the names of the marked blocks
+  python -m tools.readme_blocks instructor-release | bash -e      # run one as the tests do"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.readme_blocks",
+                                description=HELP,
+                                epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", nargs="?", help="the block to print (default: list the names of every marked block)")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    a = build_parser().parse_args(argv)
     found = blocks()
-    if not argv:
+    if not a.name:
         print("\n".join(found))
         return 0
-    if argv[0] not in found:
-        print(f"no block marked 'test: {argv[0]}' in {README}; marked: {sorted(found)}", file=sys.stderr)
+    if a.name not in found:
+        print(f"no block marked 'test: {a.name}' in {README}; marked: {sorted(found)}", file=sys.stderr)
         return 1
-    sys.stdout.write(found[argv[0]])
+    sys.stdout.write(found[a.name])
     return 0
 
 

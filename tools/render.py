@@ -51,16 +51,36 @@ def _shown(path: Path) -> Path | str:
         return path
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__,
+HELP = """\
+Run every notebook source with its solutions (hidden tests dropped) and save the executed
+notebooks as solutions/<assignment>/<notebook>.ipynb, which the course site renders without
+running them again. One line per notebook: its time and its number of error cells (exit
+status 1 if any)."""
+
+EXAMPLES = """\
+examples:
+  make solutions                      # = python -m tools.render: every notebook, full size
+  python -m tools.render --quick course/source/cnn_lcn/cnn_lcn_1_exact_odes.py
+  python -m tools.render -j 1 --out /tmp/solutions   # one kernel at a time, elsewhere"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.render", description=HELP, epilog=EXAMPLES,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true")
+    p.add_argument("--quick", action="store_true",
+                   help="the quick mode nbgrader's validation uses: fewer samples and steps, so the printed "
+                        "numbers differ from the prose's (default: full size)")
     p.add_argument("--out", type=Path, default=OUT,
                    help="folder for <assignment>/<nb>.ipynb (default: solutions/)")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="notebooks executed in parallel (default: number of cores)")
-    p.add_argument("paths", nargs="*", type=Path)
-    a = p.parse_args(argv)
+    p.add_argument("paths", nargs="*", type=Path,
+                   help="notebook sources (course/source/<assignment>/<nb>.py; default: all of them)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     srcs = [s.resolve() for s in (a.paths or nbcore.sources())]
     jobs = max(1, min(a.jobs, len(srcs)))
     # Share the cores between parallel kernels instead of oversubscribing them.

@@ -394,14 +394,31 @@ def write(report: Report, out: Path) -> Path:
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("assignment")
+HELP = """\
+The instructor's report of one graded assignment, as one offline HTML page: the score
+distribution, per graded cell the share of full, partial and zero marks, the failure messages
+grouped by test cell, the submissions the grader flagged, and pairs of near-identical answers
+to look at. It reads the gradebook and the graded notebooks and changes nothing."""
+
+EXAMPLES = """\
+examples:
+  make report A=td2_7_learned_first    # = python -m tools.report td2_7_learned_first
+  python -m tools.report cnn_lcn --out /tmp/cnn_lcn.html --threshold 0.8"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.report", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("assignment", help="the graded assignment, e.g. td2_7_learned_first")
     p.add_argument("--course", type=Path, default=env.COURSE, help="nbgrader course root (default: course/)")
     p.add_argument("--out", type=Path, help="the HTML page (default: <course>/reports/<assignment>.html)")
     p.add_argument("--threshold", type=float, default=similarity.THRESHOLD,
                    help="similarity share from which a pair is shown (default %(default)s)")
-    a = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     report = collect(a.assignment, a.course, threshold=a.threshold)
     out = write(report, a.out or a.course / "reports" / f"{a.assignment}.html")
     failed = sum(g.count for gs in report.failures.values() for g in gs)

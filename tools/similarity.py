@@ -224,13 +224,33 @@ def similar_pairs(release: Path, folders: dict[str, Path], threshold: float = TH
     return Index(release, folders, k, window).pairs(threshold, min_overlap)
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+HELP = """\
+Compare the code answers of submissions pairwise, beyond what the released notebooks already
+contain, and print every pair with the share of each one's answers found in the other and the
+length of their overlap, most similar first; pairs above the threshold are marked PAIRED.
+`make report` shows the same pairs side by side."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.similarity course/release/cnn_lcn course/autograded/*/cnn_lcn
+  python -m tools.similarity course/release/cnn_lcn course/submitted/*/cnn_lcn --threshold 0.8"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tools.similarity", description=HELP, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("release", type=Path, help="the released notebooks of the assignment")
     p.add_argument("folders", type=Path, nargs="+", help="submission folders (named by their parent: the student)")
-    p.add_argument("--threshold", type=float, default=THRESHOLD)
-    p.add_argument("--min-overlap", type=int, default=MIN_OVERLAP)
-    a = p.parse_args(argv)
+    p.add_argument("--threshold", type=float, default=THRESHOLD,
+                   help="share of a submission's answers found in the other from which a pair is PAIRED "
+                        "(default %(default)s)")
+    p.add_argument("--min-overlap", type=int, default=MIN_OVERLAP,
+                   help="fewest shared code passages for a pair to be PAIRED (default %(default)s)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
     folders = {f.resolve().parent.name if f.name == a.release.name else f.name: f for f in a.folders}
     idx = Index(a.release, folders)
     for pair in sorted((idx.pair(x, y) for x, y in itertools.combinations(sorted(folders), 2)),
