@@ -6,9 +6,10 @@ ordering of the Figure 3 slopes, about a minute). Each claim names the notebook 
 assignment and the sentence in it that quotes it: lesson 2 (``NB2``,
 ``course/source/cnn_lcn/cnn_lcn_2_specialisation.py``) quotes the specialisation times of
 Figures 3 and 7, lesson 3 (``NB3``, ``course/source/cnn_lcn/cnn_lcn_3_noise_floor_phase.py``)
-the initial errors, early-time coefficients and noise floors; lesson 1 quotes no computed
-number. Claims without a quote are identities the notebooks rely on (their ``quoted`` is
-``None``: ``computed`` must be within ``tol`` of zero).
+the initial errors, early-time coefficients and noise floors; lesson 1 (``NB1``,
+``course/source/cnn_lcn/cnn_lcn_1_exact_odes.py``) the gap of Figure 2a. Claims without a
+quote are identities the notebooks rely on (their ``quoted`` is ``None``: ``computed`` must be
+within ``tol`` of zero).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from checks.claims import Claim, run
 from td_lib import cnn_lcn as cl
 
+NB1 = "course/source/cnn_lcn/cnn_lcn_1_exact_odes.py"  # §1-3: Figure 2, Result 3.2
 NB2 = "course/source/cnn_lcn/cnn_lcn_2_specialisation.py"  # §4: Figures 3, 4 and 7
 NB3 = "course/source/cnn_lcn/cnn_lcn_3_noise_floor_phase.py"  # §5: initial errors, A and B, floors
 FIG5_C = (0.0, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)  # Figure 5a's c grid (full mode)
@@ -103,6 +105,27 @@ def _floor_claims(full: bool) -> list[Claim]:
             Claim("floor_excess_max", "Figure 5a: largest excess of the fixed points over eqs 31-32 "
                   "(%, both students, c grid)", 1.0, 100 * max(rel), 0.05, NB3, "1.0 % above")]
     return out
+
+
+def _figure2a_claims() -> list[Claim]:
+    """Lesson 1, Figure 2a (c = 0): the two ODE curves start from their own simulation's random
+    initial overlaps (D = 1000, rng = 1, as the notebook's full run), so they do not coincide."""
+    P, k_s, k_t = 4, 3, 2
+    S = cl.input_covariance(P, 0.0)
+    eg = {}
+    for kind, a_max in (("cnn", 3.0), ("lcn", P * 3.0)):
+        ck = np.linspace(0, a_max, 41)
+        sim = cl.simulate_sgd(kind, D=1000, P=P, k_s=k_s, k_t=k_t, c=0.0, T=1.0, eta=1.0,
+                              checkpoints=np.array([0.0]), n_test=0, rng=1)  # the initial state only
+        eg[kind] = cl.integrate(kind, sim.R0[0], sim.Q0[0], ck, S, T=1.0, eta=1.0, dtau=0.05).eg
+    gap = np.abs(eg["cnn"] - eg["lcn"])
+    return [Claim("fig2a_gap", "Figure 2a: max |eps_CNN(alpha) - eps_LCN(P alpha)| along the ODE curves "
+                  "from the simulations' own random starts (D = 1000)", 0.161, float(gap.max()), 5e-4,
+                  NB1, "0.161 between"),
+            Claim("fig2a_gap_at_0", "Figure 2a: the largest gap is at alpha = 0 (index of the maximum)",
+                  None, float(np.argmax(gap)), 0.0),
+            Claim("fig2a_gap_shrinks", "Figure 2a: the gap at the end of the run is below a tenth of the "
+                  "initial one (max(0, last / first - 0.1))", None, max(0.0, gap[-1] / gap[0] - 0.1), 0.0)]
 
 
 def _rescaling_claims() -> list[Claim]:
@@ -245,11 +268,55 @@ def _figure7_claims(full: bool) -> list[Claim]:
     return out
 
 
+# Lesson 3's Figure 10: the ReLU noise floor by SGD, as the notebook's relu_floor_sgd runs it (full mode).
+D10, ETA10, A10 = 200, 0.1, 25.0
+
+
+@functools.cache
+def relu_floor_ratio(kind: str, P: int, c: float) -> float:
+    """Figure 10: the SGD floor over the eq. 34 line with ReLU W (the notebook's full run: D = 200,
+    eta = 0.1, from the zero-error solution to alpha = 25 (CNN) or 25 P (LCN), the mean over the
+    second half of the run and two seeds, rng = 10)."""
+    a_end = A10 * (P if kind == "lcn" else 1)
+    sim = cl.simulate_sgd(kind, D=D10, P=P, k_s=2, k_t=2, c=c, eta=ETA10, sigma=1.0,
+                          checkpoints=np.linspace(0, a_end, 31), activation="relu", init="zero_error",
+                          n_seeds=2, n_test=0, rng=10)
+    floor = float(sim.eg_order[sim.t >= a_end / 2].mean(0).mean()) / ETA10
+    W = np.full((P, P), 0.25 + np.arcsin(c) / (2 * np.pi))
+    np.fill_diagonal(W, 0.5)
+    theory = float((W * (cl.input_covariance(P, c) if kind == "cnn" else np.eye(P))).sum() / 2)
+    return floor / theory
+
+
+def _relu_floor_claims(full: bool) -> list[Claim]:
+    """Figure 10's ratios quoted by lesson 3 (tolerance: rounding to 2 decimals and the run-to-run
+    rounding of torch). The CNN's runs are short (alpha = 25); the LCN's (alpha = 25 P) only with
+    ``--full``."""
+    out = [Claim(f"relu_floor_cnn_{name}", f"Figure 10: CNN SGD floor / eq. 34 (ReLU), {what}", quoted,
+                 relu_floor_ratio("cnn", P, c), 0.01, NB3, quote)
+           for name, P, c, quoted, quote, what in (
+               ("c0", 4, 0.0, 1.06, "1.06 for the CNN", "P = 4, c = 0"),
+               ("c05", 4, 0.5, 1.59, "1.59 times the line", "P = 4, c = 0.5"),
+               ("c09", 4, 0.9, 2.99, "2.99 times at", "P = 4, c = 0.9"),
+               ("P6", 6, 0.5, 3.75, "3.75 at", "P = 6, c = 0.5"))]
+    if full:
+        lcn = [relu_floor_ratio("lcn", P, c) for P, c in ((4, 0.0), (4, 0.5), (4, 0.9), (2, 0.5), (6, 0.5))]
+        out += [Claim("relu_floor_lcn_c0", "Figure 10: LCN SGD floor / eq. 34 (ReLU), P = 4, c = 0 (run to "
+                      "alpha = 100)", 1.11, lcn[0], 0.01, NB3, "1.11 for the LCN"),
+                Claim("relu_floor_lcn_min", "Figure 10: smallest LCN SGD floor / eq. 34 over its markers",
+                      0.92, min(lcn), 0.01, NB3, "0.92 to"),
+                Claim("relu_floor_lcn_max", "Figure 10: largest LCN SGD floor / eq. 34 over its markers",
+                      1.23, max(lcn), 0.01, NB3, "1.23)")]
+    return out
+
+
 def collect(full: bool = False) -> list[Claim]:
     out: list[Claim] = []
+    out += _figure2a_claims()
     out += _eps0_claims()
     out += _early_time_claims()
     out += _floor_claims(full)
+    out += _relu_floor_claims(full)
     out += _rescaling_claims()
     out += _figure3_claims(full)
     out += _figure7_claims(full)

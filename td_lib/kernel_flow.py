@@ -8,8 +8,8 @@ trained from ``theta = 0`` on ``L = (1/2n) sum_i (f(x_i) - y_i)^2``. With the ei
 
       f_t(x) = sum_{k: lam_k > 0} K(x, X) v_k (1 - exp(-lam_k t)) / (n lam_k) (v_k . y);
 
-* gradient descent with step eta (7.3.A.3): ``r_s = (I - eta K/n)^s r_0``, i.e. the filter
-  ``(1 - exp(-lam t))/lam`` becomes ``(1 - (1 - eta lam)^s)/lam``.
+* gradient descent with step eta (7.3.A.3): the same modes, each with the filter of
+  :func:`gd_filter` in place of the gradient-flow filter ``(1 - exp(-lam t))/lam``.
 
 Everything is vectorised over a sequence of times (or step counts). On equispaced points of
 the circle, :func:`residual_per_frequency` reads off the residual amplitude per Fourier
@@ -99,7 +99,7 @@ def flow_filter(lam, t) -> np.ndarray:
 
 
 def gd_filter(lam, steps, *, eta: float) -> np.ndarray:
-    """GD filter ``(1 - (1 - eta lam)^s) / lam`` (7.3.A.3), shape ``(len(steps), len(lam))``.
+    """GD filter of each mode after ``steps`` steps of size ``eta`` (7.3.A.3), shape ``(len(steps), len(lam))``.
 
     The one gradient-descent filter of td_lib: after ``s`` steps of size ``eta`` from zero,
     mode ``k`` of a quadratic loss with curvature ``lam_k`` has moved by this factor times its
@@ -113,7 +113,7 @@ def gd_filter(lam, steps, *, eta: float) -> np.ndarray:
     steps : scalar or 1-d array of whole numbers >= 0
         Step counts s.
     eta : float, > 0
-        Step size; ``eta * max(lam)`` must be < 2 (otherwise GD diverges: ``ValueError``).
+        Step size. A step for which GD diverges on these curvatures raises ``ValueError``.
 
     Returns
     -------
@@ -121,8 +121,8 @@ def gd_filter(lam, steps, *, eta: float) -> np.ndarray:
 
     Notes
     -----
-    ``1 - (1 - a)^s`` with ``a = eta lam`` is computed as ``-expm1(s log1p(-a))`` for ``a < 1``
-    (accurate for small ``a``) and directly for ``1 <= a < 2`` (stable, oscillating modes).
+    The power of the per-step factor is computed with ``expm1``/``log1p`` for modes that decay
+    monotonically (accurate for small steps) and directly for oscillating modes.
     For an effective step ``eta/n`` on the eigenvalues of ``K`` itself, pass
     ``gd_filter(lam_K, steps, eta=eta / n)``.
 
@@ -146,7 +146,7 @@ def gd_filter(lam, steps, *, eta: float) -> np.ndarray:
         raise ValueError("steps must be whole numbers")
     a = eta * lam
     if np.any(a >= 2):
-        raise ValueError(f"eta too large: eta * max(lam) = {a.max():.3g} >= 2 (GD diverges)")
+        raise ValueError(f"eta = {eta:g} is too large for curvatures up to {lam.max():.3g}: GD diverges")
     small = lam <= 1e-13 * max(1.0, float(lam.max(initial=0.0)))
     safe = np.where(small, 1.0, lam)
     mono = a < 1

@@ -4,17 +4,17 @@ Inputs are angles ``theta`` with ``x = (cos theta, sin theta)``; a rotation-inva
 is a function ``k(phi)`` of the angle ``phi = theta - theta'`` between two inputs. Writing
 ``k(phi) = sum_l a_l cos(l phi)`` (the *cosine coefficients* a_l that Basri et al. quote),
 the integral operator ``(T_K g)(theta) = E_theta'[k(theta - theta') g(theta')]`` under the
-uniform measure has the Fourier modes as eigenfunctions with eigenvalues (Exercise 7.3.B)
+uniform measure has the Fourier modes as eigenfunctions with eigenvalues
 
     k_hat_0 = a_0,   k_hat_l = a_l / 2   (l >= 1),
     k_hat_l = (1 / 2 pi) int_{-pi}^{pi} k(phi) cos(l phi) dphi.
 
 This module provides
 
-- the von Mises kernel ``exp(kappa (cos phi - 1))`` and its eigenvalues
-  ``exp(-kappa) I_l(kappa)`` (7.3.B.2, via :func:`scipy.special.ive`);
+- the von Mises kernel ``exp(kappa (cos phi - 1))`` and its eigenvalues in closed form and at
+  large l;
 - the first-layer NTK of a two-layer ReLU network without bias,
-  ``K_inf(phi) = cos(phi) (pi - |phi|) / (2 pi)`` (7.3.C), and with a bias drawn like the
+  ``K_inf(phi) = cos(phi) (pi - |phi|) / (2 pi)``, and with a bias drawn like the
   weights, ``u (pi - arccos u) / (2 pi)`` with ``u = (1 + cos phi) / 2``;
 - cosine coefficients by adaptive quadrature and by the FFT of a circulant Gram matrix;
 - Basri et al.'s closed form for the bias-free coefficients;
@@ -25,7 +25,7 @@ References
 ----------
 Basri, Jacobs, Kasten & Kritchman, *The convergence rate of neural networks for learned
 functions of different frequencies* (NeurIPS 2019): the two-layer ReLU NTK on the circle and
-its cosine coefficients. Original course notes §7.3, Exercises 7.3.B (7.3.B.2) and 7.3.C.
+its cosine coefficients. Original course notes §7.3, "Spectral bias".
 
 Examples
 --------

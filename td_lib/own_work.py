@@ -8,9 +8,18 @@ function through :func:`own_work`, which
 
 - switches off every library counterpart of the exercise (:data:`COUNTERPARTS`) for the
   duration of the call: calling one, directly or through another td_lib function, raises a
-  :class:`DelegationError` that says so;
+  :class:`DelegationError` that names the student's function and the library function, says
+  that the library function is not there when the work is graded, and asks to write it;
 - turns an unfilled stub (the bare ``raise NotImplementedError()`` of the release) into a
   message naming the function to write.
+
+One verdict at home and at grading. The student edition of td_lib (``tools/student_edition.py``)
+has no counterpart of any exercise, but keeps the general tools (:data:`GENERAL_TOOLS`,
+:data:`DELEGATE_CUTS`) that demos and engines need; the grading edition of a notebook cuts
+those too. So the student edition's :data:`COUNTERPARTS` holds, per exercise, exactly the names
+the student edition keeps and the grading edition of the exercise's notebook lacks: a function
+that delegates to one fails its visible test at home with the same reason it would score 0 when
+graded. Outside a graded call they work as usual, for the demos.
 
 Demos that want the student's function but must run without it use :func:`student_or` (a
 fallback function) or :func:`demo_result` (a reference *result*, shipped as data with the
@@ -18,17 +27,18 @@ notebook: the student edition of td_lib has no counterpart to fall back on).
 
 Examples
 --------
->>> from td_lib import mixed_cumulant
->>> def lazy(beta_v):
-...     return mixed_cumulant.kappa4_v(beta_v)
->>> graded = own_work(lazy, "ex72A_kappa4")
+>>> from td_lib.core import gaussian
+>>> COUNTERPARTS["my_exercise"] = ("td_lib.core.gaussian.gauss_normal_nodes",)  # any td_lib function
+>>> def my_nodes(n):
+...     return gaussian.gauss_normal_nodes(n)
 >>> try:
-...     graded(10.0)
+...     own_work(my_nodes, "my_exercise")(3)
 ... except DelegationError as e:
-...     print(type(e).__name__)
-DelegationError
->>> round(mixed_cumulant.kappa4_v(10.0), 6)  # back on once the graded call returns
--1.652893
+...     print(str(e)[:100])
+`my_nodes` calls `td_lib.core.gaussian.gauss_normal_nodes`, which is not there when your work is gra
+>>> len(my_nodes(3)[0])  # back on once the graded call returns
+3
+>>> del COUNTERPARTS["my_exercise"]
 """
 
 from __future__ import annotations
@@ -41,8 +51,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["COUNTERPARTS", "DELEGATE_CUTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "demo_result",
-           "library_off", "own_work", "passed", "student_or"]
+__all__ = ["COUNTERPARTS", "DELEGATE_CUTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "delegation_error",
+           "demo_result", "library_off", "own_work", "passed", "student_or"]
 
 #: exercise (answer cell ``grade_id``) -> dotted names of the functions a student could
 #: delegate the exercise to. Names that do not import (``checks`` is instructor-only and
@@ -102,6 +112,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
     "exF_noise_floor": ("td_lib.cnn_lcn.noise.noise_floor",
                         "td_lib.cnn_lcn.noise.noise_floor_from_M",
                         "td_lib.cnn_lcn.noise.omega_matrix",
+                        "td_lib.cnn_lcn.noise.error_covariance_prediction",
                         "td_lib.cnn_lcn.phase.refine_min"),
 }
 
@@ -125,7 +136,7 @@ GENERAL_TOOLS: tuple[str, ...] = (
 
 #: What ``python -m tools.delegates`` found (issue 35, point 5): exercise -> library functions that
 #: its notebook's grading edition kept and that passed every test of the exercise as a short
-#: delegate (Theorem 6 is two calls of the arc-cosine kernel: ``|w*| (k0 û* + (k1 - c k0) û_k)``).
+#: delegate.
 #: The grading edition of the notebook cuts them like the exercise's counterparts
 #: (``tools.student_edition.cut_names``, ``keep_general=False``); the students' edition keeps them
 #: (they are general tools, which demos and engines need). ``tests/test_delegates.py`` reruns the tool
@@ -140,6 +151,7 @@ class DelegationError(RuntimeError):
 
 
 _lock = threading.RLock()
+_graded: list[str] = []  # names of the student's functions whose graded calls are running, innermost last
 _depth: dict[int, int] = {}  # id(function) -> how many active library_off blocks hold it
 _saved: dict[int, types.CodeType] = {}
 
@@ -198,8 +210,8 @@ def _build_blocked(dotted: str, original: types.CodeType) -> types.CodeType:
     src = ("def _outer():\n" + "".join(f"    {v} = None\n" for v in free)
            + "    def blocked(*args, **kwargs):\n"
            + "".join(f"        {v}\n" for v in free)
-           + "        raise __import__('td_lib.own_work', fromlist=['DelegationError'])"
-           + f".DelegationError({_message(dotted)!r})\n"
+           + "        raise __import__('td_lib.own_work', fromlist=['delegation_error'])"
+           + f".delegation_error({dotted!r})\n"
            + "    return blocked\n")
     ns: dict[str, Any] = {}
     exec(compile(src, f"<{dotted} is switched off>", "exec"), ns)
@@ -209,10 +221,21 @@ def _build_blocked(dotted: str, original: types.CodeType) -> types.CodeType:
     return code.replace(co_name=original.co_name)
 
 
-def _message(dotted: str) -> str:
-    return (f"{dotted} is switched off while this exercise is graded: the test checks your own "
-            "implementation, so your function must not call it (directly or through another td_lib "
-            "function). Write the computation yourself from the exercise's formula.")
+def delegation_error(dotted: str) -> DelegationError:
+    """The error a switched-off ``dotted`` raises: it names the graded function that called it
+    (the innermost :func:`own_work` call running; "your function" under a bare
+    :func:`library_off`).
+
+    Examples
+    --------
+    >>> print(delegation_error("td_lib.core.gaussian.gauss_normal_nodes"))  # doctest: +ELLIPSIS
+    `your function` calls `td_lib.core.gaussian.gauss_normal_nodes`, which is not there when your work is graded: ...
+    """
+    who = _graded[-1] if _graded else "your function"
+    return DelegationError(
+        f"`{who}` calls `{dotted}`, which is not there when your work is graded: write it yourself "
+        "(the test checks your own implementation, so your function must not call it, directly or through "
+        "another td_lib function).")
 
 
 @contextmanager
@@ -246,6 +269,18 @@ def library_off(exercise: str, *extra: str) -> Iterator[None]:
                     del _depth[key]
 
 
+@contextmanager
+def _grading(name: str) -> Iterator[None]:
+    """Record that the graded call of the student's ``name`` runs (for :func:`delegation_error`)."""
+    with _lock:
+        _graded.append(name)
+    try:
+        yield
+    finally:
+        with _lock:
+            _graded.pop()
+
+
 def _is_bare_stub(exc: NotImplementedError, fn: Callable) -> bool:
     """True when ``exc`` is the release's ``raise NotImplementedError()`` in ``fn`` itself."""
     code = getattr(fn, "__code__", None)
@@ -272,7 +307,7 @@ def own_work(fn: Callable, exercise: str) -> Callable:
 
     @functools.wraps(fn)
     def graded(*args, **kwargs):
-        with library_off(exercise):
+        with library_off(exercise), _grading(name):
             try:
                 return fn(*args, **kwargs)
             except NotImplementedError as exc:

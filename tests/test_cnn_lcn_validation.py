@@ -60,3 +60,32 @@ def test_fixed_point_success_reflects_the_residual():
     from td_lib.cnn_lcn.stationary import SUCCESS_RESIDUAL
 
     assert fp["success"] == (fp["residual"] <= SUCCESS_RESIDUAL)
+
+
+def test_alpha_spec_interpolates_the_maximum_over_the_shifts():
+    """Lesson 2, Exercise D's rule: max_s gamma_s is interpolated, not each shift (they differ when
+    the leading shift changes between the two checkpoints around the crossing)."""
+    g = np.array([[0.0, 0.5], [0.2, 0.98], [0.995, 0.5]])
+    assert float(cl.alpha_spec(np.array([0.0, 1.0, 2.0]), g, 0.99)) == pytest.approx(1 + 0.01 / 0.015, abs=1e-12)
+
+
+def test_optimal_eta_reference_follows_exercise_F_rules():
+    """Lesson 3, Exercise F's rules, which the baked references of Figure 9 and the learning-rate demo
+    follow: the edge at an edge minimum, the grid point next to a NaN, else the log-log vertex."""
+    from checks.grading.baked_cnn_lcn import _parabola_eta
+
+    etas = np.geomspace(1e-2, 1.0, 9)
+    x, h = np.log(etas), np.log(etas[1] / etas[0])
+
+    def curve(x0):
+        return np.exp(0.8 * (x - x0) ** 2 - 1.0)
+
+    assert _parabola_eta(etas, curve(x[0] - 0.7 * h)) == pytest.approx(etas[0], rel=1e-12)
+    assert _parabola_eta(etas, curve(x[8] + 0.2 * h)) == pytest.approx(etas[8], rel=1e-12)
+    assert _parabola_eta(etas, curve(x[1] - 0.3 * h)) == pytest.approx(np.exp(x[1] - 0.3 * h), rel=1e-10)
+    y = curve(x[4] + 0.3 * h)
+    y[3] = np.nan
+    assert _parabola_eta(etas, y) == pytest.approx(etas[4], rel=1e-12)
+    y = curve(x[4] + 0.3 * h)
+    y[2] = np.nan
+    assert _parabola_eta(etas, y) == pytest.approx(np.exp(x[4] + 0.3 * h), rel=1e-10)

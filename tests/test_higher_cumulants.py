@@ -104,3 +104,60 @@ def test_reference_escape_times_is_the_notebook_solution():
     ref = escape.reduced_escape_times(2, 16, delta=1 / math.log(16), runs=5000, t_max=10**5, rng=4)
     assert stats.ks_2samp(a, ref).pvalue > 1e-4
 
+
+
+# ------------------------------------------------- test_ex72A_bayes: the stated time budget
+FIXTURES = REPO / "checks/fixtures/td2_7_learned_first/td2_7_2_higher_cumulants/ex72A_kappa4"
+
+
+def _bayes_test_cell() -> str:
+    import jupytext
+
+    nb = jupytext.read(REPO / higher_cumulants.NB)
+    return next(c.source for c in nb.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "test_ex72A_bayes")
+
+
+def _visible(cell: str) -> str:
+    return cell.split("### BEGIN HIDDEN TESTS")[0]
+
+
+def test_bayes_cell_makes_the_stated_number_of_calls():
+    """The statement promises 8 calls in all (1 visible, 7 hidden) and 5 s per call."""
+    calls = []
+    # computed outside the graded call: the test cell switches the library's counterparts off
+    ref = {b: grading.bayes_accuracy_v(b) for b in (10.0, 1e-9, 0.0, 0.2, 1.0, 3.0, 30.0, 200.0)}
+
+    def counted(beta_v):
+        calls.append(beta_v)
+        return ref[beta_v]
+
+    exec(_bayes_test_cell(), {"bayes_accuracy_v_only": counted})
+    assert len(calls) == 8
+    src = (REPO / higher_cumulants.NB).read_text()
+    assert "at most 5 s per call. The\n#    tests call it 8 times in all" in src
+    assert "budget is 5 s per call" in _visible(_bayes_test_cell())
+
+
+def test_bayes_visible_test_stops_a_correct_answer_over_the_budget():
+    """A correct but slow answer fails at home, in the visible test, with the budget message."""
+    import time
+
+    ref = grading.bayes_accuracy_v(10.0)
+
+    def slow(beta_v):
+        time.sleep(5.3)
+        return ref
+
+    with pytest.raises(AssertionError, match="budget is 5 s per call"):
+        exec(_visible(_bayes_test_cell()), {"bayes_accuracy_v_only": slow})
+
+
+@pytest.mark.slow
+def test_bayes_visible_test_stops_the_scalar_scan_fixture():
+    """The over-budget fixture (root-finding on a fine grid, densities one point at a time, then
+    the normal CDFs: correct, ~10 s per call) fails visibly at home with the budget message."""
+    ns: dict = {}
+    exec((FIXTURES / "wrong_bayes_over_the_time_budget.py").read_text(), ns)  # header imports + the cell
+    with pytest.raises(AssertionError, match="budget is 5 s per call"):
+        exec(_visible(_bayes_test_cell()), {"bayes_accuracy_v_only": ns["bayes_accuracy_v_only"]})

@@ -25,7 +25,8 @@ def test_counterpart_is_off_under_every_alias_and_back_on_after():
     before = mixed_cumulant.kappa4_v(10.0)
     with library_off("ex72A_kappa4"):
         for f in (mixed_cumulant.kappa4_v, alias):
-            with pytest.raises(DelegationError, match="td_lib.mixed_cumulant.kappa4_v is switched off"):
+            with pytest.raises(DelegationError, match="`your function` calls `td_lib.mixed_cumulant.kappa4_v`, "
+                                                      "which is not there when your work is graded"):
                 f(10.0)
     assert mixed_cumulant.kappa4_v(10.0) == before == -200 / 121
 
@@ -49,9 +50,29 @@ def test_own_work_passes_honest_code_and_blocks_delegation():
         return mixed_cumulant.kappa4_v(b)
 
     assert own_work.own_work(honest, "ex72A_kappa4")(10.0) == pytest.approx(-200 / 121, abs=1e-15)
-    with pytest.raises(DelegationError):
+    with pytest.raises(DelegationError) as err:
         own_work.own_work(lazy, "ex72A_kappa4")(10.0)
+    assert str(err.value).startswith("`lazy` calls `td_lib.mixed_cumulant.kappa4_v`, which is not there when your "
+                                     "work is graded: write it yourself"), err.value
     assert lazy(10.0) == pytest.approx(-200 / 121, abs=1e-15)  # outside grading it works
+
+
+def test_the_message_names_the_innermost_graded_function():
+    """A graded function calling another graded one: the error names the one that delegated."""
+    def lazy(b):
+        return mixed_cumulant.kappa4_v(b)
+
+    def outer(b):
+        return own_work.own_work(lazy, "ex72A_kappa4")(b)
+
+    with pytest.raises(DelegationError, match="^`lazy` calls"):
+        own_work.own_work(outer, "ex72A_kappa4")(1.0)
+    def direct(b):
+        return mixed_cumulant.kappa4_v(b)
+
+    with pytest.raises(DelegationError, match="^`direct` calls"):
+        own_work.own_work(direct, "ex72A_kappa4")(1.0)
+    assert own_work._graded == []  # nothing left behind, errors included
 
 
 def test_stub_message_names_the_function_but_real_errors_pass_through():

@@ -85,6 +85,17 @@ def _fft_cos_coef(n):
     return cos_coef
 
 
+def test_cos_coef_hint_numbers():
+    """The failure message of test_ex73C_cos_coef quotes the FFT's error on |t| (l <= 8): about
+    4e-6 with 1024 points (fails the 1e-6 asked) and 2.5e-7 with 4096 (the hint's count passes,
+    with a margin of 4); the statement and the message ask for >= 4096 points."""
+    ref = [np.pi / 2] + [(-4 / (np.pi * l**2) if l % 2 else 0.0) for l in range(1, 9)]
+    err = {n: max(abs(_fft_cos_coef(n)(np.abs, l) - ref[l]) for l in range(9)) for n in (1024, 4096)}
+    assert err[1024] == pytest.approx(4e-6, rel=0.05) and err[4096] == pytest.approx(2.5e-7, rel=0.05)
+    assert "about 4e-6 with 1024 points and 2.5e-7 with 4096" in CELLS["test_ex73C_cos_coef"]
+    assert "n\\ge4096$" in SRC
+
+
 def _quad_cos_coef(z0, zl):
     def cos_coef(F, l):
         z = z0 if l == 0 else zl
@@ -108,7 +119,7 @@ def test_closed_form_here_is_the_library_one():
                                rtol=1e-15, atol=0)
 
 
-@pytest.mark.parametrize("impl", [_quad_cos_coef(2 * np.pi, np.pi), _fft_cos_coef(4096),
+@pytest.mark.parametrize("impl", [_quad_cos_coef(2 * np.pi, np.pi), _fft_cos_coef(4096),  # the hint's FFT
                                   _fft_cos_coef(1 << 14)])
 def test_cos_coef_cell_accepts_correct_implementations(impl):
     _run_test_cell("test_ex73C_cos_coef", {"cos_coef": impl})
@@ -117,7 +128,8 @@ def test_cos_coef_cell_accepts_correct_implementations(impl):
 @pytest.mark.parametrize("impl", [_quad_cos_coef(np.pi, np.pi),          # z_0 = pi
                                   _quad_cos_coef(2.0, 1.0),              # missing 1/pi
                                   _quad_cos_coef(2 * np.pi, 2 * np.pi),  # z_l = 2 pi
-                                  _fft_cos_coef(128)])                   # FFT far too coarse
+                                  _fft_cos_coef(128),                    # FFT far too coarse
+                                  _fft_cos_coef(1024)])                  # the old hint's count: 4e-6
 def test_cos_coef_cell_rejects_wrong_implementations(impl):
     with pytest.raises(AssertionError):
         _run_test_cell("test_ex73C_cos_coef", {"cos_coef": impl})

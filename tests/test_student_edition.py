@@ -1,8 +1,10 @@
-"""The student edition of td_lib (tools/student_edition.py): no answer, no exercise named, and
-the rest of the library intact."""
+"""The student edition of td_lib (tools/student_edition.py): no answer, no exercise named, the
+home registry in place, and the rest of the library intact (what the text may say:
+tests/test_edition_answers.py)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -34,8 +36,13 @@ def test_no_counterpart_is_importable_and_the_rest_works(edition):
             "assert X.shape == (20, 5)\n"
             "from td_lib.core.gaussian import gaussian_expectation\n"
             "assert abs(gaussian_expectation(lambda z: z**2) - 1) < 1e-12\n"
-            "from td_lib.own_work import COUNTERPARTS\nassert COUNTERPARTS == {}\n")
-    out = subprocess.run([sys.executable, "-s", "-c", code, str(edition.parent)], capture_output=True, text=True,
+            "from td_lib.own_work import COUNTERPARTS, DELEGATE_CUTS\n"
+            "import json\nassert {k: list(v) for k, v in COUNTERPARTS.items()} == json.loads(sys.argv[2])\n"
+            "assert DELEGATE_CUTS == {}\n")
+    registry = se.home_registry()
+    assert registry and all(n.startswith("td_lib.") for ns in registry.values() for n in ns)
+    out = subprocess.run([sys.executable, "-s", "-c", code, str(edition.parent), json.dumps(registry)],
+                         capture_output=True, text=True,
                          cwd=str(edition.parent), env=se.edition_env(edition))
     assert out.returncode == 0, out.stderr[-2000:]
 
@@ -60,6 +67,27 @@ def test_cut_drop_and_scrub_on_a_small_module():
     assert "Kept line." in text and not se.NAMES_EXERCISE.search(text), text
     assert "return keep(1)\n" in text
     compile(text, "<edition>", "exec")
+
+
+def test_examples_using_a_cut_function_go_with_it():
+    """A docstring example calling a cut function, or a name such an example bound, is dropped with
+    its output; an Examples heading left empty goes too; other examples stay."""
+    src = ('def kept():\n    """Kept.\n\n    Examples\n    --------\n    >>> x = gone(1)\n    >>> x + 1\n    3\n'
+           '    >>> kept_value = 4\n    >>> kept_value\n    4\n    """\n\n\n'
+           'def other():\n    """Other.\n\n    Examples\n    --------\n    >>> gone(2)\n    4\n    """\n')
+    text = se._prune_examples(src, {"gone"})
+    assert "gone" not in text and "x + 1" not in text and "    3\n" not in text, text
+    assert ">>> kept_value = 4" in text and "Examples" in text.split("def other")[0]
+    assert "Examples" not in text.split("def other")[1], text
+    compile(text, "<edition>", "exec")
+
+
+def test_engines_whose_default_is_cut_are_found(tmp_path):
+    lib = tmp_path / "td_lib"
+    lib.mkdir()
+    (lib / "m.py").write_text("def engine(f=None):\n    return counterpart('gone', globals(), 'f')\n\n\n"
+                              "def caller():\n    return engine()\n\n\ndef free():\n    return 1\n")
+    assert se._needing(lib, {"gone"}) == {"engine", "caller"}
 
 
 def test_engines_ask_for_the_students_function_in_the_edition(edition):

@@ -271,6 +271,63 @@ def reference_names() -> set[str]:
     return {n.split(".")[-1] for names in student_edition.counterparts().values() for n in names if n not in keep}
 
 
+def visible_part(src: str) -> str:
+    """A test cell as the student's release shows it: every ``### BEGIN/END HIDDEN TESTS`` region,
+    markers included, blanked (empty lines, so that line numbers stay those of the source)."""
+    out, inside = [], False
+    for line in src.split("\n"):
+        if nbcore.BEGIN_HIDDEN in line:
+            inside = True
+            out.append("")
+        elif nbcore.END_HIDDEN in line:
+            inside = False
+            out.append("")
+        else:
+            out.append("" if inside else line)
+    return "\n".join(out)
+
+
+def _is_passed_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "passed"
+
+
+def lint_tick_last(src: str, where: str) -> list[str]:
+    """The tick last: the visible tests of a test cell (the cell without its hidden regions, what a
+    student runs at home) print their confirmation only after every visible check passed.
+
+    Precisely: the last top-level statement of the visible part is the one ``passed(...)`` call of
+    the cell (``td_lib.own_work.passed``); nothing follows it in the visible part but comments and
+    blank lines (a visible check after a hidden region counts: the student runs it after the tick);
+    at least one ``assert`` precedes it; ``passed`` is called nowhere else in the cell (not in a
+    hidden region, not inside a block). A cell that does not parse is left to the other rules."""
+    try:
+        whole = ast.parse(src)
+        visible = ast.parse(visible_part(src))
+    except SyntaxError:
+        return []
+    calls = sorted(n.lineno for n in ast.walk(whole) if _is_passed_call(n))
+    body = visible.body
+    last = body[-1] if body else None
+    if not any(_is_passed_call(n) for n in ast.walk(visible)):
+        return [f"{where}: the visible tests do not end with passed(<the functions tested>) "
+                "(td_lib.own_work.passed: the student's one-line confirmation)"]
+    problems = []
+    first = min(n.lineno for n in ast.walk(visible) if _is_passed_call(n))
+    if not (isinstance(last, ast.Expr) and _is_passed_call(last.value)):
+        after = [s.lineno for s in body if s.lineno > first]
+        problems.append(f"{where} line {first}: passed(...) prints the student's ✓ before visible code that still "
+                        f"checks (line{'s' if len(after) > 1 else ''} {', '.join(map(str, after))}): the tick last, "
+                        "as the last statement of the visible tests, after every check")
+    if len(calls) > 1:
+        problems.append(f"{where}: passed(...) is called {len(calls)} times (lines {', '.join(map(str, calls))}); "
+                        "call it once, as the last statement of the visible tests")
+    checks = [n.lineno for n in ast.walk(visible) if isinstance(n, ast.Assert)]
+    if not checks or min(checks) > first:
+        problems.append(f"{where}: no assert before passed(...) in the visible tests: the ✓ would show for "
+                        "any answer, the untouched stub included")
+    return problems
+
+
 def lint_tests(nb, name: str = "notebook") -> list[str]:
     """Test cells: every name a test cell reads is its own (imported or defined in the cell) or
     the student's work (defined by an answer cell); every assert explains itself, every function
@@ -310,10 +367,7 @@ def lint_tests(nb, name: str = "notebook") -> list[str]:
                                 "answer cell defines: import or define it in the test cell (while grading, a test "
                                 "cell gets from the student's notebook only what its answer cells define; "
                                 "docs/GRADING.md)")
-        visible = c.source.split(nbcore.BEGIN_HIDDEN)[0].rstrip().split("\n")
-        if not re.match(r"passed\(.*\)$", visible[-1].strip()):
-            problems.append(f"{name} ({gid}): the visible tests do not end with passed(<the functions tested>) "
-                            "(td_lib.own_work.passed: the student's one-line confirmation)")
+        problems += lint_tick_last(c.source, f"{name} ({gid})")
         wrapped = {id(call.args[0]) for call in ast.walk(tree) if isinstance(call, ast.Call)
                    and getattr(call.func, "id", getattr(call.func, "attr", None)) == "own_work" and call.args}
         for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):

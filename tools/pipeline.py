@@ -26,7 +26,7 @@ import nbformat
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from tools import env, fake_students, nbcore, nbgrader_ext, nbtool
+from tools import env, fake_students, nbcore, nbgrader_ext, nbtool, release_lint
 
 STUDENTS = ("solutions", "blank", "partial", "raises", "loop", "tampered", "delegates")
 
@@ -103,6 +103,9 @@ def release(assignment: str, course: Path = env.COURSE) -> Path:
     problems = leaks(out)
     if problems:
         raise RuntimeError("release leaks answers:\n" + "\n".join(problems))
+    named = release_lint.lint_release(out)
+    if named:
+        raise RuntimeError("the release names what students do not receive:\n" + "\n".join(map(str, named)))
     return out
 
 

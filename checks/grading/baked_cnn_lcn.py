@@ -23,16 +23,69 @@ def _modes(fn) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ lesson 1, Exercise A
+_K2_VISIBLE = ([[1.0, 0.5], [0.5, 1.0]], [[1.0, 1.0], [1.0, 1.0]])
+_K2_SPECIAL = ([[1.0, 1.0], [1.0, 1.0]], [[3.0, -1.5], [-1.5, 0.75]], [[1e6, 1.0], [1.0, 1e-6]],
+               [[1e-8, 1e-8], [1e-8, 1e-8]])
+_K2_DEMO = ([[1.0, 0.5], [0.5, 1.0]], [[2.0, -1.2], [-1.2, 1.5]], [[0.3, 0.1], [0.1, 4.0]])
+
+
 @baked
-def j2_erf_hidden() -> dict[str, Any]:
-    """test_exA_j2_erf (hidden): eq. 45 at the cell's 200 random covariances (default_rng(7))
-    and at its four singular or badly scaled ones."""
-    from td_lib import cnn_lcn as cl
+def k2_erf_visible() -> dict[str, Any]:
+    """test_exA_j2_erf (visible): K2 = E[g''(u1) g''(u2)] at two covariances (one singular)."""
+    from checks.grading.cnn_lcn_odes import k2_erf
+
+    return {"_visible_C": [list(map(list, C)) for C in _K2_VISIBLE],
+            "_visible_ref": [float(k2_erf(np.array(C))) for C in _K2_VISIBLE]}
+
+
+@baked
+def k2_erf_hidden() -> dict[str, Any]:
+    """test_exA_j2_erf (hidden): K2 at the cell's 200 random covariances (default_rng(7)) and at
+    four singular or badly scaled ones."""
+    from checks.grading.cnn_lcn_odes import k2_erf
 
     A = np.random.default_rng(7).standard_normal((200, 2, 2)) * 2
-    special = (np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([[4.0, 0.0], [0.0, 0.0]]),
-               np.array([[3.0, -1.5], [-1.5, 0.75]]), np.array([[1e6, 0.0], [0.0, 1e-6]]))
-    return {"_ref": cl.J2(A @ np.swapaxes(A, -1, -2)), "_ref_special": [float(cl.J2(C)) for C in special]}
+    return {"_ref": k2_erf(A @ np.swapaxes(A, -1, -2)),
+            "_special_C": [list(map(list, C)) for C in _K2_SPECIAL],
+            "_ref_special": [float(k2_erf(np.array(C))) for C in _K2_SPECIAL]}
+
+
+@baked
+def k2_erf_demo() -> dict[str, Any]:
+    """Lesson 1's Monte Carlo demo (reference result): K2 at the demo's three covariances."""
+    from checks.grading.cnn_lcn_odes import k2_erf
+
+    return {"_ref_k2": [float(k2_erf(np.array(C))) for C in _K2_DEMO]}
+
+
+# ------------------------------------------------------------------ lesson 1, Exercise B
+@baked(rtol=1e-9)
+def lcn_readout_slopes_visible() -> dict[str, Any]:
+    """test_exB_lcn_sgd_step, visible part with random readouts: central differences (h = 1e-5)
+    of the loss l = (y - sum_p a_p g(lambda_hat_p))^2 / 2 along the cell's random directions v of
+    w_hat and u of a, separately, for its three seeded cases (default_rng(5): w_hat, a, x, then
+    (v, u) per direction, in the cell's order; y = -0.4). As for the a = 1 slopes (baked.py), a
+    central difference loses ~5 digits to cancellation; the cell checks to 1e-7."""
+    from scipy.special import erf
+
+    def loss(w_hat, a, x, y):
+        P, k_s, D = w_hat.shape
+        lam = np.array([sum(w_hat[p, l] @ x[(p + l) % P] for l in range(k_s)) for p in range(P)])
+        return 0.5 * (y - a @ erf(lam / np.sqrt(k_s * D) / np.sqrt(2))) ** 2
+
+    rng = np.random.default_rng(5)
+    slopes = []
+    for (P, ks, D, _eta) in [(4, 3, 20, 0.5), (5, 2, 12, 0.8), (3, 1, 10, 1.3)]:
+        w = rng.standard_normal((P, ks, D))
+        a = rng.standard_normal(P)
+        x = rng.standard_normal((P, D))
+        row = []
+        for _ in range(3):
+            v, u, h = rng.standard_normal(w.shape), rng.standard_normal(P), 1e-5
+            row.append([float((loss(w + h * v, a, x, -0.4) - loss(w - h * v, a, x, -0.4)) / (2 * h)),
+                        float((loss(w, a + h * u, x, -0.4) - loss(w, a - h * u, x, -0.4)) / (2 * h))])
+        slopes.append(row)
+    return {"_readout_slopes": slopes}
 
 
 # ------------------------------------------------------------------ lesson 1, Exercise C
@@ -201,7 +254,9 @@ VARIANTS9 = ({"P": 8}, {"k_s": 2, "k_t": 2}, {"T": 2.0}, {"sigma": 2.0})
 
 
 def _figure9(quick: bool) -> list[dict[str, Any]]:
-    """Lesson 3's Figure 9: log10(eps*_CNN / eps*_LCN) of the four variants of Figure 6."""
+    """Lesson 3's Figure 9: log10(eps*_CNN / eps*_LCN) of the four variants of Figure 6, with the
+    optimal learning rate located by Exercise F's rules (the grid edge where the grid minimum is
+    there: some optima of these coarse grids are)."""
     from td_lib import cnn_lcn as cl
 
     out = []
@@ -210,7 +265,7 @@ def _figure9(quick: bool) -> list[dict[str, Any]]:
                               cs=np.array([0.0, 0.6] if quick else [0.0, 0.45, 0.9]),
                               alpha_F=np.geomspace(1e-2, 1.0 if quick else 1e2, 3 if quick else 5),
                               etas=np.geomspace(1e-2 if quick else 1e-3, 2.0, 4 if quick else 9), dtau=0.1,
-                              tau_max=TAU_MAX)
+                              tau_max=TAU_MAX, optimal_eta=_parabola_eta)
         out.append({"log10_ratio": pd["log10_ratio"]})
     return out
 

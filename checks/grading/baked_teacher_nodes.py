@@ -57,7 +57,9 @@ def angle_rhs_hidden() -> dict[str, Any]:
     return {"_ref_rhs": ts.angle_velocity(np.linspace(0.01, np.pi - 0.01, 50), 0.7)}
 
 
-ESCAPE_HIDDEN_CASES = ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0))
+#: (eps, theta_end, alpha) of the hidden escape-time tests; the last two sit near the ends of the
+#: range the statement gives, 0 < theta_end < pi - eps (an end just below the start, an end near 0).
+ESCAPE_HIDDEN_CASES = ((0.05, 1.0, 0.5), (2e-3, 2.5, 3.0), (0.3, 0.2, 2.0), (1e-2, 3.13, 1.0), (0.05, 0.01, 1.5))
 
 
 @baked

@@ -153,3 +153,17 @@ def reference_rhs(kind: str, R, Q, S, *, T: float = 1.0, eta: float = 1.0, sigma
     F_R, F_Q, G_Q = reference_terms(kind, R, Q, S, T=T, sigma=sigma)
     k_s = np.shape(R)[-2]
     return eta / k_s * F_R, eta / k_s * F_Q + eta**2 / k_s**2 * G_Q
+
+
+def k2_erf(C):
+    """``K2(C) = E[g''(u1) g''(u2)]`` for ``g(z) = erf(z / sqrt 2)``, ``(u1, u2) ~ N(0, C)``
+    (lesson 1, Exercise A, part 3; by Price's theorem ``dJ2/dc12``):
+    ``(2/pi) c12 [(1+c11)(1+c22) - c12^2]^(-3/2)``. ``C`` of shape ``(..., 2, 2)``; returns ``(...)``.
+
+    References
+    ----------
+    Mori et al. (CNN vs LCN), eq. 45 (``J2``), differentiated in ``c12``; Price (1958).
+    """
+    C = np.asarray(C, dtype=float)
+    det = (1.0 + C[..., 0, 0]) * (1.0 + C[..., 1, 1]) - C[..., 0, 1] ** 2
+    return 2.0 / np.pi * C[..., 0, 1] / det**1.5

@@ -30,8 +30,8 @@ from typing import Any, TypeVar
 import numpy as np
 from tqdm import tqdm
 
-__all__ = ["QUICK", "pick", "progress", "bar", "label", "wants_bar", "torch_threads", "numpy_rng", "base_seed",
-           "torch_generator"]
+__all__ = ["QUICK", "pick", "quick_note", "progress", "bar", "label", "wants_bar", "torch_threads", "numpy_rng",
+           "base_seed", "torch_generator"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,25 @@ QUICK: bool = bool(os.environ.get("NBGRADER_EXECUTION") or os.environ.get("TD_QU
 def pick(full: T, quick: T) -> T:
     """Return ``quick`` in quick mode and ``full`` otherwise (demo sizes only)."""
     return quick if QUICK else full
+
+
+def quick_note(what: str) -> None:
+    """In quick mode, print one line saying that a demo runs smaller than the full run the text quotes.
+
+    A demo whose printed numbers the prose quotes calls it, so that a student who validates the
+    notebook (which runs it in quick mode) is told why the numbers differ from the text.
+
+    Parameters
+    ----------
+    what : str
+        How this run is smaller, e.g. ``"20 seeds instead of 200"``.
+
+    Examples
+    --------
+    >>> quick_note("20 seeds instead of 200")  # prints nothing outside quick mode
+    """
+    if QUICK:
+        print(f"(quick run: {what}; the numbers in the text are from the full run)")
 
 
 class _WholeLines:

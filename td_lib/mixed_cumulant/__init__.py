@@ -11,9 +11,9 @@ Class ``y = -1`` is ``x = z ~ N(0, I_d)``. Class ``y = +1`` is
 with orthonormal spikes ``m, u, v``, ``lambda ~ N(0, 1)`` and ``nu = ±1`` independent of
 ``lambda`` (or ``nu = sign(lambda)`` for *correlated* latents). The classes differ in their
 mean along ``m``, in their variance along ``u`` and, along ``v``, first in the fourth
-cumulant ``kappa_4(v.x) = -2 beta_v^2 / (1 + beta_v)^2`` (Exercise 7.2.A.2). With correlated
-latents the class-+1 covariance gains the cross term ``c (u v^T + v u^T)`` with
-``c = sqrt(2/pi) sqrt(beta_u beta_v / (1 + beta_v))`` (Exercise 7.2.A.3).
+cumulant ``kappa_4(v.x)`` (:func:`kappa4_v`). With correlated latents the class-+1 covariance
+gains a cross term ``c (u v^T + v u^T)`` (:func:`cross_term`), which vanishes for independent
+latents.
 
 The *population Gaussian clone* (``clone=True``) replaces class +1 by the Gaussian with the
 same mean and covariance. Everything is built from rank-one/rank-two updates, so no
@@ -33,7 +33,7 @@ mixture form) and :mod:`~td_lib.mixed_cumulant.bayes` (exact Bayes accuracies an
 References
 ----------
 Bardone & Goldt (2024), "Sliding down the stairs: how correlated latent variables accelerate
-learning with neural networks", eq. (1) (the model); original course notes §7.1 and §7.2 (Exercises 7.2.A).
+learning with neural networks", eq. (1) (the model); original course notes §7.1 and §7.2.
 
 Examples
 --------

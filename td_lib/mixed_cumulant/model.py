@@ -61,10 +61,8 @@ def orthonormal_spikes(d: int, *, rng=2, dtype=None) -> torch.Tensor:
 
 
 def gamma(beta_v) -> float:
-    """Whitening coefficient ``gamma = beta_v / (1 + beta_v + sqrt(1 + beta_v))``.
-
-    ``Q = I - gamma v v^T`` maps ``v`` to ``v / sqrt(1 + beta_v)`` (Exercise 7.2.A.1), so
-    ``1 - gamma = 1 / sqrt(1 + beta_v)``. Written in the cancellation-free form.
+    """Whitening coefficient ``gamma = beta_v / (1 + beta_v + sqrt(1 + beta_v))`` of
+    ``Q = I - gamma v v^T``, written in the cancellation-free form.
     """
     b = V.finite("beta_v", beta_v, nonnegative=True)
     return b / (1.0 + b + math.sqrt(1.0 + b))

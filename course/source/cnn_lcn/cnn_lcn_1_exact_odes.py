@@ -3,8 +3,7 @@
 #
 # *Training Dynamics, Iliad Intensive 2026.* CPU only; needs numpy, scipy, matplotlib and the
 # course library `td_lib` (its module `td_lib.cnn_lcn` is the theory engine this notebook
-# uses). Worked solutions of the exercises are in the solutions edition of this notebook, each
-# folded under a **Solution** bar.
+# uses).
 #
 # A convolutional network does two things a fully connected one does not: it looks at the
 # input through **small windows** (locality) and it uses **the same window weights at every
@@ -33,8 +32,14 @@
 #    appendix (§6, Figures 10 and 11) and the limitations (§7).
 #
 # Every figure of the paper is regenerated, Figure 1 drawn and the others by your own run,
-# at sizes that fit a laptop in a few minutes; the full-resolution versions of the heavy ones
-# come from `scripts/cnn_lcn_figures.py` (`make figures`).
+# at sizes that fit a laptop in a few minutes (the paper's own figures use larger sizes and
+# more runs).
+#
+# **Quick mode.** When the notebook is validated or graded (and whenever the environment
+# variable `TD_QUICK=1` is set) the demonstration cells run with fewer samples and shorter
+# horizons, so the numbers they print differ from the ones the text quotes, which are those of
+# the full run; each such cell says so when it runs in quick mode. Graded computations are the
+# same in both modes.
 
 # %% [markdown]
 # ## Readings
@@ -50,18 +55,22 @@
 # lesson follows its setup, the ODEs (Result 3.1) and the factor $P$ (Result 3.2).
 #
 # **Where the method comes from.**
-# - D. Saad and S. A. Solla, *On-line learning in soft committee machines* (Phys. Rev. E 52,
-#   1995): the order-parameter ODEs of two-layer networks, the erf integrals used below, and
-#   the plateaus caused by the permutation symmetry of hidden units (the ancestor of the
+# - D. Saad and S. A. Solla, *On-line learning in soft committee machines*, Phys. Rev. E 52,
+#   4225 (1995): the order-parameter ODEs of two-layer networks, the erf integrals used below,
+#   and the plateaus caused by the permutation symmetry of hidden units (the ancestor of the
 #   $\rho$-symmetric plateau of §4, lesson 2).
-# - M. Biehl and H. Schwarze, *Learning by on-line gradient descent* (J. Phys. A 28, 1995),
-#   and S. Goldt et al., *Dynamics of stochastic gradient descent for two-layer neural
-#   networks in the teacher–student setup* (NeurIPS 2019): the same ODEs, with a proof of
-#   concentration.
+# - M. Biehl and H. Schwarze, *Learning by on-line gradient descent*, J. Phys. A 28, 643
+#   (1995), and S. Goldt, M. S. Advani, A. M. Saxe, F. Krzakala and L. Zdeborová, *Dynamics of
+#   stochastic gradient descent for two-layer neural networks in the teacher–student setup*,
+#   NeurIPS 2019 (arXiv:1906.08632): the same ODEs, with a proof of concentration.
 #
-# **What symmetry buys, elsewhere.** Bietti, Venturi and Bruna (invariant kernels: sample
-# complexity divided by the size of the group), Lahoti et al. and Waber et al. (CNN vs LCN vs
-# FCN on patch data; a factor of the number of patches). The paper's Result 3.2 is an *exact
+# **What symmetry buys, elsewhere.** A. Bietti, L. Venturi and J. Bruna, *On the sample
+# complexity of learning under geometric stability*, NeurIPS 2021 (arXiv:2106.07148)
+# (invariant kernels: sample complexity divided by the size of the group); A. Lahoti, S. Karp,
+# E. Winston, A. Singh and Y. Li, *Role of locality and weight sharing in image-based tasks: a
+# sample complexity separation between CNNs, LCNs, and FCNs*, ICLR 2024 (arXiv:2403.15707),
+# and Waber et al. (online SGD of a convolutional teacher–student model; CNN vs LCN vs FCN on
+# patch data, a factor of the number of patches). The paper's Result 3.2 is an *exact
 # identity between trajectories*, not a bound. The readings of lessons 2 and 3 follow the
 # methods they use (plateaus and locality; noise floors, optimal learning rates and
 # early-time expansions).
@@ -111,7 +120,7 @@ import numpy as np
 from scipy.special import erf
 
 from td_lib import cnn_lcn as cl
-from td_lib.core.runtime import QUICK, pick, progress
+from td_lib.core.runtime import QUICK, pick, progress, quick_note
 
 _t_start = time.time()
 
@@ -156,7 +165,7 @@ print("empirical position covariance of x (should be close to S):")
 print(np.einsum("npd,nqd->pq", x, x).round(0) / (5 * D))
 
 # %% [markdown]
-# ### Exercise A — the two erf integrals
+# ### Exercise A — the erf integrals, and one the library does not have
 #
 # Everything below reduces to Gaussian averages of $g$ and $g'$ over jointly Gaussian
 # preactivations. For a centred Gaussian pair $(u_1,u_2)$ with covariance
@@ -166,19 +175,28 @@ print(np.einsum("npd,nqd->pq", x, x).round(0) / (5 * D))
 #
 # 1. Derive $J_2$ for $g(z)=\operatorname{erf}(z/\sqrt2)$.
 # 2. Derive $I_2$.
-# 3. In the code cell, implement `j2_erf(C)` for a single $2\times2$ covariance or a batch of
-#    shape `(..., 2, 2)`, returning an array of shape `(...)`, and check it against Monte
-#    Carlo in the cell after it.
+# 3. Derive the closed form of the next integral of the family, which the paper does not need
+#    and the course's library does not contain,
+#    $$K_2(C)=\mathbb E[g''(u_1)\,g''(u_2)],$$
+#    and implement it in the code cell as `k2_erf(C)`, for a single $2\times2$ covariance or a
+#    batch of shape `(..., 2, 2)`, returning an array of shape `(...)` (a 0-d array for a single
+#    matrix). $C$ may be any covariance matrix, singular ones included (e.g. $u_1=u_2$).
+#    The cell after the tests compares it with Monte Carlo.
 #
-# Eqs 44–45 are printed above, so the tests of `j2_erf` cannot tell an implementation from a
-# copy of them: the derivations (parts 1 and 2, graded by hand) are the exercise. The course's
-# library has $J_2$ as well (`cl.J2`: the ODEs of all three lessons need it), but not while your
-# work is graded: then `j2_erf` must compute it itself.
+# Parts 1 and 2 are graded by hand (eqs 44–45 are printed, so only the derivation counts).
+# Part 3 is graded by the tests: they compare `k2_erf` with the exact $K_2$ to a relative
+# $10^{-12}$ on random, singular and badly scaled covariances (so a Monte Carlo or
+# finite-difference estimate does not pass), and check batching. The library's $J_2$
+# (`cl.J2`, which the ODEs of all three lessons use) is switched off while your work is
+# graded: if `k2_erf` needs $J_2$, compute it in your own code.
 #
 # *Hint.* For 1: $g'(z)=\sqrt{2/\pi}\,e^{-z^2/2}$, so $J_2$ is $\frac2\pi\,\mathbb E[e^{-u^\top u/2}]$, a
 # Gaussian integral. For 2: $\operatorname{erf}(z/\sqrt2)=2\Phi(z)-1=\mathbb E_{z'}[\operatorname{sign}(z-z')]$ with
 # $z'\sim\mathcal N(0,1)$ independent, and for a centred Gaussian pair with correlation $r$,
-# $\mathbb E[\operatorname{sign}a\operatorname{sign}b]=\frac2\pi\arcsin r$.
+# $\mathbb E[\operatorname{sign}a\operatorname{sign}b]=\frac2\pi\arcsin r$. For 3, two routes: *Price's theorem*
+# (for a centred Gaussian pair and smooth $f_1,f_2$ of moderate growth,
+# $\partial_{c_{12}}\mathbb E[f_1(u_1)f_2(u_2)]=\mathbb E[f_1'(u_1)f_2'(u_2)]$ at fixed $c_{11},c_{22}$), or
+# $g''(z)=-z\,g'(z)$ and the Gaussian integral of part 1 with $u_1u_2$ inserted.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "exA_erf_integrals_derivation", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **Solution.**
@@ -203,15 +221,22 @@ print(np.einsum("npd,nqd->pq", x, x).round(0) / (5 * D))
 # value used for the student's self-term in eq. 28; and differentiating eq. 44 in $c_{12}$,
 # $$\frac{\partial I_2}{\partial c_{12}}=\frac2\pi\,\frac{1}{\sqrt{(1+c_{11})(1+c_{22})-c_{12}^2}}=J_2,$$
 # as Price's theorem requires ($\partial_{c_{12}}\mathbb E[g(u_1)g(u_2)]=\mathbb E[g'(u_1)g'(u_2)]$).
+#
+# 3. (Graded by the tests of `k2_erf`.) By Price's theorem once more,
+# $$K_2=\frac{\partial J_2}{\partial c_{12}}=\frac2\pi\,\frac{c_{12}}{\big[(1+c_{11})(1+c_{22})-c_{12}^2\big]^{3/2}}.$$
+# Directly: $g''(u_1)g''(u_2)=u_1u_2\,g'(u_1)g'(u_2)$, and the Gaussian integral of part 1 with
+# $u_1u_2$ inserted is $\frac2\pi\det(I+C)^{-1/2}\,[(C^{-1}+I)^{-1}]_{12}$, with
+# $(C^{-1}+I)^{-1}=C(I+C)^{-1}=I-(I+C)^{-1}$, whose off-diagonal entry is $c_{12}/\det(I+C)$.
+# $K_2$ is odd in $c_{12}$ ($g''$ is odd) and vanishes for independent fields.
 
 # %% nbgrader={"grade": false, "grade_id": "exA_j2_erf", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def j2_erf(C):
-    """E[g'(u1) g'(u2)] for g(z) = erf(z / sqrt 2) and (u1, u2) ~ N(0, C) (eq. 45).
+def k2_erf(C):
+    """E[g''(u1) g''(u2)] for g(z) = erf(z / sqrt 2) and (u1, u2) ~ N(0, C) (part 3).
 
     Parameters
     ----------
     C : array of shape (2, 2) or (..., 2, 2)
-        Covariance matrices of the pair (u1, u2).
+        Covariance matrices of the pair (u1, u2) (singular ones allowed).
 
     Returns
     -------
@@ -220,250 +245,349 @@ def j2_erf(C):
     ### BEGIN SOLUTION
     C = np.asarray(C, dtype=float)
     det = (1 + C[..., 0, 0]) * (1 + C[..., 1, 1]) - C[..., 0, 1] ** 2
-    return 2 / np.pi / np.sqrt(det)
+    return 2 / np.pi * C[..., 0, 1] / det ** 1.5
     ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_exA_j2_erf", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-# Visible tests: closed form at simple points, batching, and Price's theorem dI2/dc12 = J2.
+# Visible tests: independent fields, batching, the symmetries of K2, two exact values, and a
+# Monte Carlo average within 5 standard errors.
 import numpy as np
 from td_lib.own_work import own_work, passed
 
-_j2 = own_work(j2_erf, "exA_j2_erf")
-_v = np.asarray(_j2(np.eye(2)), dtype=float)
-assert _v.shape == (), f"j2_erf of one 2x2 matrix should return a 0-d array (shape ()), got shape {_v.shape}"
-assert abs(_v - 1 / np.pi) < 1e-12, (
-    f"C = I: eq. 45 gives J2 = 1/pi = {1 / np.pi:.6f}, your j2_erf gives {float(_v):.6f}."
-    + (" That is 2/pi: the value with det(C) = 1 in place of det(I + C) = 4." if abs(_v - 2 / np.pi) < 1e-9
-       else " Check the prefactor and the determinant of eq. 45."))
-_v = float(_j2(np.zeros((2, 2))))
-assert abs(_v - 2 / np.pi) < 1e-12, (
-    f"C = 0: both g' equal g'(0) = sqrt(2/pi), so J2 = 2/pi = {2 / np.pi:.6f}; your j2_erf gives {_v:.6f}.")
+_k2 = own_work(k2_erf, "exA_j2_erf")
+# BEGIN BAKED k2_erf_visible (expected values computed on the instructor's side; do not edit)
+_visible_C = [[[1.0, 0.5], [0.5, 1.0]], [[1.0, 1.0], [1.0, 1.0]]]
+_visible_ref = [0.04383320491103999, 0.12251753231595379]
+# END BAKED k2_erf_visible
+_v = np.asarray(_k2(np.eye(2)), dtype=float)
+assert _v.shape == (), f"k2_erf of one 2x2 matrix should return a 0-d array (shape ()), got shape {_v.shape}"
+assert abs(float(_v)) < 1e-12, (
+    f"C = I: u1 and u2 are independent and E[g''(u)] = 0 (g'' is odd), so K2 = 0; your k2_erf gives {float(_v):.6g}.")
 _rng = np.random.default_rng(1)
 _A = _rng.standard_normal((5, 3, 2, 2))
 _Cs = _A @ np.swapaxes(_A, -1, -2)
-_out = np.asarray(_j2(_Cs))
-assert _out.shape == (5, 3), f"j2_erf on a batch of shape (5, 3, 2, 2) should return shape (5, 3), got {_out.shape}"
-# Price's theorem: d/dc12 of I2 (eq. 44) is J2; central difference on the closed-form I2.
-_h = 1e-5
+_out = np.asarray(_k2(_Cs), dtype=float)
+assert _out.shape == (5, 3), f"k2_erf on a batch of shape (5, 3, 2, 2) should return shape (5, 3), got {_out.shape}"
 for _k, _C in enumerate(_Cs.reshape(-1, 2, 2)[:6]):
-    _Cp, _Cm = _C.copy(), _C.copy()
-    _Cp[0, 1] = _Cp[1, 0] = _C[0, 1] + _h
-    _Cm[0, 1] = _Cm[1, 0] = _C[0, 1] - _h
-    _i2 = lambda M: 2 / np.pi * np.arcsin(M[0, 1] / np.sqrt((1 + M[0, 0]) * (1 + M[1, 1])))
-    _d = (_i2(_Cp) - _i2(_Cm)) / (2 * _h)
-    _mine = float(_j2(_C))
-    assert abs(_d - _mine) < 1e-7, (
-        f"Price's theorem says dI2/dc12 = J2; at C = {_C.round(3).tolist()} the derivative of eq. 44 "
-        f"is {_d:.8f} but j2_erf gives {_mine:.8f}.")
-    assert abs(_mine - float(_out.reshape(-1)[_k])) < 1e-12, (
-        f"j2_erf of the batch and of its element {_k} disagree ({float(_out.reshape(-1)[_k]):.10f} vs {_mine:.10f}): "
+    _mine = float(_k2(_C))
+    assert abs(_mine - _out.reshape(-1)[_k]) < 1e-12 * max(1.0, abs(_mine)), (
+        f"k2_erf of the batch and of its element {_k} disagree ({_out.reshape(-1)[_k]:.10g} vs {_mine:.10g}): "
         "each batch entry must be computed from its own matrix.")
-passed("j2_erf")
+    _swap = float(_k2(_C[::-1, ::-1]))  # (u1, u2) -> (u2, u1)
+    assert abs(_swap - _mine) < 1e-12 * max(1.0, abs(_mine)), (
+        f"swapping u1 and u2 (c11 <-> c22) cannot change E[g''(u1) g''(u2)]; at C = {_C.round(3).tolist()} "
+        f"your k2_erf gives {_mine:.10g} and {_swap:.10g}.")
+    _flip = float(_k2(_C * np.array([[1, -1], [-1, 1]])))  # (u1, u2) -> (u1, -u2)
+    assert abs(_flip + _mine) < 1e-12 * max(1.0, abs(_mine)), (
+        f"u2 -> -u2 flips the sign of c12 and of g''(u2) (g'' is odd), so K2 must change sign; at "
+        f"C = {_C.round(3).tolist()} your k2_erf gives {_mine:.10g}, and {_flip:.10g} with c12 -> -c12.")
+for _C, _ref_v in zip(_visible_C, _visible_ref):
+    _C = np.asarray(_C, dtype=float)
+    _got_v = float(np.asarray(_k2(_C), dtype=float))
+    assert np.isfinite(_got_v) and abs(_got_v - _ref_v) <= 1e-12 * abs(_ref_v), (
+        f"C = {_C.tolist()}: the exact K2 is {_ref_v:.12f}, your k2_erf gives {_got_v:.12f}.")
+_C = np.array([[2.0, 1.3], [1.3, 1.0]])
+_u = np.random.default_rng(11).multivariate_normal([0, 0], _C, size=400_000)
+_g2 = -_u * np.sqrt(2 / np.pi) * np.exp(-_u ** 2 / 2)  # g''(u) = -u g'(u)
+_s = _g2[:, 0] * _g2[:, 1]
+_se = _s.std() / np.sqrt(len(_s))
+_got_v = float(_k2(_C))
+assert abs(_s.mean() - _got_v) < 5 * _se, (
+    f"C = {_C.tolist()}: a Monte Carlo average of g''(u1) g''(u2) over 400000 samples gives "
+    f"{_s.mean():.5f} ± {_se:.5f}, your k2_erf gives {_got_v:.5f} (more than 5 standard errors away).")
+passed("k2_erf")
 ### BEGIN HIDDEN TESTS
-# Eq. 45 at 200 random covariances (drawn below) and at four singular or badly scaled ones.
-# BEGIN BAKED j2_erf_hidden (python -m checks.grading.bake; do not edit by hand)
-_ref = [0.2865829486905769, 0.15091657001303846, 0.27806774323400346, 0.25011276239347374, 0.0981129328031909,
-        0.1130944665908494, 0.11139359697651281, 0.18410546861506993, 0.08357303773250858, 0.20266358876131965,
-        0.23707045117434491, 0.08463665995208146, 0.10630559654024634, 0.2915227229732523, 0.12414924771999188,
-        0.22154399292015736, 0.16565075723141562, 0.04655991602955328, 0.19427122417514944,
-        0.15399535424297947, 0.36389331770535077, 0.240669881844082, 0.14216816224826712, 0.22729385967713353,
-        0.04487517180261363, 0.11727543628230806, 0.2288773403363016, 0.3037041739896608, 0.11850623919581761,
-        0.1401007391447755, 0.14439744076816005, 0.11990824897279742, 0.118063129063467, 0.06490516572760481,
-        0.27837425930030446, 0.13428889387576246, 0.0809168359510332, 0.21721794842488207, 0.33337162824725625,
-        0.06193129052413933, 0.1004242579914374, 0.09709086057989277, 0.31274864039131006, 0.15425234487878,
-        0.20464786756670494, 0.22438386629858778, 0.21521826114636955, 0.15502138174521854, 0.1441883751079128,
-        0.0806714689100701, 0.08921191968087046, 0.07335985559332904, 0.1506130968127653, 0.11000701819913254,
-        0.15916003269871878, 0.08088924435179068, 0.1968671010759671, 0.1264445409940383, 0.09135435726146911,
-        0.10172932655464277, 0.3136710488924186, 0.11064692263184418, 0.02507692599509888, 0.1004427750742921,
-        0.2534908781311502, 0.2242374615376218, 0.13255663276135585, 0.0822836249434639, 0.0674769781935048,
-        0.10679250647558602, 0.23136910034553299, 0.07644578320742691, 0.07849971863453398,
-        0.16993664512388942, 0.49674130997402055, 0.129634350607299, 0.12575387814653477, 0.18580353874047117,
-        0.42867432449850323, 0.08294399502705449, 0.1392230167034218, 0.18176293900609605, 0.1374775214862831,
-        0.08540619613865857, 0.049995935904148824, 0.10276875049572931, 0.11767722475000746,
-        0.10221936836359084, 0.4179584573325777, 0.5064227290215111, 0.1059990284130399, 0.04583356594083247,
-        0.09275850483212848, 0.12021239559259048, 0.1333753379644997, 0.17260475546062967, 0.08136219281989569,
-        0.31792908099312, 0.09010211249256027, 0.08292806927279109, 0.2214012133246676, 0.12059149438294552,
-        0.05134388513152126, 0.08464219281012181, 0.07698978308667294, 0.14093147551365595, 0.114388760180504,
-        0.28531132395350145, 0.12974618683582967, 0.09748536726898935, 0.11179814833227729, 0.1749530419187941,
-        0.22065182407782535, 0.26027353753635984, 0.07877708238390771, 0.06948612867192716,
-        0.057976299073967924, 0.11345595927720117, 0.20045078912930245, 0.03901991811947733,
-        0.5461444413081935, 0.04150884567758499, 0.130126591634099, 0.033529002991901716, 0.14032470643706715,
-        0.07221812124613414, 0.07131505380230632, 0.4874083918687694, 0.09348439086560721, 0.14923060905808622,
-        0.16646109067092493, 0.3668274687825436, 0.21676861138827147, 0.21630783466803433, 0.05460744019937354,
-        0.4560881438691455, 0.2417074042777323, 0.21775722064866312, 0.15082968189304913, 0.35707747341155355,
-        0.26999974694209433, 0.10788137004972867, 0.09359638850928931, 0.08337166611336169,
-        0.09715052797312414, 0.051902303255458325, 0.1259210392480747, 0.19390101649539013,
-        0.17723595054919628, 0.22696556973945478, 0.15403416098898004, 0.09775161307363876,
-        0.11511523991120982, 0.07124532489619755, 0.13859464211530909, 0.14381198725753175,
-        0.10409233324098166, 0.21042372146389315, 0.09381169290010453, 0.13732376397130597,
-        0.08392123069069603, 0.15501523575450332, 0.13929628938938016, 0.19294922955553495,
-        0.27911697360295673, 0.1308870844169761, 0.10148438940124936, 0.1678286433657006, 0.06765625723156941,
-        0.27520560546606565, 0.20648579219572577, 0.11129460915401965, 0.1875124577028548, 0.03373571228114017,
-        0.06687761233710576, 0.19802825590664172, 0.0628410839328854, 0.07549112522630068, 0.2825039624978714,
-        0.12331043432651928, 0.0775588248396113, 0.06400080140009089, 0.12858781985163853, 0.11294768252426053,
-        0.4659486662109277, 0.11348633930485566, 0.07779062354156993, 0.1881499805747434, 0.42677057251503187,
-        0.09959911587370612, 0.20625441500942704, 0.25800914871837893, 0.13374533826500273,
-        0.06418620296425101, 0.07158000089856885, 0.23664076815585244, 0.10451663868189819,
-        0.10807159424585883, 0.1134899927049385, 0.05367246170534409]
-_ref_special = [0.3675525969478614, 0.2847050173668708, 0.2921011845484373, 0.0006366191357484456]
-# END BAKED j2_erf_hidden
+# K2 at 200 random covariances (drawn below) and at four singular or badly scaled ones.
+# BEGIN BAKED k2_erf_hidden (expected values computed on the instructor's side; do not edit)
+_ref = [-0.061884379920908554, -0.046013706384219116, -0.09815300108328039, -0.10038019355653897,
+        0.029322747808705557, 0.03241535784132266, -0.004008129557007881, 0.001236653999313635,
+        -0.002217672816808145, -0.006556551680293161, -0.01715684014887052, 0.005882598149595181,
+        -0.03424301514916947, 0.09285944672416278, -0.010321399871365145, 0.061804305025488365,
+        -0.03343769784201386, 0.0007242866039670496, -0.04698488483094228, -0.017288773342303672,
+        -0.054330677673648665, 0.06830342481344436, 0.01158103167382402, 0.07134779958845923,
+        0.0013143840977133962, -0.0329538139217468, -0.05661692081968052, -0.06386059248295502,
+        0.0007723407960003326, 0.0023670308549684576, 0.03477067466630111, 0.046205143690852636,
+        0.03355315750946733, -0.005537753227219136, 0.059108991440505396, 0.008949502969662173,
+        -0.0030858038806538483, -0.06828888806114639, 0.07600351086264032, -0.004076099875847659,
+        -0.019730398260848526, -0.0008789279932623257, 0.015134366015463934, 0.027945538070978257,
+        0.034401563264515066, -0.0138952283499167, -0.016042243013639684, -0.039116763831118194,
+        0.012241222880357056, 0.005270510147682437, 0.0009606379963434583, -0.018152012122965272,
+        -0.029082435275042947, -0.006830791885401039, 0.006096029316953074, -0.0011360371080600385,
+        -0.015571275813761368, 0.009956302202546959, 0.001865239842065558, 0.0012186894400493717,
+        0.02990985435031177, -0.033882405365011366, 0.0005126674729758175, -0.016081923835946893,
+        0.0073696403773326575, 0.021694226777742954, 0.02925596269644741, 0.0010537869771870291,
+        0.0009968520195022393, 0.0030669809752647075, 0.020725671043581483, 0.0022254541132954494,
+        0.0018986766073230477, 0.03613409010347979, -0.06963059502501501, -0.008822810556644687,
+        -0.004190108594221976, -0.05987632066900194, 0.04809390388079912, 0.006492626605671617,
+        -0.0361071322666326, -0.011200919526841022, -0.01353695653493021, 0.005839806282958609,
+        4.37027138223902e-06, 0.004257097385871782, -0.032590636198214576, -0.003645635557625677,
+        0.0012639884504566034, -0.07479752985717819, 0.004731023379923883, 0.002599662265624357,
+        -0.010522206212897402, -0.030328456907068493, -0.004922511922346201, 0.0662183036290176,
+        0.003734924717369473, -0.049243951313074984, -0.005459825803939082, -0.00653241205524243,
+        0.03614202775654598, -0.020305399310165225, -0.0006820693477059361, 0.00020939958715366386,
+        0.018651227530343036, -0.0471562880434275, -0.02277141578758557, 0.062110991094569676,
+        0.026780126492604035, 0.0007020195597497678, -0.0006670818781551594, 0.03997438409380908,
+        0.04997671496612718, -0.008976934075559202, 0.0073474931005368714, -0.0036847395742294667,
+        -0.00013451966985203893, 0.009198320645130539, 0.07840596776646412, -0.000978162895040297,
+        0.06025460427232504, -0.0013557014092057161, -0.03942788483200318, -0.00034742377590993485,
+        0.04656446518698959, -0.006723035308503141, 0.0001669456265184443, 0.04112679363390735,
+        -0.00033984230889366214, -0.04662801835803003, 0.036884317674960226, 0.08308387399948243,
+        0.06964234541499414, -0.03185879411474514, 0.0026913827049269467, -0.07352843658379489,
+        0.08925376573570339, -0.015373643920134567, 0.022111271114788545, 0.10049357573019728,
+        -0.10259863669509152, -0.020567704740319277, -0.010943369820493334, 0.021295895661800335,
+        -0.01279963085432417, 0.0003467925408160575, -0.007263481257641339, 0.022199141695859497,
+        0.04123135508333858, 0.05238882208861607, 0.009720433769989562, 0.012296913566833849,
+        -0.03238491770122106, -0.0014766873124839452, 0.02204156923611361, 0.01728218067862454,
+        -0.006316325442041699, -0.008885177515976415, -0.0019886218863339584, -0.03563686993455193,
+        0.0005246983077280287, 0.01019462352817588, 0.035930448276522885, 0.05233109779410324,
+        0.0736492993293855, -0.025856782636728016, 0.005973011396713859, -0.07052993812536756,
+        0.0013691957642367858, -0.0525106684193639, 0.05273003221061395, -0.005192379824378361,
+        -0.005395583011058128, -0.000766669849299403, 0.0013318388552079007, -0.03559042493211379,
+        0.001035853255428527, -0.0030187262905250695, -0.06243076128875614, 0.020944920983401883,
+        0.0045145972155893384, 0.0013627473132823019, 0.05506314497342935, 0.04339261490824028,
+        -0.08513088423095326, 0.013364648808860414, 0.017828169313572485, -0.004036341207535318,
+        0.09132337869989136, -0.023866360156499743, -0.06598295921557087, 0.009507726881364267,
+        0.011359105752658657, 8.905740078696195e-05, -0.00010327361032283407, -0.08602979853753544,
+        0.03889111967722876, 0.004823065883882298, 0.022515733134520367, -0.00011460723951699563]
+_special_C = [[[1.0, 1.0], [1.0, 1.0]],
+              [[3.0, -1.5], [-1.5, 0.75]],
+              [[1000000.0, 1.0], [1.0, 1e-06]],
+              [[1e-08, 1e-08], [1e-08, 1e-08]]]
+_ref_special = [0.12251753231595379, -0.09224247933108547, 6.366188174381617e-10, 6.366197532689888e-09]
+# END BAKED k2_erf_hidden
 _ref = np.asarray(_ref)
 _A = np.random.default_rng(7).standard_normal((200, 2, 2)) * 2
 _Cs = _A @ np.swapaxes(_A, -1, -2)
-_got = np.asarray(_j2(_Cs), dtype=float)
+_got = np.asarray(_k2(_Cs), dtype=float)
 assert _got.shape == _ref.shape, f"batch of shape (200, 2, 2): expected an output of shape (200,), got {_got.shape}"
-_k = int(np.argmax(np.abs(_got / _ref - 1)))
-assert np.allclose(_got, _ref, rtol=1e-12, atol=0), (
-    f"200 random covariances: at C = {_Cs[_k].round(4).tolist()} eq. 45 gives {_ref[_k]:.12f}, "
-    f"your j2_erf gives {_got[_k]:.12f}.")
-# Singular, unequal-variance and large covariances (eq. 45 is finite there).
-for _C, _ref_v in zip((np.array([[1.0, 1.0], [1.0, 1.0]]), np.array([[4.0, 0.0], [0.0, 0.0]]),
-                       np.array([[3.0, -1.5], [-1.5, 0.75]]), np.array([[1e6, 0.0], [0.0, 1e-6]])), _ref_special):
-    _got_v = float(np.asarray(_j2(_C), dtype=float))
-    assert np.isfinite(_got_v) and abs(_got_v / _ref_v - 1) < 1e-12, (
-        f"C = {_C.tolist()} (singular or badly scaled, still a valid covariance): eq. 45 gives "
-        f"{_ref_v:.12g}, your j2_erf gives {_got_v:.12g}.")
-# Monte Carlo within 5 standard errors at a strongly correlated point.
-_C = np.array([[2.0, 1.3], [1.3, 1.0]])
-_u = np.random.default_rng(11).multivariate_normal([0, 0], _C, size=400_000)
-_gp = np.sqrt(2 / np.pi) * np.exp(-_u ** 2 / 2)
-_s = _gp[:, 0] * _gp[:, 1]
-_got_v = float(_j2(_C))
-assert abs(_s.mean() - _got_v) < 5 * _s.std() / np.sqrt(len(_s)), (
-    f"C = {_C.tolist()}: a Monte Carlo average of g'(u1) g'(u2) over 400000 samples gives "
-    f"{_s.mean():.5f} ± {_s.std() / np.sqrt(len(_s)):.5f}, your j2_erf gives {_got_v:.5f} (more than 5 standard errors away).")
+_k = int(np.argmax(np.abs(_got - _ref) / np.abs(_ref)))
+assert np.all(np.isfinite(_got)) and np.allclose(_got, _ref, rtol=1e-12, atol=0), (
+    f"200 random covariances: at C = {_Cs[_k].round(4).tolist()} the exact K2 is {_ref[_k]:.12g}, "
+    f"your k2_erf gives {_got[_k]:.12g}.")
+for _C, _ref_v in zip(_special_C, _ref_special):
+    _C = np.asarray(_C, dtype=float)
+    _got_v = float(np.asarray(_k2(_C), dtype=float))
+    assert np.isfinite(_got_v) and abs(_got_v - _ref_v) <= 1e-12 * abs(_ref_v), (
+        f"C = {_C.tolist()} (singular or badly scaled, still a valid covariance): the exact K2 is "
+        f"{_ref_v:.12g}, your k2_erf gives {_got_v:.12g}.")
+_got_v = float(np.asarray(_k2(np.array([[4.0, 0.0], [0.0, 0.0]])), dtype=float))
+assert _got_v == 0.0 or abs(_got_v) < 1e-15, (
+    f"C = [[4, 0], [0, 0]] (u2 = 0 exactly, so g''(u2) = 0): K2 = 0, your k2_erf gives {_got_v:.6g}.")
 ### END HIDDEN TESTS
 
 # %% tags=["demo"]
-# Monte Carlo check of both integrals at a few covariances (I2 from the engine, J2 yours).
-from td_lib.own_work import student_or
+# Monte Carlo check of the three integrals at a few covariances (I2 and J2 from the engine, K2 yours).
+from td_lib.own_work import demo_result
 
-j2_demo = student_or(j2_erf, cl.J2, lambda f: f(np.eye(2)), "Exercise A's j2_erf")
 _Cs = np.array([[[1.0, 0.5], [0.5, 1.0]], [[2.0, -1.2], [-1.2, 1.5]], [[0.3, 0.1], [0.1, 4.0]]])
-for _C in _Cs:
-    mc_i2, se_i2 = cl.integrals.monte_carlo("I2", _C, n=pick(400_000, 50_000), rng=1)
-    mc_j2, se_j2 = cl.integrals.monte_carlo("J2", _C, n=pick(400_000, 50_000), rng=2)
+# k2_erf of the course's solution at these three matrices
+# BEGIN BAKED k2_erf_demo (expected values computed on the instructor's side; do not edit)
+_ref_k2 = [0.04383320491103999, -0.051209723717179766, 0.0038504640928205005]
+# END BAKED k2_erf_demo
+k2_vals = demo_result(lambda: [float(k2_erf(_C)) for _C in _Cs], _ref_k2, "Exercise A's k2_erf", rtol=1e-9)
+n_mc = pick(400_000, 50_000)
+quick_note(f"{n_mc} Monte Carlo samples per integral instead of 400000")
+for _C, k2_v in zip(_Cs, k2_vals):
+    mc_i2, se_i2 = cl.integrals.monte_carlo("I2", _C, n=n_mc, rng=1)
+    mc_j2, se_j2 = cl.integrals.monte_carlo("J2", _C, n=n_mc, rng=2)
+    _u = np.random.default_rng(3).multivariate_normal([0, 0], _C, size=n_mc)
+    _s = np.prod(-_u * np.sqrt(2 / np.pi) * np.exp(-_u ** 2 / 2), axis=1)  # g''(u1) g''(u2)
     print(f"C = {_C.tolist()}:  I2 {float(cl.I2(_C)):.5f} vs MC {float(mc_i2):.5f} ± {float(se_i2):.5f};"
-          f"  J2 {float(j2_demo(_C)):.5f} vs MC {float(mc_j2):.5f} ± {float(se_j2):.5f}")
+          f"  J2 {float(cl.J2(_C)):.5f} vs MC {float(mc_j2):.5f} ± {float(se_j2):.5f};"
+          f"  K2 {float(k2_v):.5f} vs MC {_s.mean():.5f} ± {_s.std() / np.sqrt(n_mc):.5f}")
 
 # %% [markdown]
-# ### Exercise B — one online SGD step of the LCN
+# ### Exercise B — one online SGD step of an LCN with a trained readout
 #
-# Implement `lcn_sgd_step(w_hat, x, y, eta)`: one step of eq. 13 for the LCN student of
-# eqs 10–11 with $g=\operatorname{erf}(\cdot/\sqrt2)$ on one sample $(x, y)$. Shapes:
-# `w_hat` is `(P, k_s, D)` (`w_hat[p, l]` $=\hat w^{(p)}_l$), `x` is `(P, D)`, `y` a float;
-# return the new `w_hat` (do not modify the argument). Differentiate the loss yourself:
-# the answer is eq. 68, $\Delta\hat w^{(p)}_l=\frac{\eta\,\delta}{\sqrt{k_sD}}\,g'(\hat\lambda_p)\,x_{(p+l)_P}$.
-# The tests compare your step with exact numerical derivatives of the loss on fixed inputs
-# (random labels, and labels of a teacher with label noise). Eq. 68 is printed, so they cannot
-# tell your differentiation from a copy of it. The course's SGD simulator (`cl.simulate_sgd`,
-# used from Figure 2 on) makes the same step, but not while your work is graded: then
-# `lcn_sgd_step` must make it itself.
+# The paper's students have their second-layer weights fixed to 1 (eqs 10–11), and their
+# online SGD step (eq. 13) is then
+# $$\Delta\hat w^{(p)}_l=\frac{\eta\,\delta}{\sqrt{k_sD}}\,g'(\hat\lambda_p)\,x_{(p+l)_P},\qquad\delta=y-\hat y\qquad\text{(eq. 68)}.$$
+# Here you write the step of an LCN whose **readout is trained too**, a case that neither the
+# paper nor the course's SGD simulator covers:
+# $$\hat y=\sum_{p=0}^{P-1}a_p\,g(\hat\lambda_p),\qquad \hat\lambda_p=\frac1{\sqrt{k_sD}}\sum_{l<k_s}\hat w^{(p)}_l\cdot x_{(p+l)_P},\qquad
+# g(z)=\operatorname{erf}(z/\sqrt2),$$
+# with one SGD step $\theta\leftarrow\theta-\eta\nabla_\theta\ell$ on $\ell=\frac12(y-\hat y)^2$, for all
+# parameters $\theta=(\hat w,a)$ at once and with the same learning rate $\eta$: both updates
+# use the gradient at the current $(\hat w,a)$.
+#
+# Implement `lcn_sgd_step(w_hat, a, x, y, eta)`. Shapes: `w_hat` is `(P, k_s, D)`
+# (`w_hat[p, l]` $=\hat w^{(p)}_l$), `a` is `(P,)`, `x` is `(P, D)`, `y` and `eta` floats.
+# Return the pair `(w_new, a_new)` of new arrays (do not modify the arguments). Differentiate
+# the loss yourself; with $a_p=1$ for all $p$ your $\hat w$ update must be eq. 68. The tests
+# compare your step with exact derivatives of the loss on fixed inputs (random weights,
+# readouts — some of them zero or negative — and labels, and labels of a teacher with label
+# noise), for $P$ from 1 to 6, $k_s$ from 1 to $P$ and learning rates from 0.3 to 2.
 #
 # *Hint.* Build the index array `idx[p, l] = (p + l) % P` once; `x[idx]` then has shape
 # `(P, k_s, D)` and holds $x_{(p+l)_P}$.
 
 # %% nbgrader={"grade": false, "grade_id": "exB_lcn_sgd_step", "locked": false, "schema_version": 3, "solution": true, "task": false}
-def lcn_sgd_step(w_hat, x, y, eta):
-    """One online SGD step (eq. 13) of the LCN student (eqs 10-11), g = erf(z / sqrt 2).
+def lcn_sgd_step(w_hat, a, x, y, eta):
+    """One online SGD step of the LCN student with a trained readout, g = erf(z / sqrt 2).
 
     Parameters
     ----------
     w_hat : array (P, k_s, D), the per-position kernels w_hat[p, l] = w_hat^{(p)}_l.
+    a : array (P,), the readout weights a_p.
     x : array (P, D), one input.  y : float, its label.  eta : float, learning rate.
 
     Returns
     -------
-    numpy.ndarray (P, k_s, D): the updated kernels (eq. 68).
+    (w_new, a_new) : numpy arrays of shapes (P, k_s, D) and (P,), the parameters after one step
+    on the loss (y - sum_p a_p g(lambda_hat_p))^2 / 2.
     """
     ### BEGIN SOLUTION
     w_hat = np.asarray(w_hat, dtype=float)
+    a = np.asarray(a, dtype=float)
     x = np.asarray(x, dtype=float)
     P, k_s, D = w_hat.shape
     idx = (np.arange(P)[:, None] + np.arange(k_s)[None, :]) % P  # (p, l) -> (p + l) mod P
     xg = x[idx]  # (P, k_s, D): x_{(p+l)_P}
     lam_hat = np.einsum("pld,pld->p", w_hat, xg) / np.sqrt(k_s * D)
-    delta = y - erf(lam_hat / np.sqrt(2)).sum()
+    g = erf(lam_hat / np.sqrt(2))
+    delta = y - a @ g
     gprime = np.sqrt(2 / np.pi) * np.exp(-lam_hat ** 2 / 2)
-    return w_hat + eta * delta / np.sqrt(k_s * D) * gprime[:, None, None] * xg
+    w_new = w_hat + eta * delta / np.sqrt(k_s * D) * (a * gprime)[:, None, None] * xg
+    return w_new, a + eta * delta * g
     ### END SOLUTION
 
 # %% nbgrader={"grade": true, "grade_id": "test_exB_lcn_sgd_step", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
-# Visible tests: shape, no in-place change, linearity in eta, and the step against numerical
-# derivatives of the loss l = (y - y_hat)^2 / 2 of the LCN (eqs 10-11, 13).
+# Visible tests: shapes, no in-place change, linearity in eta, and the step against numerical
+# derivatives of the loss l = (y - y_hat)^2 / 2, first with a = 1 (the paper's LCN), then with
+# random readouts.
 import numpy as np
-from scipy.special import erf
 from td_lib.own_work import own_work, passed
 
 _step = own_work(lcn_sgd_step, "exB_lcn_sgd_step")
-# For each case below, the rate of change of the loss l = (y - y_hat(x))^2 / 2 (eqs 10-11) along
-# each of its three random directions v (central differences, h = 1e-5)
-# BEGIN BAKED lcn_loss_slopes_visible (python -m checks.grading.bake; do not edit by hand)
-_slopes = [[-1.1016964584831257, 2.785382665171365, -0.23293317478190187],
-           [-1.8628196336578637, 0.8421128654290121, -1.5145172993391574],
-           [0.23091615966308596, -0.7793021390894993, 0.7984188112819534]]
+# For each case below, the rate of change of the loss l = (y - y_hat(x))^2 / 2 with a = 1 along
+# each of its three random directions v of w_hat (central differences, h = 1e-5)
+# BEGIN BAKED lcn_loss_slopes_visible (expected values computed on the instructor's side; do not edit)
+_slopes = [[-1.1016964585164324, 2.785382665138058, -0.23293317473749295],
+           [-1.8628196336911704, 0.8421128654512166, -1.5145172993391574],
+           [0.23091615965753484, -0.7793021390894993, 0.7984188112708511]]
 # END BAKED lcn_loss_slopes_visible
+# For each case below, the rate of change of the loss with random readouts a along each of its
+# three random directions (v, u) of (w_hat, a) (central differences, h = 1e-5)
+# BEGIN BAKED lcn_readout_slopes_visible (expected values computed on the instructor's side; do not edit)
+_readout_slopes = [[[0.2718289949243946, 3.1724565445534476],
+                    [-1.3948671278463107, 1.4542231269065728],
+                    [-0.1374395931064143, -0.40008045972816925]],
+                   [[0.005234105500501005, 0.023466081099607978],
+                    [0.0176257024285386, -0.009612532045214974],
+                    [0.008159343977597261, 0.0012229261105053913]],
+                   [[-0.2312120789155561, 0.04150961070287229],
+                    [-0.15118380928980796, 0.2942896397961636],
+                    [0.2703828052792734, -0.0988756042031441]]]
+# END BAKED lcn_readout_slopes_visible
+
+
+def _run(w, a, x, y, eta, case):
+    """The student's step as arrays, after the checks that do not need a reference."""
+    w0, a0 = w.copy(), a.copy()
+    out = _step(w, a, x, y, eta)
+    assert isinstance(out, (tuple, list)) and len(out) == 2, (
+        f"{case}: lcn_sgd_step should return the pair (w_new, a_new), got {type(out).__name__}")
+    new_w, new_a = (np.asarray(o, dtype=float) for o in out)
+    assert np.array_equal(w, w0) and np.array_equal(a, a0), (
+        "lcn_sgd_step must not modify its arguments w_hat and a in place (return new arrays)")
+    assert new_w.shape == w.shape and new_a.shape == a.shape, (
+        f"{case}: expected outputs of shapes {w.shape} and {a.shape}, got {new_w.shape} and {new_a.shape}")
+    return new_w, new_a
+
 
 _rng = np.random.default_rng(3)
-for _case, (_P, _ks, _D, _eta) in enumerate([(4, 3, 20, 0.5), (5, 2, 12, 0.8), (3, 3, 10, 1.3)]):
+for _k, (_P, _ks, _D, _eta) in enumerate([(4, 3, 20, 0.5), (5, 2, 12, 0.8), (3, 3, 10, 1.3)]):
+    _case = f"a = 1, (P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}"
     _w = _rng.standard_normal((_P, _ks, _D))
     _x = _rng.standard_normal((_P, _D))
-    _y = 0.7
-    _w0 = _w.copy()
-    _new = np.asarray(_step(_w, _x, _y, _eta), dtype=float)
-    assert np.array_equal(_w, _w0), "lcn_sgd_step must not modify its argument w_hat in place (return a new array)"
-    assert _new.shape == _w.shape, f"(P, k_s, D) = {(_P, _ks, _D)}: expected an output of shape {_w.shape}, got {_new.shape}"
-    _half = np.asarray(_step(_w, _x, _y, _eta / 2), dtype=float)
-    _lin = np.abs((_new - _w) - 2 * (_half - _w)).max()
+    _a = np.ones(_P)
+    _nw, _na = _run(_w, _a, _x, 0.7, _eta, _case)
+    _hw, _ha = _run(_w, _a, _x, 0.7, _eta / 2, _case)
+    _lin = max(np.abs((_nw - _w) - 2 * (_hw - _w)).max(), np.abs((_na - _a) - 2 * (_ha - _a)).max())
     assert _lin < 1e-12, (
-        f"(P, k_s, D) = {(_P, _ks, _D)}: halving eta should halve the update w_new - w_hat (eq. 13), "
-        f"but the two updates differ from that by {_lin:.2e}.")
+        f"{_case}: halving eta should halve the updates w_new - w_hat and a_new - a, "
+        f"but they differ from that by {_lin:.2e}.")
     # Directional derivatives: (l(w + h v) - l(w - h v)) / 2h = grad l . v = -(w_new - w_hat) . v / eta.
-    for _fd in _slopes[_case]:
+    for _fd in _slopes[_k]:
         _vdir = _rng.standard_normal(_w.shape)
-        _mine = -np.sum((_new - _w) * _vdir) / _eta
+        _mine = -np.sum((_nw - _w) * _vdir) / _eta
         assert abs(_fd - _mine) < 1e-7 * (1 + abs(_fd)), (
-            f"(P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}: along a random direction v the loss changes at rate "
-            f"{_fd:.8f} (central difference), but your update gives -(w_new - w_hat).v / eta = {_mine:.8f}. "
-            "The step must be minus eta times the gradient of (y - y_hat)^2 / 2 with y_hat of eqs 10-11.")
+            f"{_case}: along a random direction v of w_hat the loss changes at rate {_fd:.8f} "
+            f"(central difference), but your update gives -(w_new - w_hat).v / eta = {_mine:.8f}. "
+            "With a = 1 the w_hat update must be minus eta times the gradient of (y - y_hat)^2 / 2.")
+_rng = np.random.default_rng(5)
+for _k, (_P, _ks, _D, _eta) in enumerate([(4, 3, 20, 0.5), (5, 2, 12, 0.8), (3, 1, 10, 1.3)]):
+    _case = f"random a, (P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}"
+    _w = _rng.standard_normal((_P, _ks, _D))
+    _a = _rng.standard_normal(_P)
+    _x = _rng.standard_normal((_P, _D))
+    _nw, _na = _run(_w, _a, _x, -0.4, _eta, _case)
+    for _fd in _readout_slopes[_k]:
+        _vdir, _udir = _rng.standard_normal(_w.shape), _rng.standard_normal(_P)
+        _mine_w = -np.sum((_nw - _w) * _vdir) / _eta
+        _mine_a = -np.sum((_na - _a) * _udir) / _eta
+        assert abs(_fd[0] - _mine_w) < 1e-7 * (1 + abs(_fd[0])), (
+            f"{_case}: along a random direction v of w_hat the loss changes at rate {_fd[0]:.8f}, but "
+            f"your w_hat update gives -(w_new - w_hat).v / eta = {_mine_w:.8f}. Differentiate y_hat, "
+            "readout included, with respect to w_hat.")
+        assert abs(_fd[1] - _mine_a) < 1e-7 * (1 + abs(_fd[1])), (
+            f"{_case}: along a random direction u of a the loss changes at rate {_fd[1]:.8f}, but "
+            f"your a update gives -(a_new - a).u / eta = {_mine_a:.8f}. The a update must be minus eta "
+            "times the gradient of (y - y_hat)^2 / 2 with respect to a, at the current parameters.")
 passed("lcn_sgd_step")
 ### BEGIN HIDDEN TESTS
-def _complex_step(w_hat, x, y, eta, h=1e-30):
-    """w_hat - eta grad l, with every component of grad l = d l / d w_hat[p, l, d] from complex-step
-    differentiation of the loss (Im l(w + i h e_pld) / h: exact to rounding, no step-size error)."""
+from scipy.special import erf
+
+
+def _complex_step(w_hat, a, x, y, eta, h=1e-30):
+    """(w_hat, a) - eta grad l, every component of grad l from complex-step differentiation of the
+    loss (Im l(theta + i h e) / h: exact to rounding, no step-size error)."""
     P, k_s, D = w_hat.shape
-    win = x[(np.arange(P)[:, None] + np.arange(k_s)[None, :]) % P]  # x_{(p+l)_P}, eq. 11
+    win = x[(np.arange(P)[:, None] + np.arange(k_s)[None, :]) % P]  # x_{(p+l)_P}
     lam = np.einsum("pld,pld->p", w_hat, win) / np.sqrt(k_s * D)
     g = erf(lam / np.sqrt(2))
+    yh = a @ g
     # w_hat[p, l, d] + i h moves lambda_hat_p (and no other preactivation) by i h x_{(p+l)_P, d} / sqrt(k_s D)
-    out = g.sum() - g[:, None, None] + erf((lam[:, None, None] + 1j * h * win / np.sqrt(k_s * D)) / np.sqrt(2))
-    return w_hat - eta * np.imag(0.5 * (y - out) ** 2) / h
+    out_w = yh - (a * g)[:, None, None] + a[:, None, None] * erf(
+        (lam[:, None, None] + 1j * h * win / np.sqrt(k_s * D)) / np.sqrt(2))
+    out_a = yh + 1j * h * g  # a_p + i h
+    return (w_hat - eta * np.imag(0.5 * (y - out_w) ** 2) / h,
+            a - eta * np.imag(0.5 * (y - out_a) ** 2) / h)
 
-# References first (random weights and labels; labels of a teacher with label noise), then your function.
+
+# References first (random weights, readouts and labels; labels of a teacher with label noise),
+# then your function.
 _rng = np.random.default_rng(123)
 _cases = []
 for (_P, _ks, _D, _eta, _scale) in [(4, 3, 50, 0.5, 1.0), (5, 2, 40, 0.8, 1.0), (3, 3, 30, 2.0, 1.0),
                                     (1, 1, 7, 0.7, 1.0), (6, 6, 9, 0.3, 1.0), (4, 2, 25, 1.0, 30.0)]:
     _w = _scale * _rng.standard_normal((_P, _ks, _D))
+    _a = _rng.normal(0, 1.5, _P)
+    _a[0] = 0.0  # a readout at zero: its kernel gets no gradient, the readout does
     _x = _rng.standard_normal((_P, _D))
     _y = float(_rng.normal(0, 2))
-    _cases.append(("random label", _P, _ks, _D, _eta, _w, _x, _y, _complex_step(_w, _x, _y, _eta)))
+    _cases.append(("random label", _P, _ks, _D, _eta, _w, _a, _x, _y, _complex_step(_w, _a, _x, _y, _eta)))
 for (_P, _ks, _kt, _D, _eta) in [(6, 4, 1, 80, 0.3), (4, 4, 2, 25, 2.0), (2, 1, 1, 10, 1.0)]:
     _w = 2 * _rng.standard_normal((_P, _ks, _D))
+    _a = np.ones(_P) + 0.3 * _rng.standard_normal(_P)
     _wt = _rng.standard_normal((_kt, _D))
     _x = _rng.standard_normal((_P, _D))
-    _xi = 0.4
     _lam = np.array([sum(_wt[l] @ _x[(p + l) % _P] for l in range(_kt)) for p in range(_P)]) / np.sqrt(_kt * _D)
-    _y = float(erf(_lam / np.sqrt(2)).sum() + _xi)
-    _cases.append(("teacher label with noise", _P, _ks, _D, _eta, _w, _x, _y, _complex_step(_w, _x, _y, _eta)))
+    _y = float(erf(_lam / np.sqrt(2)).sum() + 0.4)
+    _cases.append(("teacher label with noise", _P, _ks, _D, _eta, _w, _a, _x, _y,
+                   _complex_step(_w, _a, _x, _y, _eta)))
 del _complex_step
-for (_src, _P, _ks, _D, _eta, _w, _x, _y, _ref) in _cases:
-    _got = np.asarray(_step(_w, _x, _y, _eta), dtype=float)
-    assert _got.shape == _ref.shape, f"(P, k_s, D) = {(_P, _ks, _D)}: expected shape {_ref.shape}, got {_got.shape}"
-    _err = np.abs(_got - _ref).max()
-    assert np.all(np.isfinite(_got)) and _err < 1e-11 * max(1.0, np.abs(_ref).max()), (
-        f"(P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}, y = {_y:.3f} ({_src}): your step differs from an exact "
-        f"gradient step (complex-step derivatives of the loss) by up to {_err:.2e}.")
+for (_src, _P, _ks, _D, _eta, _w, _a, _x, _y, (_rw, _ra)) in _cases:
+    _case = f"(P, k_s, D) = {(_P, _ks, _D)}, eta = {_eta}, y = {_y:.3f} ({_src})"
+    _nw, _na = _run(_w, _a, _x, _y, _eta, _case)
+    _err_w = np.abs(_nw - _rw).max()
+    assert np.all(np.isfinite(_nw)) and _err_w < 1e-11 * max(1.0, np.abs(_rw).max()), (
+        f"{_case}: your w_hat update differs from an exact gradient step (complex-step derivatives "
+        f"of the loss) by up to {_err_w:.2e}.")
+    _err_a = np.abs(_na - _ra).max()
+    assert np.all(np.isfinite(_na)) and _err_a < 1e-11 * max(1.0, np.abs(_ra).max()), (
+        f"{_case}: your readout update differs from an exact gradient step (complex-step derivatives "
+        f"of the loss) by up to {_err_a:.2e}.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -536,20 +660,26 @@ fig.suptitle(r"Figure 2: $\varepsilon_g^{\rm CNN}(\alpha)$ and $\varepsilon_g^{\
              r"$k_t=2$, $k_s=3$, $P=4$, $\eta=1$, $\sigma=0$, $T=1$", fontsize=10)
 plt.tight_layout()
 plt.show()
+quick_note(f"D = {D2} and alpha up to {a_max}, instead of D = 1000 and alpha up to 3")
 for c in (0.0, 0.5):
     (sc, oc), (sl, ol) = fig2[c, "cnn"], fig2[c, "lcn"]
-    gap_ode = np.abs(oc.eg - ol.eg).max()
-    print(f"c = {c}: max |eps_CNN(alpha) - eps_LCN(P alpha)| along the ODE curves = {gap_ode:.3f};"
+    gap_ode = np.abs(oc.eg - ol.eg)
+    print(f"c = {c}: max |eps_CNN(alpha) - eps_LCN(P alpha)| along the ODE curves = {gap_ode.max():.3f}"
+          f" (at alpha = {oc.t[np.argmax(gap_ode)]:.2f}; {gap_ode[-1]:.3f} at the end);"
           f"  max |SGD - ODE| (CNN) = {np.abs(sc.eg_order[:, 0] - oc.eg).max():.3f}")
 
 # %% [markdown]
 # The SGD markers follow the ODE lines, with run-to-run deviations of order $D^{-1/2}$. In
-# panel (a) ($c=0$) the two students' curves lie on top of each other once the LCN's time
-# is divided by $P$; in panel (b) ($c=0.5$) they do not: the CNN starts higher (eq. 28
-# below) and the rescaled LCN is far ahead. In raw time (insets) the CNN wins at $c=0$; at
-# $c=0.5$ and this large learning rate the LCN is ahead even without rescaling, and the
-# CNN's error first *rises*: $\eta=1$ is above the CNN's $A/B$ of eq. 27 at $c=0.5$, so the
-# $\eta^2$ term wins at first. §3 explains (a), §5 (lesson 3) explains (b).
+# panel (a) ($c=0$) the two students' curves come together once the LCN's time is divided by
+# $P$, but they do not coincide: the cell prints a largest gap of 0.161 between the two ODE
+# curves, at $\alpha=0$, shrinking along the run. Each ODE starts from its own simulation's
+# random initial overlaps, and two independent random students at $D=1000$ start with errors
+# that differ by fluctuations of order $D^{-1/2}$ (eq. 20); §3 shows that from a *matched*
+# start the two curves agree exactly. In panel (b) ($c=0.5$) they stay far apart: the CNN
+# starts higher (eq. 28 of lesson 3) and the rescaled LCN is far ahead. In raw time (insets)
+# the CNN wins at $c=0$; at $c=0.5$ and this large learning rate the LCN is ahead even
+# without rescaling, and the CNN's error first *rises*: $\eta=1$ is above the CNN's $A/B$ of
+# eq. 27 (lesson 3) at $c=0.5$, so the $\eta^2$ term wins at first. §3 explains (a), §5 (lesson 3) explains (b).
 #
 # ## 3. Weight sharing with independent positions: an exact factor $P$ (Result 3.2)
 #
@@ -563,17 +693,68 @@ for c in (0.0, 0.5):
 # This is an identity between whole trajectories, not a bound: the shared kernel receives
 # the gradient of all $P$ positions at every step, the LCN's kernel at position $p$ only its
 # own, and with independent positions nothing else distinguishes the two. The random
-# initialisation of eq. 20 is position-symmetric up to $O(D^{-1/2})$, which is why
-# Figure 2a agrees up to finite-size effects.
+# initialisation of eq. 20 is position-symmetric, and equal for the two students, only up to
+# $O(D^{-1/2})$, which is why the curves of Figure 2a agree only up to finite-size effects.
+
+
+# %% [markdown]
+# **The equations Exercise C works from** (the paper's Appendices A, B and D, in the form the
+# course's ODE integrator implements them).
 #
+# *Fields.* Single-tap fields of the teacher and of the LCN student (the CNN's are the same
+# with one kernel, $\hat w^{(q)}_l=\hat w_l$, $\nu^{(q,l)}_r=\nu^{(l)}_r$):
+# $$\mu^{(m)}_r=\frac{w_m\cdot x_r}{\sqrt{k_tD}},\qquad \nu^{(q,l)}_r=\frac{\hat w^{(q)}_l\cdot x_r}{\sqrt{k_sD}},\qquad
+# \lambda_p=\sum_{m<k_t}\mu^{(m)}_{(p+m)_P},\qquad \hat\lambda_p=\sum_{l<k_s}\nu^{(p,l)}_{(p+l)_P}.$$
+# They are jointly Gaussian, centred, with (from the definitions of $Q$ and $R$ in §2 and eq. 7)
+# $$\langle\nu^{(p,l)}_r\nu^{(q,l')}_s\rangle=Q^{(p,q)}_{ll'}S_{rs},\qquad
+# \langle\nu^{(p,l)}_r\mu^{(m)}_s\rangle=R^{(p)}_{lm}S_{rs},\qquad
+# \langle\mu^{(m)}_r\mu^{(m')}_s\rangle=\frac T{k_t}\delta_{mm'}S_{rs},$$
+# hence the preactivation covariances (eqs 70–72)
+# $$\langle\hat\lambda_p\hat\lambda_q\rangle=\sum_{l,l'<k_s}Q^{(p,q)}_{ll'}S_{(p+l)_P,(q+l')_P},\qquad
+# \langle\hat\lambda_p\lambda_q\rangle=\sum_{l<k_s,\,m<k_t}R^{(p)}_{lm}S_{(p+l)_P,(q+m)_P},\qquad
+# \langle\hat\lambda_p\,\nu^{(q,l')}_r\rangle=\sum_{l''<k_s}Q^{(p,q)}_{l''l'}S_{(p+l'')_P,r}.$$
+#
+# *Gaussian averages* (eqs 44–51; $g=\operatorname{erf}(\cdot/\sqrt2)$). Besides $I_2$ and $J_2$ of
+# Exercise A, with $C$ the covariance of the arguments,
+# $$I_3(a,b,c)=\mathbb E[g'(a)\,b\,g(c)]=\frac2\pi\,\frac{C_{bc}(1+C_{aa})-C_{ab}C_{ac}}{(1+C_{aa})\sqrt{(1+C_{aa})(1+C_{cc})-C_{ac}^2}},
+# \qquad I_4(a,b,c,d)=\mathbb E[g'(a)g'(b)g(c)g(d)].$$
+# Exercise C needs only that each of them is a function of the covariance matrix of its
+# arguments ($I_4$ has a closed form too, eqs 47–51, not needed here).
+#
+# *Error (eq. 81).*
+# $\varepsilon_g=\sum_{p,q}\big[I_2(\lambda_p,\lambda_q)-2I_2(\hat\lambda_p,\lambda_q)+I_2(\hat\lambda_p,\hat\lambda_q)\big]$.
+#
+# *CNN (eq. 17 with eqs 65–67).* $\dot R=\frac\eta{k_s}F_R$, $\dot Q=\frac\eta{k_s}F_Q+\frac{\eta^2}{k_s^2}G_Q$ with
+# $$[F_R]_{lm}=\sum_{p,q}\Big[I_3\big(\hat\lambda_p,\mu^{(m)}_{(p+l)_P},\lambda_q\big)-I_3\big(\hat\lambda_p,\mu^{(m)}_{(p+l)_P},\hat\lambda_q\big)\Big],$$
+# $$[F_Q]_{ll'}=\sum_{p,q}\Big[I_3\big(\hat\lambda_p,\nu^{(l')}_{(p+l)_P},\lambda_q\big)-I_3\big(\hat\lambda_p,\nu^{(l')}_{(p+l)_P},\hat\lambda_q\big)\Big]+(l\leftrightarrow l'),$$
+# $$[G_Q]_{ll'}=\sum_{p,q}S_{(p+l)_P,(q+l')_P}\,V_{pq},\qquad
+# V_{pq}=\sum_{r,s}\Big[I_4(\hat\lambda_p,\hat\lambda_q,\lambda_r,\lambda_s)-2I_4(\hat\lambda_p,\hat\lambda_q,\lambda_r,\hat\lambda_s)+I_4(\hat\lambda_p,\hat\lambda_q,\hat\lambda_r,\hat\lambda_s)\Big]+\sigma^2J_2(\hat\lambda_p,\hat\lambda_q).$$
+#
+# *LCN (eq. 18 with eqs 77–79).* $\dot R^{(p)}=\frac\eta{k_s}F_R^{(p)}$, $\dot Q^{(p,q)}=\frac\eta{k_s}F_Q^{(p,q)}+\frac{\eta^2}{k_s^2}G_Q^{(p,q)}$ with
+# $$[F_R]^{(p)}_{lm}=\sum_{s}I_3\big(\hat\lambda_p,\mu^{(m)}_{(p+l)_P},\lambda_s\big)-\sum_{q}I_3\big(\hat\lambda_p,\mu^{(m)}_{(p+l)_P},\hat\lambda_q\big),$$
+# $$[F_Q]^{(p,q)}_{ll'}=\sum_{s}I_3\big(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\lambda_s\big)-\sum_{r}I_3\big(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\hat\lambda_r\big)+(p\leftrightarrow q,\ l\leftrightarrow l'),$$
+# $$[G_Q]^{(p,q)}_{ll'}=S_{(p+l)_P,(q+l')_P}\,V_{pq}\qquad(V_{pq}\text{ as for the CNN, with the LCN's }\hat\lambda).$$
+# All sums over positions run over $0,\dots,P-1$.
+#
+# *Relevant entries and the matched state (eqs 83–86).* With $S=I$, an entry $Q^{(p,q)}_{ll'}$ is
+# *relevant* if $(p+l)_P=(q+l')_P$, i.e. $q=(p+l-l')_P$ (eq. 83). The two cross-covariances that
+# enter $I_3(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\cdot)$ are $\langle\hat\lambda_p\,\nu^{(q,l')}_{(p+l)_P}\rangle$
+# (eq. 84) and $\langle\nu^{(q,l')}_{(p+l)_P}\,\hat\lambda_r\rangle$ (eq. 85), both from the last formula of
+# the covariances above. The position-symmetric state of eq. 86 is $R^{(p)}=\tilde R$ and
+# $Q^{(p,(p+l-l')_P)}_{ll'}=\tilde Q_{ll'}$ for every $p$ (the same as eq. 21).
+
+# %% [markdown]
 # ### Exercise C — Result 3.2 by inspection of the ODEs
+#
+# Work from the equations printed in the cell above.
 #
 # 1. *(Relevant entries.)* With $S=I$, show that $\langle\hat\lambda_p\hat\lambda_q\rangle$ of the
 #    LCN involves only the entries $Q^{(p,q)}_{ll'}$ with $q=(p+l-l')_P$ (eq. 83), and that
 #    $\varepsilon_g^{\rm LCN}$ depends only on $R$ and these entries.
 # 2. *(Closure.)* Show that the right-hand sides of the LCN equations for $R^{(p)}$ and for the
 #    relevant entries of $Q$ involve only $R$ and relevant entries. (Look at the two kinds of
-#    covariance that enter $I_3(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\cdot)$, eqs 84–85.)
+#    covariance that enter $I_3(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\cdot)$, eqs 84–85; assume
+#    $k_s\le P$, as Result 3.2 does.)
 # 3. *(Matching, term by term.)* Assume the position-symmetric form of eq. 86. For each of the
 #    three kinds of terms — $F_R$, $F_Q$ and $G_Q$ — say which CNN term it maps to, and where
 #    the factor $P$ comes from in each.
@@ -592,7 +773,7 @@ for c in (0.0, 0.5):
 # $R$ only. Eq. 81 writes $\varepsilon_g$ through these covariances and the teacher's, so it
 # depends on $R$ and the $Pk_s^2$ relevant entries of $Q$ only (out of $P^2k_s^2$).
 #
-# 2. The $Q^{(p,q)}_{ll'}$ equation (eq. 76) contains $I_3(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\cdot)$
+# 2. The $Q^{(p,q)}_{ll'}$ equation (eq. 18 with eqs 78–79) contains $I_3(\hat\lambda_p,\nu^{(q,l')}_{(p+l)_P},\cdot)$
 # and the symmetric term. Its 3×3 covariance needs (i) covariances of preactivations (relevant
 # entries, by 1), (ii) $\langle\hat\lambda_p\,\nu^{(q,l')}_{(p+l)_P}\rangle=\sum_{l''}Q^{(p,q)}_{l''l'}\delta_{(p+l'')_P,(p+l)_P}=Q^{(p,q)}_{ll'}$,
 # the entry itself, relevant when $q=(p+l-l')_P$ (eq. 84), and (iii)
@@ -606,8 +787,8 @@ for c in (0.0, 0.5):
 # equals the CNN covariance with $(R,Q)=(\tilde R,\tilde Q)$ (the same sums with
 # $\delta_{(p+l)_P,(q+l')_P}$), the LCN state stays position-symmetric, and term by term:
 # - $F_R$: the CNN has $\sum_{p}\sum_q[\dots]$; shift invariance makes all $P$ values of $p$
-#   equal, $=P\sum_q[\dots]_{p}$ (eq. 89); the LCN's $F_R^{(p)}$ is the single $\sum_q[\dots]_p$ (eq. 87).
-# - $F_Q$: the same, for each of the two $I_3$ sums (eq. 90 vs eq. 88): a factor $P$.
+#   equal, $=P\sum_q[\dots]_{p}$; the LCN's $F_R^{(p)}$ is the single $\sum_q[\dots]_p$.
+# - $F_Q$: the same, for each of the two $I_3$ sums: a factor $P$.
 # - $G_Q$: the CNN's $\sum_{p,q}S_{(p+l)_P,(q+l')_P}\{\dots\}_{pq}$ keeps the $P$ pairs with
 #   $q=(p+l-l')_P$, all equal by shift invariance: $P\{\dots\}$. The LCN's $G_Q^{(p,q)}$ at that
 #   $q$ is one copy $\{\dots\}$.
@@ -738,13 +919,14 @@ def result32_demo():
 
 
 # The same computation with the course's matched_lcn_init, for the full and the quick run
-# BEGIN BAKED matched_init_demo (python -m checks.grading.bake; do not edit by hand)
-_ref32 = {'full': {0.0: {'gap': 4.996003610813204e-16, 'eps0': (2.558809188889298, 2.558809188889298)},
-                   0.5: {'gap': 4.616862289671436, 'eps0': (6.288096487084501, 6.288096487084502)}},
-          'quick': {0.0: {'gap': 4.440892098500626e-16, 'eps0': (2.6190358625870114, 2.6190358625870114)},
+# BEGIN BAKED matched_init_demo (expected values computed on the instructor's side; do not edit)
+_ref32 = {'full': {0.0: {'gap': 4.440892098500626e-16, 'eps0': (2.558809188889298, 2.558809188889298)},
+                   0.5: {'gap': 4.616862289671436, 'eps0': (6.288096487084502, 6.288096487084502)}},
+          'quick': {0.0: {'gap': 8.881784197001252e-16, 'eps0': (2.619035862587012, 2.619035862587012)},
                     0.5: {'gap': 4.544691116180292, 'eps0': (6.416000106795391, 6.416000106795391)}}}
 # END BAKED matched_init_demo
 res32 = demo_result(result32_demo, pick(_ref32["full"], _ref32["quick"]), "Exercise C's matched_lcn_init")
+quick_note(f"alpha up to {al[-1]} instead of 4")
 for c in (0.0, 0.5):
     print(f"c = {c}: matched start, max |eps_CNN(alpha) - eps_LCN(4 alpha)| = {res32[c]['gap']:.2e}"
           f"  (eps at alpha = 0: CNN {res32[c]['eps0'][0]:.3f}, LCN {res32[c]['eps0'][1]:.3f})")

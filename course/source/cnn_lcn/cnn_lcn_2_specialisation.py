@@ -3,8 +3,13 @@
 #
 # *Training Dynamics, Iliad Intensive 2026.* CPU only; needs numpy, scipy, matplotlib and the
 # course library `td_lib` (its module `td_lib.cnn_lcn` is the theory engine this notebook
-# uses). Worked solutions of the exercises are in the solutions edition of this notebook, each
-# folded under a **Solution** bar.
+# uses).
+#
+# **Quick mode.** When the notebook is validated or graded (and whenever the environment
+# variable `TD_QUICK=1` is set) the demonstration cells run with fewer dimensions $D$, fewer
+# initialisations and fewer kernel sizes, so the numbers they print differ from the ones the text
+# quotes, which are those of the full run; each such cell says so when it runs in quick mode.
+# Graded computations are the same in both modes.
 #
 # **What this lesson builds on.** Lesson 1 (`cnn_lcn_1_exact_odes`): the convolutional teacher
 # with kernel size $k_t$ and the CNN student with kernel size $k_s\ge k_t$ on $P$ positions of
@@ -28,11 +33,13 @@
 # <https://github.com/francescomori/CNN_theory>): this lesson follows its Result 3.3 and the
 # symmetry argument behind it (the reflection $\rho$ and the plateau, App. G; App. F for $c>0$).
 #
-# - D. Saad and S. A. Solla, *On-line learning in soft committee machines* (Phys. Rev. E 52,
-#   1995): the plateaus caused by the permutation symmetry of hidden units, the ancestor of the
+# - D. Saad and S. A. Solla, *On-line learning in soft committee machines*, Phys. Rev. E 52,
+#   4225 (1995): the plateaus caused by the permutation symmetry of hidden units, the ancestor of the
 #   $\rho$-symmetric plateau of §4.
-# - Favero et al.: locality, not translation invariance, sets the exponent of kernel learning
-#   curves — the kernel counterpart of the role locality plays here.
+# - A. Favero, F. Cagnetta and M. Wyart, *Locality defeats the curse of dimensionality in
+#   convolutional teacher-student scenarios*, NeurIPS 2021 (arXiv:2106.08619): locality, not
+#   translation invariance, sets the exponent of kernel learning curves — the kernel counterpart
+#   of the role locality plays here.
 
 # %%
 import time
@@ -40,10 +47,11 @@ import time
 import numpy as np
 
 from td_lib import cnn_lcn as cl
-from td_lib.core.runtime import QUICK, pick, progress
+from td_lib.core.runtime import QUICK, pick, quick_note, progress
 from td_lib.own_work import demo_result
 
 _t_start = time.time()
+
 
 # %% [markdown]
 # ## 4. Locality: $O(D)$ or $O(D\log D)$ samples (Result 3.3)
@@ -82,10 +90,19 @@ _t_start = time.time()
 # ### Exercise D — measuring $\alpha_{\rm spec}$ and its $\log D$ growth
 #
 # Write `alpha_spec_from_trajectory(alphas, gammas, threshold=0.99)`: `alphas` is an increasing
-# array `(n,)` of checkpoint times and `gammas` the alignments `(n, n_s)` at those times (one
-# column per shift $s$). Return eq. 25, interpolating linearly in $\alpha$ between the last
-# checkpoint below and the first at or above the threshold (return `alphas[0]` if it starts
-# above, `np.inf` if it never gets there). Then write `fit_log_d(Ds, a_spec)` returning the
+# array `(n,)` of checkpoint times $\alpha_k$ and `gammas` the alignments `(n, n_s)` at those times
+# (one column per shift $s$). Return eq. 25 computed from the maximum over the shifts at each
+# checkpoint, $m_k=\max_s\gamma_s(\alpha_k)$:
+#
+# - let $i$ be the first checkpoint with $m_i\ge$ `threshold` (equality counts as reaching it);
+# - if there is none, return `np.inf`; if $i=0$, return `alphas[0]`;
+# - otherwise interpolate $m$ linearly between checkpoints $i-1$ and $i$ and return
+#   $\alpha_{i-1}+(\alpha_i-\alpha_{i-1})\,\dfrac{\gamma_{\rm th}-m_{i-1}}{m_i-m_{i-1}}$.
+#
+# It is the maximum $m$ that is interpolated, not each $\gamma_s$: when the leading shift changes
+# between the two checkpoints, interpolating every $\gamma_s$ separately and taking the earliest
+# of their crossings gives a later time, and the tests check the rule above (also in such a
+# case). Then write `fit_log_d(Ds, a_spec)` returning the
 # least-squares `(a, b)` of $\alpha_{\rm spec}\approx a+b\ln D$ (natural logarithm).
 
 # %% nbgrader={"grade": false, "grade_id": "exD_alpha_spec", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -143,10 +160,20 @@ _v5 = _spec(_al, _g3)
 assert abs(_v5 - 0.99 / 0.995) < 1e-12, (
     f"gamma reaches 0.99 first between alpha = 0 and 1 (interpolated {0.99 / 0.995:.6f}) and again after alpha = 2; "
     f"eq. 25 is the first time, got {_v5}.")
+# The leading shift changes between the two checkpoints around the crossing: the maximum over s
+# (0.98, then 0.995) is what is interpolated.
+_g6 = np.array([[0.0, 0.5], [0.2, 0.98], [0.995, 0.5]])
+_v6 = _spec(_al[:3], _g6)
+_want6 = 1 + (0.99 - 0.98) / (0.995 - 0.98)
+assert abs(_v6 - _want6) < 1e-12, (
+    f"max_s gamma_s is 0.5, 0.98, 0.995 at alpha = 0, 1, 2 (shift 1 leads at alpha = 1, shift 0 at alpha = 2): "
+    f"interpolating the maximum gives {_want6:.6f}, got {_v6}."
+    + (" You interpolated each shift separately: the statement interpolates the maximum over the shifts."
+       if abs(_v6 - (1 + 0.79 / 0.795)) < 1e-9 else ""))
 passed("alpha_spec_from_trajectory")
 ### BEGIN HIDDEN TESTS
 # Eq. 25 for 20 random increasing alignments (drawn below, in this order)
-# BEGIN BAKED alpha_spec_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED alpha_spec_hidden (expected values computed on the instructor's side; do not edit)
 _refs = [7.491068613997811, 9.50393313950823, 6.8396162521799875, 8.05968240539441, 12.314301655428233,
          14.35607444420669, 6.660174321802376, 14.060983837462029, 13.208804720121035, 5.970484532122706,
          12.641652936889754, 10.701389311779263, 11.802938360250593, 7.601224030196669, 12.471213299095707,
@@ -173,6 +200,14 @@ _mine = _spec(_al, _g)
 _want = 1.5 + (0.99 - 0.98) / (0.991 - 0.98)
 assert abs(_mine - _want) < 1e-12, (
     f"default threshold: gamma = {_g[:, 0].tolist()} at alphas = {_al.tolist()} reaches 0.99 at {_want:.6f}, got {_mine}.")
+# Three shifts, the leader changing between the checkpoints around the crossing (s = 2, then s = 0):
+# the maximum over the shifts is interpolated (interpolating each shift would give a later time).
+_g = np.array([[0.1, 0.0, 0.3], [0.4, 0.2, 0.6], [0.5, 0.3, 0.85], [0.97, 0.1, 0.8]])
+_mine = _spec(_al, _g, 0.9)
+_want = 2.5 + (0.9 - 0.85) / (0.97 - 0.85)
+assert abs(_mine - _want) < 1e-12, (
+    f"alphas = {_al.tolist()}, gammas (rows: checkpoints, columns: shifts) = {_g.tolist()}, threshold 0.9: "
+    f"max_s gamma_s is {_g.max(1).tolist()}; interpolating it gives {_want:.6f}, got {_mine}.")
 ### END HIDDEN TESTS
 
 # %% nbgrader={"grade": true, "grade_id": "test_exD_fit_log_d", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -261,7 +296,7 @@ def print_fits(analysis, spread, n_init):
               f"standard errors {s['se_a']:.2f} and {s['se_b']:.3f}; single runs scatter by {s['sd']:.2f})")
 
 
-# BEGIN BAKED specialisation_fig3_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED specialisation_fig3_demo (expected values computed on the instructor's side; do not edit)
 _ref_fig3 = {'full': {'analysis': {1: {'a_sp': [[5.862094243, 8.461197699, 6.638580252, 6.754710937,
                                                  7.360887577, 7.483301482, 8.006156016, 7.285575169],
                                                 [6.980298813, 6.992040185, 7.041442081, 6.935421872,
@@ -337,6 +372,7 @@ spec_plot(ax, runs3, analysis3, "Figure 3: specialisation time of the CNN, $k_t=
 plt.tight_layout()
 plt.show()
 print_fits(analysis3, fig3["spread"], n_init3)
+quick_note("D = 1e2, 1e4, 1e8, two initialisations each, k_s = 1 and 2 only")
 
 # %% [markdown]
 # With the teacher's kernel size, $k_s=k_t=1$, the student specialises at
@@ -427,7 +463,7 @@ runs7 = {"a": {}, "b": {}}
 for panel, k in progress(jobs7, desc="Figure 7 (one batch per panel and k_s)"):
     runs7[panel][k] = cl.specialisation_runs(Ds7, k_s=k, n_init=n_init7, alpha_max=amax7[panel, k],
                                              n_ckpt=pick(400, 100), **FIG7[panel])
-# BEGIN BAKED specialisation_fig7_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED specialisation_fig7_demo (expected values computed on the instructor's side; do not edit)
 _ref_fig7 = {'full': {'analysis': {'a': {2: {'a_sp': [[63.0057258, 57.16820793, 60.42202833, 55.27148337,
                                                        64.08054088, 61.82660961, 55.40612939, 57.80666747],
                                                       [59.85255254, 59.53905412, 60.02148528, 61.21633784,
@@ -534,6 +570,7 @@ plt.show()
 for panel in "ab":
     print(f"panel ({panel}):")
     print_fits(analysis7[panel], fig7["spread"][panel], n_init7)
+quick_note("D = 1e4 and 1e8, one initialisation each, only the students with k_s = k_t")
 
 # %% [markdown]
 # Both panels repeat Figure 3. (a) The student that matches the teacher, $k_s=k_t=2$,

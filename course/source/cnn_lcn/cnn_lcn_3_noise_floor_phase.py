@@ -3,8 +3,13 @@
 #
 # *Training Dynamics, Iliad Intensive 2026.* CPU only; needs numpy, scipy, matplotlib and the
 # course library `td_lib` (its module `td_lib.cnn_lcn` is the theory engine this notebook
-# uses). Worked solutions of the exercises are in the solutions edition of this notebook, each
-# folded under a **Solution** bar.
+# uses).
+#
+# **Quick mode.** When the notebook is validated or graded (and whenever the environment
+# variable `TD_QUICK=1` is set) the demonstration cells run with coarser grids, fewer samples and
+# shorter horizons, so the numbers they print differ from the ones the text quotes, which are
+# those of the full run; each such cell says so when it runs in quick mode. Graded computations
+# are the same in both modes.
 #
 # **What this lesson builds on.** Lesson 1 (`cnn_lcn_1_exact_odes`): the model of §1 with the
 # correlation $c$ between positions (eq. 3), the exact ODEs of §2 with label noise $\sigma$ and
@@ -27,13 +32,18 @@
 # the phase diagram of the better student and the ReLU checks of its appendix.
 #
 # - D. Saad and S. A. Solla, *Learning with noise and regularizers in multilayer neural
-#   networks* (NeurIPS 1997), and D. Saad and M. Rattray, *Globally optimal parameters for
-#   on-line learning in multilayer neural networks* (PRL 1997): noise floors and optimal
+#   networks*, Advances in Neural Information Processing Systems 9 (NIPS 1996, MIT Press 1997),
+#   and D. Saad and M. Rattray, *Globally optimal parameters for on-line learning in multilayer
+#   neural networks*, Phys. Rev. Lett. 79, 2578 (1997): noise floors and optimal
 #   learning rates from the ODEs (§5 here).
 # - F. Mori and F. Mignacco: early-time expansions of such ODEs around a random initial
 #   condition (Result 4.1 here).
-# - Lahoti et al. and Waber et al. (CNN vs LCN vs FCN on patch data), Ingrosso and Goldt
-#   (non-Gaussian inputs and localised filters): the settings the limitations of §7 point to.
+# - A. Lahoti, S. Karp, E. Winston, A. Singh and Y. Li, *Role of locality and weight sharing in
+#   image-based tasks: a sample complexity separation between CNNs, LCNs, and FCNs*, ICLR 2024
+#   (arXiv:2403.15707), and Waber et al. (CNN vs LCN vs FCN on patch data); A. Ingrosso and
+#   S. Goldt, *Data-driven emergence of convolutional structure in neural networks*, PNAS 119,
+#   e2201854119 (2022, arXiv:2202.00565) (non-Gaussian inputs and localised filters): the
+#   settings the limitations of §7 point to.
 
 # %%
 import time
@@ -41,10 +51,11 @@ import time
 import numpy as np
 
 from td_lib import cnn_lcn as cl
-from td_lib.core.runtime import QUICK, pick, progress
+from td_lib.core.runtime import QUICK, pick, quick_note, progress
 from td_lib.own_work import demo_result
 
 _t_start = time.time()
+
 
 # %% [markdown]
 # ## 5. Correlated positions: weight sharing can lose
@@ -67,13 +78,22 @@ _t_start = time.time()
 # ### Exercise E — initial errors
 #
 # Write `initial_errors(P, T, c)` returning the pair $(\varepsilon_0^{\rm CNN},\varepsilon_0^{\rm LCN})$ of
-# eq. 28, vectorised: `P`, `T`, `c` may be arrays that broadcast together. Derive it from eq. 81:
-# the teacher covariance is $T S_{pq}$, the cross-covariance vanishes, and the student
-# covariance is $S_{pq}$ (CNN) or $\delta_{pq}$ (LCN), all with unit student variances. The tests
-# compare with $\varepsilon_g$ of the ODE engine at the initial state for many $(P,T,c)$ and kernel sizes.
-# Eq. 28 itself is printed above, so the tests cannot tell your derivation from a copy of it:
-# they check values and broadcasting. The derivation from eq. 81 is the exercise (Exercise F
-# takes the same steps).
+# eq. 28, vectorised: `P`, `T`, `c` may be arrays that broadcast together. Derive it from the
+# generalisation error written in the preactivations (eq. 81, with the erf integral $I_2$ of
+# eq. 44, lesson 1; $g(z)=\operatorname{erf}(z/\sqrt2)$):
+# $$\varepsilon_g=\sum_{p,q=1}^{P}\Big[I_2(\lambda_p,\lambda_q)-2\,I_2(\lambda_p,\hat\lambda_q)+I_2(\hat\lambda_p,\hat\lambda_q)\Big],\qquad
+# I_2(u,v)=\mathbb E[g(u)g(v)]=\frac2\pi\arcsin\frac{\mathbb E[uv]}{\sqrt{(1+\mathbb E[u^2])(1+\mathbb E[v^2])}}\qquad\text{(eqs 81, 44)},$$
+# where $\lambda_p$ are the teacher's and $\hat\lambda_p$ the student's preactivations at
+# position $p$. At the leading-order initial state the teacher covariance is
+# $\mathbb E[\lambda_p\lambda_q]=T S_{pq}$, the cross-covariance $\mathbb E[\lambda_p\hat\lambda_q]$ vanishes,
+# and the student covariance is $\mathbb E[\hat\lambda_p\hat\lambda_q]=S_{pq}$ (CNN) or $\delta_{pq}$ (LCN),
+# with unit student variances. The tests compare with $\varepsilon_g$ of eq. 81 at the initial
+# state for many $(P,T,c)$ and kernel sizes. Eq. 28 itself is printed above, so the tests cannot
+# tell your derivation from a copy of it: they check values and broadcasting. The derivation from
+# eq. 81 is the exercise (Exercise F takes the same steps). Write the sums yourself: the
+# library's functions that compute eq. 81 or eq. 28 (`cl.generalisation_error`,
+# `cl.eg_from_covariance`, `cl.initial_error`) are not available when your work is graded, and
+# your function fails its test if it calls them.
 
 # %% nbgrader={"grade": false, "grade_id": "exE_initial_errors", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def initial_errors(P, T, c):
@@ -124,7 +144,7 @@ passed("initial_errors")
 ### BEGIN HIDDEN TESTS
 # Exact: eps_g of eq. 81 at the leading-order initial state, (CNN, LCN), for the cases
 # (P, k_s, k_t, T, c) drawn below (five fixed, 25 random, in this order).
-# BEGIN BAKED initial_errors_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED initial_errors_hidden (expected values computed on the instructor's side; do not edit)
 _refs = [(2.6666666666666674, 2.6666666666666674), (6.527336582914647, 4.597001624790655),
          (24.51500711260324, 16.65561428653596), (2.189014589506772, 1.6138861522615298),
          (0.7669200285025872, 0.7669200285025872), (13.56355738509339, 10.207147639307731),
@@ -190,7 +210,7 @@ c0_num = cl.c_star_slope_numeric(P=P6, k_s=k6, k_t=k6, T=T6, sigma=s6)
 c0_eq = cl.c_star_slope(P=P6, k_s=k6, T=T6, sigma=s6)
 print(f"c0 from the ODE's A, B: {c0_num:.4f};  eq. 119 as printed: {c0_eq:.4f}")
 # The early-time expansion against the ODE at a small horizon:
-# BEGIN BAKED initial_errors_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED initial_errors_demo (expected values computed on the instructor's side; do not edit)
 _ref_eps0 = (6.527336582914646, 4.597001624790657)
 # END BAKED initial_errors_demo
 eps0 = demo_result(lambda: tuple(float(e) for e in initial_errors(P6, T6, 0.5)), _ref_eps0, "initial_errors",
@@ -234,14 +254,30 @@ for kind in ("cnn", "lcn"):
 #
 # 1. Linearise the residual, $f^\star-\hat y\approx-\sum_pg'(\lambda_p)e_p$, to get
 #    $\varepsilon^\infty\approx\sum_{pq}W_{pq}\mathbb E[e_pe_q]$ with $W_{pq}=\mathbb E[g'(\lambda_p)g'(\lambda_q)]$,
-#    a $J_2$ at the teacher's covariance $TS$. Write `noise_floor_eq34(kind, eta, sigma, P, T, c)`
-#    doing exactly this (compute $W$ with `cl.J2`, the library's version of your `j2_erf` of
-#    lesson 1); the test compares with eqs 31–32.
-# 2. Write `optimal_eta_log_parabola(etas, errors)`: given a log-spaced grid `etas` and the
-#    errors $\varepsilon_g(\alpha_F;\eta)$ on it, return the minimiser of the parabola through the
-#    three points $(\ln\eta,\ln\varepsilon)$ around the grid minimum (the paper's App. I), clipped to
-#    the grid. Accept NaN for diverged runs (they are never the minimum). If the minimum is at the
-#    edge of the grid, return that edge.
+#    a $J_2$ at the teacher's covariance $TS$: $W_{pq}=J_2(C^{(pq)})$ with
+#    $C^{(pq)}=\begin{pmatrix}T&TS_{pq}\\TS_{pq}&T\end{pmatrix}$ and
+#    $J_2(C)=\frac2\pi\big[(1+c_{11})(1+c_{22})-c_{12}^2\big]^{-1/2}$ (eq. 45, lesson 1). Write
+#    `noise_floor_eq34(kind, eta, sigma, P, T, c)` doing exactly this, with $\mathbb E[e_pe_q]$ of
+#    eq. 34 (compute $W$ with `cl.J2`, the library's version of your `j2_erf` of lesson 1, or with
+#    eq. 45 directly); the test compares with eqs 31–32 to a relative $10^{-11}$. The library's
+#    functions that compute the floor or its pieces (`cl.noise_floor`, `cl.noise_floor_from_M`,
+#    `cl.omega_matrix`, `cl.error_covariance_prediction`) are not available when your work is
+#    graded, and your function fails its test if it calls them: build $W$ and eq. 34 yourself.
+# 2. Write `optimal_eta_log_parabola(etas, errors)`: `etas` is a log-spaced grid (equal steps $h$
+#    in $\ln\eta$) and `errors` the errors $\varepsilon_g(\alpha_F;\eta)$ on it, NaN for a diverged
+#    run. Return the optimal learning rate of the paper's App. I, by these rules:
+#    - the grid minimum is the grid point $i$ with the smallest error, NaN entries excluded (a
+#      diverged run is never the minimum);
+#    - if $i$ is the first or the last grid point, return that grid point, $\eta_i$ (no
+#      extrapolation beyond the grid);
+#    - if one of its two neighbours $i\pm1$ is NaN, return $\eta_i$ (no parabola through a
+#      diverged run);
+#    - otherwise return $e^{x^\ast}$, where $x^\ast$ is the vertex of the parabola through the three
+#      points $(\ln\eta_j,\ln\varepsilon_j)$, $j=i-1,i,i+1$. Since $\varepsilon_i$ is the smallest of the
+#      three, $x^\ast$ lies within half a grid step of $\ln\eta_i$, so it never leaves the grid.
+#
+#    The tests check each rule at its boundary (a minimum on either edge, next to an edge, and
+#    next to a NaN).
 #
 # *Hint.* For a parabola through $(x_{i-1},y_{i-1}),(x_i,y_i),(x_{i+1},y_{i+1})$ with spacing $h$ the
 # vertex is at $x_i+\frac h2\frac{y_{i-1}-y_{i+1}}{y_{i-1}-2y_i+y_{i+1}}$.
@@ -286,7 +322,7 @@ from td_lib.own_work import own_work, passed
 
 _nf = own_work(noise_floor_eq34, "exF_noise_floor")
 # (eta, sigma, P, T, c) and the expected (CNN: eq. 31, LCN: eq. 32) floors at each
-# BEGIN BAKED noise_floor_visible (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED noise_floor_visible (expected values computed on the instructor's side; do not edit)
 _cases = [(0.002, 1.0, 6, 1.0, 0.0), (0.002, 1.0, 6, 1.0, 0.5), (0.1, 2.0, 4, 2.0, 0.8)]
 _refs = [(0.0022053155816871683, 0.0022053155816871683), (0.007136551134179167, 0.0022053155816871683),
          (0.7094216146171366, 0.22776401389349665)]
@@ -305,7 +341,7 @@ for (_eta, _s, _P, _T, _c), (_r31, _r32) in zip(_cases, _refs):
 passed("noise_floor_eq34")
 ### BEGIN HIDDEN TESTS
 # three edge cases and 20 random parameter sets, with the expected (CNN, LCN) floors
-# BEGIN BAKED noise_floor_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED noise_floor_hidden (expected values computed on the instructor's side; do not edit)
 _cases = [(0.001, 1.0, 1, 1.0, 0.5), (0.001, 0.7, 5, 40.0, 0.9), (0.05, 1.5, 3, 0.3, 0.0),
           (0.0512289474253923, 0.296266960848736, 6, 4.857310883297557, 0.6571049436306491),
           (0.0001315146596314118, 0.2485116501654533, 6, 1.9711688575205928, 0.9493095687550764),
@@ -367,11 +403,19 @@ assert abs(_v2 / 0.037 - 1) < 1e-10, (
     f"the same errors with the last three replaced by NaN (diverged runs) should still give 0.037; got {_v2:.6g}")
 _v3 = _opt(_etas, 1 / _etas)
 assert abs(_v3 / _etas[-1] - 1) < 1e-12, f"errors decreasing over the whole grid: expected the right edge {_etas[-1]:.6g}, got {_v3:.6g}"
+# A NaN right next to the grid minimum: no parabola, the grid point itself.
+_i = int(np.argmin(_err))
+_err4 = _err.copy()
+_err4[_i + 1] = np.nan
+_v4 = _opt(_etas, _err4)
+assert abs(_v4 / _etas[_i] - 1) < 1e-12, (
+    f"the neighbour of the grid minimum (eta = {_etas[_i]:.6g}) on its right is NaN (a diverged run): the statement "
+    f"asks for the grid minimum itself, {_etas[_i]:.6g}; got {_v4:.6g}")
 passed("optimal_eta_log_parabola")
 ### BEGIN HIDDEN TESTS
 # The vertex of the log-log parabola for the smooth error curves drawn below (curves whose grid
 # minimum is at an edge are skipped), in this order
-# BEGIN BAKED optimal_eta_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED optimal_eta_hidden (expected values computed on the instructor's side; do not edit)
 _refs = [1.8687247172730181, 1.5556523475459318, 2.168213992572651, 1.4390510087327706, 2.7086730292986307,
          1.312886832656789, 2.2782796572490223, 1.6459487050538801, 1.499577588334243, 1.5559139816346943,
          1.4890315917723016]
@@ -397,6 +441,32 @@ _y[[4, 8]] = np.nan
 _mine = _opt(_etas, _y)
 assert abs(_mine / _etas[0] - 1) < 1e-12, (
     f"errors increasing from the left edge (NaN at two other points): expected the left edge {_etas[0]:.6g}, got {_mine}")
+# Each rule at its boundary, on exact log-log parabolas (vertex x0 in ln eta) over a 9-point grid
+# from 1e-2 to 1: the minimum next to an edge (a parabola through the edge point), on an edge with
+# the vertex outside the grid (the edge, not the vertex), and next to a NaN on either side.
+_etas = np.geomspace(1e-2, 1.0, 9)
+_x, _h = np.log(_etas), np.log(_etas[1] / _etas[0])
+def _curve(x0):
+    return np.exp(0.8 * (_x - x0) ** 2 - 1.0)
+for _x0, _nan, _want, _what in (
+        (_x[1] - 0.3 * _h, None, np.exp(_x[1] - 0.3 * _h), "the grid minimum is the second grid point: the parabola "
+                                                           "through the first three points"),
+        (_x[7] + 0.4 * _h, None, np.exp(_x[7] + 0.4 * _h), "the grid minimum is the second-to-last grid point: the "
+                                                           "parabola through the last three points"),
+        (_x[0] - 0.7 * _h, None, _etas[0], "the vertex lies left of the grid: the left edge"),
+        (_x[8] + 0.2 * _h, None, _etas[8], "the vertex lies right of the grid (less than half a step): the right edge"),
+        (_x[4] + 0.3 * _h, 3, _etas[4], "the left neighbour of the grid minimum is NaN: the grid minimum itself"),
+        (_x[4] - 0.3 * _h, 5, _etas[4], "the right neighbour of the grid minimum is NaN: the grid minimum itself"),
+        (_x[4] + 0.3 * _h, 2, np.exp(_x[4] + 0.3 * _h), "a NaN two points left of the grid minimum: its neighbours "
+                                                        "are finite, so the parabola")):
+    _y = _curve(_x0)
+    if _nan is not None:
+        _y[_nan] = np.nan
+    _mine = _opt(_etas, _y)
+    assert abs(_mine / _want - 1) < 1e-10, (
+        f"9-point grid from 1e-2 to 1, errors exp(0.8 (ln eta - {_x0:.4f})^2 - 1)"
+        + (f" with NaN at eta = {_etas[_nan]:.4g}" if _nan is not None else "")
+        + f": {_what}, {_want:.8g}; you return {_mine:.8g}")
 ### END HIDDEN TESTS
 
 # %% tags=["demo"]
@@ -428,7 +498,7 @@ def floor_theory():
 
 
 # The same with the course's answer (eqs 31-32)
-# BEGIN BAKED noise_floor_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED noise_floor_demo (expected values computed on the instructor's side; do not edit)
 _ref_floor = {'curve': {'cnn': [1.1026578, 1.2220333, 1.3414648, 1.4610085, 1.5807206, 1.7006579, 1.8208779,
                                 1.9414384, 2.0623982, 2.1838172, 2.3057561, 2.4282771, 2.5514438, 2.6753215,
                                 2.799977, 2.9254794, 3.0518998, 3.1793119, 3.3077919, 3.437419, 3.5682756,
@@ -481,6 +551,7 @@ plt.show()
 for kind in ("cnn", "lcn"):
     rel = floor_a[kind] / np.array([floor_th["at"][kind][c] for c in c_grid5]) - 1
     print(f"{kind.upper()} (P = 6): ODE floor / eq. {31 if kind == 'cnn' else 32} - 1 = {np.round(rel, 4)}")
+quick_note("correlations 0 and 0.5 at P = 6, and P = 2, 6 only")
 
 # %% tags=["demo"]
 # Eq. 34 itself: the preactivation-error covariance at the ODE's fixed point (P = 6, c = 0.5);
@@ -532,7 +603,7 @@ for kind in ("cnn", "lcn"):
     eg_h[kind] = cl.integrate(kind, R0, Q0, alF_h, S_h, T=1.0, eta=etas_h, sigma=1.0, dtau=0.1,
                               steady_tol=1e-9, on_divergence="nan", alpha_limit=TAU_MAX / etas_h).eg
 # eta* at each horizon with your optimal_eta_log_parabola; the course's, for the full and the quick run
-# BEGIN BAKED optimal_eta_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED optimal_eta_demo (expected values computed on the instructor's side; do not edit)
 _ref_eta = {'full': {'cnn': [0.34245492, 0.33472797, 0.27269446, 0.088860412, 0.013511001],
                      'lcn': [0.93400051, 0.93586949, 0.81384314, 0.34231724, 0.083679474]},
             'quick': {'cnn': [0.23441399, 0.25629527, 0.27559642],
@@ -545,13 +616,14 @@ for kind in ("cnn", "lcn"):
     A_, B_ = cl.early_time_coefficients(kind, P=4, k_s=1, k_t=1, T=1.0, sigma=1.0, c=0.5)
     print(f"{kind.upper()}: eta*(alpha_F) for alpha_F = {alF_h[1:].tolist()}: {np.round(eta_star[kind], 4)};"
           f"  early-time A/2B = {A_ / (2 * B_):.4f}")
+quick_note("a 9-point learning-rate grid and horizons up to alpha_F = 1")
 
 # %% [markdown]
 # At short horizons $\eta^\ast$ approaches the early-time optimum $A/(2B)$; at long horizons it
 # decreases, because the noise floor $\propto\eta$ dominates the error. Now the phase diagram.
 
 # %% tags=["demo"]
-# Figure 6 (coarse; full resolution: scripts/cnn_lcn_figures.py) and Figure 8.
+# Figure 6 (on a coarse grid; the paper's figure uses a finer one) and Figure 8.
 # Paper: g = erf, P = 4, k_s = k_t = 1, T = 1, sigma = 1, D -> infinity.
 cs6 = np.array(pick([0.0, 0.15, 0.3, 0.45, 0.6, 0.75, 0.9], [0.0, 0.5]))
 aF6 = np.geomspace(1e-2, pick(1e3, 1.0), pick(11, 3))
@@ -572,7 +644,7 @@ def figure6():
 
 
 # The same with the course's answer, for the full and the quick run
-# BEGIN BAKED phase_fig6_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED phase_fig6_demo (expected values computed on the instructor's side; do not edit)
 _ref6 = {'full': {'eta_cnn': [[0.503104, 0.503535, 0.503498, 0.495577, 0.440213, 0.33444, 0.184112, 0.0704939,
                                0.0288646, 0.0116394, 0.00474366],
                               [0.461854, 0.461156, 0.449946, 0.420101, 0.366682, 0.280436, 0.135638, 0.0560566,
@@ -693,6 +765,7 @@ fig.suptitle(r"Figure 8: optimal learning rate and error vs horizon (Figure 6 pa
 plt.tight_layout()
 plt.show()
 print(f"c0 (slope of the boundary, eq. 30) = {c0_6:.4f}")
+quick_note("a 2 x 3 x 6 grid of (c, alpha_F, eta) instead of 7 x 11 x 16")
 
 # %% [markdown]
 # Figure 6 shows the LCN ahead (red) at short horizons and strong correlations and the CNN
@@ -703,8 +776,8 @@ print(f"c0 (slope of the boundary, eq. 30) = {c0_6:.4f}")
 # afford a lower floor by training with a smaller step, which it can because the shared
 # kernel collects $P$ gradients per sample.
 #
-# **Figure 9** repeats the phase diagram changing one parameter at a time (coarse grids here;
-# the script draws them at full resolution).
+# **Figure 9** repeats the phase diagram changing one parameter at a time (on coarse grids here;
+# the paper's panels use finer ones).
 
 # %% tags=["demo"]
 # Figure 9: (a) P = 8, (b) k_s = k_t = 2, (c) T = 2, (d) sigma = 2; other parameters as in Figure 6.
@@ -725,7 +798,7 @@ def figure9():
 
 
 # The same with the course's answer (the log ratio of each variant), for the full and the quick run
-# BEGIN BAKED phase_fig9_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED phase_fig9_demo (expected values computed on the instructor's side; do not edit)
 _ref9 = {'full': [{'log10_ratio': [[-0.00220479, -0.0207358, -0.182544, -1.07844, -0.856583],
                                    [0.205211, 0.202926, 0.140058, -0.561771, -0.325779],
                                    [0.245371, 0.249395, 0.278143, 0.184552, 0.775533]]},
@@ -740,12 +813,13 @@ _ref9 = {'full': [{'log10_ratio': [[-0.00220479, -0.0207358, -0.182544, -1.07844
                                    [0.196545, 0.204575, 0.196689, -0.0370713, -0.280591]]}],
          'quick': [{'log10_ratio': [[-0.00601327, -0.0261449, -0.167735], [0.223323, 0.223406, 0.191179]]},
                    {'log10_ratio': [[-0.00246429, -0.0188013, -0.149196], [0.157633, 0.139413, 0.0860304]]},
-                   {'log10_ratio': [[-0.00189444, -0.0145552, -0.13548], [0.129561, 0.115894, 0.0494551]]},
+                   {'log10_ratio': [[-0.00189444, -0.0145552, -0.13548], [0.129561, 0.115894, 0.0407911]]},
                    {'log10_ratio': [[-0.00294555, -0.0127817, -0.0648697], [0.158953, 0.155032, 0.154662]]}]}
 # END BAKED phase_fig9_demo
-# (not compared with the reference: where an optimum is at the edge of this coarse grid, your function
-# returns the edge, while the reference's parabola may move it inside the first grid interval)
-pd9s = demo_result(figure9, pick(_ref9["full"], _ref9["quick"]), "Exercise F's optimal_eta_log_parabola")
+# (some optima are at the edge of these coarse grids: there your function and the reference both return
+# the edge, as Exercise F's rules say)
+pd9s = demo_result(figure9, pick(_ref9["full"], _ref9["quick"]), "Exercise F's optimal_eta_log_parabola",
+                   rtol=1e-4)
 fig, axes = plt.subplots(2, 2, figsize=(10, 7.6))  # 2 x 2: readable at page width
 for (title, kw), pd9, ax in zip(variants9, pd9s, axes.flat):
     par = dict(P=4, k_s=1, k_t=1, T=1.0, sigma=1.0) | kw
@@ -777,14 +851,16 @@ plt.show()
 # (This ReLU formula is ours, derived from eq. 34; the paper's Figure 10 shows the SGD
 # measurement.) **Figure 10** measures the floor by online SGD started at the zero-error
 # solution, averaging $\varepsilon_g$ (from the order parameters, with the arc-cosine kernel) over
-# the second half of the run.
+# the second half of the run. The LCN relaxes $P$ times more slowly than the CNN (at $c=0$ it *is*
+# the CNN slowed down $P$ times, Result 3.2), so it runs $P$ times longer: each student is averaged
+# over the same stretch of its own relaxation.
 
 # %% tags=["demo"]
 # Figure 10: ReLU noise floor by SGD. Paper: k_s = k_t = 2, P = 4, D = 400, eta = 0.1, T = 1,
-# sigma = 1, alpha = 800. Here D = 200 and alpha = 25 from the zero-error solution (the floor
-# is reached after alpha ~ 10), averaging over the second half of the run and two seeds.
+# sigma = 1, alpha = 800. Here D = 200, from the zero-error solution: the CNN runs to alpha = 25
+# (most of its error's rise is over by alpha ~ 10) and the LCN to alpha = 25 P (P times slower);
+# each floor is the average over the second half of its run and two seeds.
 D10, eta10, a10 = pick(200, 60), 0.1, pick(25.0, 8.0)
-ck10 = np.linspace(0, a10, 31)
 
 def relu_floor_theory(kind, P, c):
     W = np.full((P, P), 0.25 + np.arcsin(c) / (2 * np.pi))
@@ -793,9 +869,11 @@ def relu_floor_theory(kind, P, c):
     return float((W * (S_ if kind == "cnn" else np.eye(P))).sum() / 2)
 
 def relu_floor_sgd(kind, P, c):
-    sim = cl.simulate_sgd(kind, D=D10, P=P, k_s=2, k_t=2, c=c, eta=eta10, sigma=1.0, checkpoints=ck10,
-                          activation="relu", init="zero_error", n_seeds=2, n_test=0, rng=10)
-    late = sim.t >= a10 / 2
+    a_end = a10 * (P if kind == "lcn" else 1)  # the LCN relaxes P times more slowly
+    sim = cl.simulate_sgd(kind, D=D10, P=P, k_s=2, k_t=2, c=c, eta=eta10, sigma=1.0,
+                          checkpoints=np.linspace(0, a_end, 31), activation="relu", init="zero_error",
+                          n_seeds=2, n_test=0, rng=10)
+    late = sim.t >= a_end / 2
     vals = sim.eg_order[late].mean(0) / eta10  # one value per seed
     return vals.mean(), vals.std(ddof=1) / np.sqrt(len(vals)) if len(vals) > 1 else 0.0
 
@@ -819,9 +897,15 @@ axes[1].set(xlabel="number of positions $P$", ylabel=r"$\varepsilon^\infty/(\eta
 for a_ in axes:
     a_.legend(fontsize=8)
 fig.suptitle(f"Figure 10: ReLU noise floor by SGD; $k_s=k_t=2$, $D={D10}$, $\\eta=0.1$, $T=1$, $\\sigma=1$, "
-             f"$\\alpha={a10:g}$ from the zero-error solution", fontsize=10)
+             f"$\\alpha={a10:g}$ (CNN) and ${a10:g}P$ (LCN) from the zero-error solution", fontsize=10)
 plt.tight_layout()
 plt.show()
+for kind in ("cnn", "lcn"):
+    print(f"{kind.upper()}: SGD floor / eq. 34 at P = 4 for c = {c10}: "
+          + ", ".join(f"{fl10a[kind, c][0] / relu_floor_theory(kind, 4, c):.2f}" for c in c10)
+          + f";  at c = 0.5 for P = {P10}: "
+          + ", ".join(f"{fl10b[kind, p_][0] / relu_floor_theory(kind, p_, 0.5):.2f}" for p_ in P10))
+quick_note(f"D = {D10}, runs to alpha = {a10:g} (CNN) and {a10:g} P (LCN), correlations {c10} and P = {P10} only")
 
 # %% tags=["demo"]
 # Figure 11: the rescaling test of Figure 2 (lesson 1) with ReLU (SGD only: the closed-form ODEs are for erf).
@@ -843,14 +927,20 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# With ReLU the qualitative picture is the same: the CNN's noise floor grows with $c$ and
-# with $P$ while the LCN's does not, and the $P$-rescaling holds at $c=0$ (up to finite-$D$
-# differences of the two random starts) but not at $c=0.5$. Quantitatively, the LCN's floor
-# sits on the eq. 34 line, while the CNN's lies above it, the more so the larger $c$ and
-# $P$: eq. 34 is the leading order in $\eta$, and the CNN's gradient sums $P$ correlated terms,
-# so $\eta=0.1$ is not a small step for it (Figure 5 used $\eta=2\times10^{-3}$). Rerunning the
-# CNN at $P=4$, $c=0.5$ with $\eta=0.025$ (and a four times longer run) brings its floor
-# close to the line — try it.
+# With ReLU the qualitative picture is the same: the CNN's noise floor grows with $c$, and
+# through the $P(P-1)$ term much faster with $P$ than the LCN's, which does not depend on $c$
+# ($P/4$ in units of $\eta\sigma^2$); and the $P$-rescaling of Figure 11 holds at $c=0$ (up to
+# finite-$D$ differences of the two random starts) but not at $c=0.5$. Quantitatively, eq. 34 is the
+# leading order in $\eta$, and $\eta=0.1$ is not a small step (Figure 5 used $\eta=2\times10^{-3}$).
+# The ratios printed under Figure 10 show it: at $c=0$, where the two students are the same
+# dynamics up to the factor $P$ in time, both floors lie a little above the line (1.06 for the CNN,
+# 1.11 for the LCN, from two seeds each, so equal within their scatter). With $c>0$ the LCN's
+# floor stays within about a quarter of its line (ratios 0.92 to 1.23), while the CNN's moves far
+# above its own, the more so the larger $c$ and $P$ (1.59 times the line at $P=4$, $c=0.5$;
+# 2.99 times at $c=0.9$; 3.75 at $P=6$, $c=0.5$): the CNN's gradient sums $P$ correlated terms,
+# so for it $\eta=0.1$ is a much larger step. (Had both been run to the same $\alpha=25$, the LCN
+# would still be relaxing and would sit below its line.) Rerunning the CNN at $P=4$, $c=0.5$ with
+# $\eta=0.025$ (and a four times longer run) brings its floor close to the line — try it.
 #
 # ## 7. Limitations and open directions
 #

@@ -21,9 +21,12 @@
 # network with biases they fall off like $\ell^{-2}$, so frequency $\ell$ needs a time
 # $\propto \ell^2$; without biases, the odd frequencies $\ell\ge3$ are never fitted.
 #
-# **Background.** Kernel gradient flow as spectral filtering is developed in the Physics of
-# Deep Learning day (Notebook 1, §3), and the infinite-width NTK in its Notebook 2. If you
-# have done them, skim to *On the circle*.
+# **Background.** The neural tangent kernel and the kernel gradient flow of a wide network are
+# introduced by Jacot, Gabriel & Hongler, *Neural tangent kernel: convergence and generalization
+# in neural networks* (NeurIPS 2018, arXiv:1806.07572), and Lee et al., *Wide neural networks of
+# any depth evolve as linear models under gradient descent* (NeurIPS 2019, arXiv:1902.06720).
+# This notebook derives what it needs; if you know kernel gradient flow as spectral filtering,
+# skim to *On the circle*.
 #
 # **Notation.** A fixed-feature model $f(x)=\theta\cdot\phi(x)$, kernel
 # $K(x,x')=\phi(x)\cdot\phi(x')$, training pairs $(x_i,y_i)_{i\le n}$, loss
@@ -37,14 +40,16 @@
 # in notebook `td2_7_1_two_moments`, section *Readings*.)
 #
 # * Basri, Jacobs, Kasten, Kritchman, *The convergence rate of neural networks for learned
-#   functions of different frequencies* (NeurIPS 2019) — the key paper here. The NTK spectrum
-#   of a two-layer ReLU network for uniform data on the sphere: without biases the odd
-#   frequencies $\ge3$ cannot be learned; with biases a frequency $\ell$ takes a time
+#   functions of different frequencies* (NeurIPS 2019, arXiv:1906.00425) — the key paper here.
+#   The NTK spectrum of a two-layer ReLU network for uniform data on the sphere: without biases
+#   the odd frequencies $\ge3$ cannot be learned; with biases a frequency $\ell$ takes a time
 #   $\propto\ell^2$ in 1D. Exercise 7.3.C and demo 7.3.D redo its circle case.
-# * Rahaman et al., *On the spectral bias of neural networks* (ICML 2019). Deep ReLU networks
-#   fit sums of sinusoids low frequencies first, even when the high ones have larger amplitude.
-# * Further reading: Xu et al., *Frequency principle* (2020): networks fit low frequencies
-#   before high ones on MNIST and CIFAR-10, too.
+# * Rahaman, Baratin, Arpit, Draxler, Lin, Hamprecht, Bengio, Courville, *On the spectral bias
+#   of neural networks* (ICML 2019, arXiv:1806.08734). Deep ReLU networks fit sums of sinusoids
+#   low frequencies first, even when the high ones have larger amplitude.
+# * Further reading: Xu, Zhang, Luo, Xiao, Ma, *Frequency principle: Fourier analysis sheds light
+#   on deep neural networks* (Communications in Computational Physics 28, 2020,
+#   arXiv:1901.06523): networks fit low frequencies before high ones on MNIST and CIFAR-10, too.
 
 # %%
 import numpy as np
@@ -54,7 +59,7 @@ from scipy.special import ive
 from td_lib import kernel_flow as kf
 from td_lib import kernels
 from td_lib.own_work import demo_result
-from td_lib.core.runtime import QUICK, pick
+from td_lib.core.runtime import QUICK, pick, quick_note
 
 rng = np.random.default_rng(73)
 print("quick mode" if QUICK else "full mode")
@@ -161,8 +166,12 @@ print(f"max |odd part - (x . sum_r a_r w_r)/2|: {np.abs(odd - lin).max():.1e}")
 #    $$f_t(x)=\sum_{k:\,\hat\lambda_k>0}K(x,X)\,v_k\;\frac{1-e^{-\hat\lambda_kt}}{n\hat\lambda_k}\;(v_k\cdot y).$$
 #    What is the limit $t\to\infty$?
 # 3. Redo 1 for gradient descent with step $\eta$. What limits $\eta$, and for
-#    $\eta\le1/\hat\lambda_{\max}$, how many steps does the slowest positive mode need?
-#    Then implement your answer in `gd_step_bound` and `gd_efold_steps` below.
+#    $\eta\le1/\hat\lambda_{\max}$, how many steps does the slowest positive mode need to shrink
+#    its residual by a factor $e$ (one e-fold)? Then implement your answer in `gd_step_bound`
+#    (the supremum of the step sizes for which every positive mode decays) and `gd_efold_steps`
+#    (the number of steps, a real number, for one e-fold of a mode with eigenvalue $\lambda$, for
+#    every $0<\eta\lambda<2$). At $\eta\lambda=1$ one step removes the mode entirely: there
+#    `gd_efold_steps` returns 0.0, the limit of its value as $\eta\lambda\to1$.
 #
 # *Hint for 2.* Write $\theta_t=\sum_i\alpha_i(t)\phi(x_i)$: gradient flow from $\theta=0$ never
 # leaves the span of the training features. Then $\mathbf K\alpha_t=f_t(X)=y+r_t$.
@@ -225,9 +234,11 @@ def gd_step_bound(lam_hat):
 def gd_efold_steps(eta, lam):
     """Number of GD steps (a real number, not rounded) that shrinks the residual of a mode
     with eigenvalue ``lam`` of K/n by a factor e, for step size ``eta`` (0 < eta*lam < 2).
+    At eta*lam = 1 (the mode is gone after one step) return 0.0, the limit as eta*lam -> 1.
     Must work elementwise when ``lam`` is an array."""
     ### BEGIN SOLUTION
-    return -1.0 / np.log(np.abs(1.0 - eta * np.asarray(lam, dtype=float)))
+    with np.errstate(divide="ignore"):  # log(0) = -inf at eta*lam = 1, and -1/-inf = 0
+        return -1.0 / np.log(np.abs(1.0 - eta * np.asarray(lam, dtype=float)))
     ### END SOLUTION
 
 
@@ -289,13 +300,23 @@ assert _s.shape == (3,) and np.allclose(_s, _want, rtol=1e-12, atol=0), (
     "the mode flips sign at every step but its size still halves)")
 _s = float(_efold(1e-3, 1.0))
 assert abs(_s - 999.4999166249736) < 1e-8, f"gd_efold_steps(1e-3, 1) returned {_s}, expected 999.4999166249736"
+# the boundary the statement names: eta * lam = 1 exactly (a scalar, and inside an array)
+_s = float(_efold(0.5, 2.0))
+assert _s == 0.0, (
+    f"gd_efold_steps(0.5, 2) (eta * lam = 1) returned {_s}, expected 0.0 as the statement says: "
+    "the mode is gone after one step")
+_s = np.asarray(_efold(0.25, np.array([1.0, 4.0, 6.0])), dtype=float)
+_want = np.array([1 / np.log(4 / 3), 0.0, 1 / np.log(2)])
+assert _s.shape == (3,) and np.allclose(_s, _want, rtol=1e-12, atol=0), (
+    f"gd_efold_steps(0.25, [1, 4, 6]) returned {_s}, expected {_want} elementwise (eta * lam = 1 "
+    "for the middle entry, where the statement asks for 0.0)")
 ### END HIDDEN TESTS
 
 
 # %% [markdown]
 # A quick numerical check of 7.3.A with random features: the library's flow formula against the
 # matrix exponential on the training set, and its GD variant against an explicit GD loop in
-# parameter space (the unit tests `tests/test_kernel_flow.py` do the same more thoroughly).
+# parameter space.
 
 # %% tags=["demo"]
 from scipy.linalg import expm
@@ -521,7 +542,7 @@ vm = lambda a, b: kernels.von_mises(a[:, None] - b[None, :], kappa)
 target = lambda t: np.sin(np.outer(t, freqs)).sum(axis=1)
 theta_eq = 2 * np.pi * np.arange(n_flow) / n_flow        # equispaced training inputs
 grid = 2 * np.pi * np.arange(1024) / 1024
-# BEGIN BAKED von_mises_rates_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED von_mises_rates_demo (expected values computed on the instructor's side; do not edit)
 _ref_rates = [0.17875084, 0.025939994, 0.00017967509]
 # END BAKED von_mises_rates_demo
 pred_rate = demo_result(lambda: np.array([float(vm_eigenvalue(l, kappa)) for l in freqs]),  # population
@@ -571,12 +592,13 @@ print("max |measured amplitude - exp(-k_l t)|:", f"{np.abs(amps_eq - np.exp(-np.
 # $\ell=1$ and $\ell=4$ residuals still sit at 5.3 % and 8.5 % with $n=256$, and at 1.9 % and
 # 4.4 % with $n=1024$. This floor of a few per cent shrinks with $n$; it is a plateau, not a
 # permanent floor: it lasts until frequency 8 is fitted and then falls to zero with it, since the
-# positive-definite Gram matrix is eventually interpolated. (Errata: the original 2026 course
-# notes, NB2 §7, called it a floor "left" by the leak; the long-time curves show it disappears.)
+# positive-definite Gram matrix is eventually interpolated. (Errata: the original course notes
+# called it a floor "left" by the leak; the long-time curves show it disappears.)
 
 # %% tags=["demo"]
 n_rand = pick((256, 1024), (256,))   # quick mode skips the larger run
 theta_rand = {n: np.random.default_rng(73).uniform(0, 2 * np.pi, n) for n in n_rand}
+quick_note("n = 256 only; the text also quotes n = 1024")
 fig, ax = plt.subplots(figsize=(5.5, 3.6))
 for n, ls_ in zip(n_rand, ["-", "--"]):
     A_r, _ = flow_amplitudes(theta_rand[n], np.r_[ts, 1000.0])   # last column: t = 1000
@@ -610,7 +632,9 @@ plt.show()
 # 1. Compute the cosine coefficients
 #    $a_\ell=\frac1{z_\ell}\int_{-\pi}^{\pi}K^\infty(\vartheta)\cos\ell\vartheta\,d\vartheta$
 #    ($z_0=2\pi$, $z_\ell=\pi$) numerically for $\ell\le20$ (function `cos_coef`; quadrature or an
-#    FFT are both fine, but it must be accurate to $10^{-6}$), and compare with the closed form of
+#    FFT are both fine, but it must be accurate to $10^{-6}$ also for a kernel with a kink, like
+#    $|\vartheta|$ at 0: an equispaced rule or FFT errs there like $1/n^2$ and needs $n\ge4096$
+#    points on $[-\pi,\pi)$), and compare with the closed form of
 #    the walkthrough above (function `basri`). That closed form is printed above: `basri`'s tests
 #    check the values (against your quadrature's and an exact one), not where they came from.
 # 2. Do the same for the bias kernel. Which coefficients become nonzero? Fit the decay exponent
@@ -679,12 +703,13 @@ _got = np.array([float(_cc(np.abs, _l)) for _l in range(9)])
 assert np.abs(_got - _abs_ref).max() < 1e-6, (
     f"cos_coef(np.abs, l) for l = 0..8 returned {np.round(_got, 8).tolist()}, expected "
     f"{np.round(_abs_ref, 8).tolist()} (largest error {np.abs(_got - _abs_ref).max():.1e}, needed < 1e-6). "
-    "A kink needs an accurate rule: an adaptive quadrature with a break point at 0, or an FFT with "
-    ">= 1024 points on [-pi, pi)")
+    "A kink needs an accurate rule: an adaptive quadrature with a break point at 0, or an FFT (an "
+    "equispaced periodic sum) with >= 4096 points on [-pi, pi): its error at a kink falls like "
+    "1/n^2, here about 4e-6 with 1024 points and 2.5e-7 with 4096")
 passed("cos_coef")
 ### BEGIN HIDDEN TESTS
 # cosine coefficients l = 0..20 of the two kernels (adaptive quadrature, instructor's side)
-# BEGIN BAKED cos_coef_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED cos_coef_hidden (expected values computed on the instructor's side; do not edit)
 _ref_nobias = [0.10132118364233778, 0.25, 0.11257909293593087, 0.0, 0.015310756639286598, 0.0,
                0.0061206266037004044, 0.0, 0.0033186580684061253, 0.0, 0.002088243964468139, 0.0,
                0.0014368987850886573, 0.0, 0.0010498500027634737, 0.0, 0.0008009087026860686, 0.0,
@@ -757,7 +782,7 @@ assert not _bad, (
 passed("basri")
 ### BEGIN HIDDEN TESTS
 # a quadrature of K_nobias at 11 <= l <= 40, and the closed form at four large l (instructor's side)
-# BEGIN BAKED basri_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED basri_hidden (expected values computed on the instructor's side; do not edit)
 _ref_quad = [-1.2700131540566126e-17, 0.0014368987850886337, -6.0739759541837995e-18, 0.0010498500027634574,
              -4.003302333439322e-17, 0.0008009087026860737, -9.93923337957349e-18, 0.0006312604296746004,
              -2.7608981609926363e-18, 0.000510421349621897, -3.8652574253896904e-17, 0.00042128667932507107,
@@ -819,7 +844,7 @@ except Exception:  # noqa: BLE001 - a bug in this free-form cell must not stop R
 # results until they run), beside the l^-2 asymptote of the bias kernel.
 ls_C = np.arange(1, 21)
 even_C = ls_C[(ls_C % 2 == 0) | (ls_C == 1)]
-# BEGIN BAKED spectra_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED spectra_demo (expected values computed on the instructor's side; do not edit)
 _ref_spectra = {'no_bias': [0.25, 0.11257909, -6.9388939e-18, 0.015310757, 3.3130778e-18, 0.0061206266,
                             -2.98177e-17, 0.0033186581, 3.3130778e-18, 0.002088244, -1.2700132e-17,
                             0.0014368988, -6.073976e-18, 0.00104985, -4.0033023e-17, 0.0008009087,
@@ -945,7 +970,7 @@ for _d in (2, 3):
 passed("finite_width_ntk")
 ### BEGIN HIDDEN TESTS
 # five random cases (seed, N, d, n1, n2) and the kernel of each (instructor's side, same draws)
-# BEGIN BAKED finite_width_hidden (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED finite_width_hidden (expected values computed on the instructor's side; do not edit)
 _fw_cases = [(1, 1, 2, 7, 3), (2, 17, 3, 5, 9), (3, 500, 2, 12, 4), (4, 500, 3, 4, 12), (5, 2, 2, 1, 1)]
 _fw_want = [[[0.1776838549595953, 0.8124078823990417, -0.027592089262574487],
              [-0.0, -0.0, -0.0],
@@ -1129,7 +1154,7 @@ def finite_width_demo():
     return dict(a_mc=a_mc, se_mc=se_mc, rows=rows, gaps=gaps, basri=np.array([float(basri(l)) for l in range(7)]))
 
 
-# BEGIN BAKED finite_width_demo_reference (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED finite_width_demo_reference (expected values computed on the instructor's side; do not edit)
 _ref_fw = {'a_mc': [0.102558, 0.254475, 0.114661, 1.75438e-18, 0.0160219, 4.48154e-18, 0.00615551],
            'se_mc': [0.000805489, 0.00168073, 0.000846771, 1.94292e-19, 0.000474416, 2.13292e-19, 0.000278896],
            'rows': [[-0.0, -0.0, -0.0497261, -0.0987688, -0.0978148, -0.0965926, -0.0951057, -0.093358,
@@ -1260,13 +1285,13 @@ plt.show()
 
 # %% tags=["demo"]
 steps_D = pick(2000, 200)
-# BEGIN BAKED bias_coefficients_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED bias_coefficients_demo (expected values computed on the instructor's side; do not edit)
 _ref_a_bias = [0.23153899, 0.005021985, 0.0011487262]
 # END BAKED bias_coefficients_demo
 a_bias = dict(zip(freqs.tolist(), demo_result(lambda: np.array([float(cos_coef(K_bias, l)) for l in freqs]),
                                               _ref_a_bias, "cos_coef", rtol=1e-6)))
 # the network's eNTK is your finite_width_ntk (bias version) on these inputs
-# BEGIN BAKED basri_run_demo (python -m checks.grading.bake; do not edit by hand)
+# BEGIN BAKED basri_run_demo (expected values computed on the instructor's side; do not edit)
 _ref_basri = {'full': {'t': [0, 1, 2, 3, 4, 6, 7, 9, 11, 14, 17, 21, 26, 32, 39, 48, 58, 71, 87, 106, 129, 157,
                              191, 233, 283, 345, 419, 510, 620, 754, 916, 1114, 1354, 1645, 2000],
                        'amps': [[[1.0, 1.0, 1.0], [0.999997, 1.0, 1.0]],
@@ -1360,6 +1385,7 @@ run = circle_net.CircleNetRun(**demo_result(lambda: vars(circle_net.run_summary(
 t_fit = run.t_fit                                          # (scales, freqs), NaN if never
 rate_unit = run.rate_unit[0]                               # the same for both scales
 t_pred = circle_net.predicted_steps(rate_unit, np.array([a_bias[l] for l in freqs]))
+quick_note(f"{steps_D} GD steps instead of 2000, so a frequency not fitted within them shows None")
 for i, scale in enumerate(run.scales):
     print(f"scale {scale:>4}: eNTK change {run.ntk_change[i]:.4f}; steps to residual 1/e at "
           f"l = {freqs.tolist()}: {[None if np.isnan(t) else int(t) for t in t_fit[i]]}; "
@@ -1409,5 +1435,5 @@ plt.show()
 #
 # Feature learning has shrunk the kernel precisely on the slowest mode, so the frozen-kernel
 # prediction is most fragile for the modes it calls slow. (These are the numbers of the seeded
-# full run printed above; the original 2026 course notes, NB2 §7, printed the same step counts
-# and 0.008 for the lazy eNTK change, which is 0.0076 rounded.)
+# full run printed above; the original course notes printed the same step counts and
+# 0.008 for the lazy eNTK change, which is 0.0076 rounded.)
