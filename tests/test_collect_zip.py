@@ -450,8 +450,7 @@ def _flat(text: str) -> str:
 def test_which_id_is_said_in_the_same_words_everywhere() -> None:
     """The hand-in command, the handout's README, the course README and the site name the id to
     give (the LMS login) in one sentence, with examples; no one says "course id" any more."""
-    readme_template = handout.README.format(course="c", wheel="w.whl", notebooks="notebooks", assignments="x",
-                                            first=A, which_id=handin.WHICH_ID)
+    readme_template = handout.readme("w.whl", [A])
     texts = {"the hand-in command's help": handin.HELP, "the handout's README": readme_template,
              "README.md": (env.REPO / "README.md").read_text(),
              "site/index.md": (env.REPO / "site" / "index.md").read_text()}

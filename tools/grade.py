@@ -492,7 +492,9 @@ def grade_submission(job: dict, shared: dict) -> dict:
         _EXEC_REPORT.clear()
         coursedir = CourseDirectory(config=cfg)
         api = NbGraderAPI(coursedir=coursedir, config=cfg)
-        res = api.autograde(assignment, student, force=True, create=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader (worker's stderr)
+            res = api.autograde(assignment, student, force=True, create=True)
         _collect_task(out, res, course / "autograded" / student / assignment)
     except Exception as e:
         import traceback
@@ -658,7 +660,7 @@ def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: in
         return stack.enter_context(Client(scheduler))
     n = workers or max(1, os.cpu_count() or 1)
     cluster = stack.enter_context(LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                               dashboard_address=None, silence_logs=logging.ERROR))
+                                               dashboard_address=":0", silence_logs=logging.ERROR))
     return stack.enter_context(Client(cluster))
 
 
@@ -788,16 +790,33 @@ def add_kernel_options(p: argparse.ArgumentParser, runs_as: str = "you") -> None
                    help="memory (address-space) limit of a student's kernel in the sandbox, GiB (default: 6)")
 
 
+def quiet_libraries(log_file: Path) -> logging.Handler:
+    """Send the libraries' warnings and log messages (SQLAlchemy's autoflush notes inside nbgrader,
+    Dask's start-up messages, ...) to ``log_file`` instead of the terminal, where they would read
+    as failures among the per-student lines; return the handler (to remove it again)."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.captureWarnings(True)
+    for name in ("py.warnings", "distributed", "nbgrader", "traitlets"):
+        lg = logging.getLogger(name)
+        lg.addHandler(handler)
+        lg.propagate = False
+    return handler
+
+
 def main(argv: list[str] | None = None) -> int:
     p = build_parser()
     a = p.parse_args(argv)
+    log_file = Path(a.course).resolve() / RESULTS_DIR / a.assignment / "grade.log"
+    quiet_libraries(log_file)
     t0 = time.perf_counter()
     recs = grade(a.assignment, a.course, workers=a.workers, scheduler=a.scheduler, force=a.force,
                  students=a.students.split(",") if a.students else None, sandbox=not a.no_sandbox,
                  limits={"mem_limit": int(a.mem_gb * (1 << 30))})
     bad = [s for s, r in recs.items() if r.get("errors") or r.get("flags")]
     print(f"graded {len(recs)} submission(s) of {a.assignment} in {time.perf_counter() - t0:.0f} s; "
-          f"with errors or flags: {', '.join(bad) or 'none'}")
+          f"with errors or flags: {', '.join(bad) or 'none'}; library messages in {log_file}")
     return 1 if any(r.get("score") is None for r in recs.values()) else 0
 
 

@@ -215,6 +215,15 @@ def requires_python() -> str:
     return f">={OLDEST_PYTHON},<{major}.{int(minor) + 1}"
 
 
+def readme(wheel: str, assignments: list[str]) -> str:
+    """The handout's README.md for the wheel file ``wheel`` and the released ``assignments``."""
+    return README.format(course="td-course", wheel=wheel, notebooks=NOTEBOOKS,
+                         assignments=", ".join(f"`{a}/`" for a in assignments),
+                         first=assignments[0], which_id=handin.WHICH_ID, pythons=_spoken_pythons(),
+                         python=PYTHONS[0], others=" or ".join(f"`python{v}`" for v in PYTHONS[1:]),
+                         requires_python=requires_python())
+
+
 def _spoken_pythons() -> str:
     """:data:`PYTHONS` for the README: ``3.11 (3.11.5 or newer), 3.12 or 3.13``."""
     said = [f"{py} ({OLDEST_PYTHON} or newer)" if OLDEST_PYTHON.startswith(py + ".") else py for py in PYTHONS]
@@ -604,13 +613,7 @@ def build(out: Path = DIST, fresh: bool = True, course: Path = env.COURSE) -> Pa
     (out / "requirements-student.txt").write_text(student_requirements())
     write_student_config(out / "jupyter-config", exchange=False)
     (out / HANDIN).write_text(handin_script(handout_assignments(out)))
-    (out / "README.md").write_text(README.format(course="td-course", wheel=wheel.name, notebooks=NOTEBOOKS,
-                                                 assignments=", ".join(f"`{a}/`" for a in names),
-                                                 first=names[0], which_id=handin.WHICH_ID,
-                                                 pythons=_spoken_pythons(),
-                                                 python=PYTHONS[0],
-                                                 others=" or ".join(f"`python{v}`" for v in PYTHONS[1:]),
-                                                 requires_python=requires_python()))
+    (out / "README.md").write_text(readme(wheel.name, names))
     problems = leaks(out, course)
     if problems:
         raise RuntimeError("the handout leaks:\n" + "\n".join(problems))

@@ -431,21 +431,70 @@ def run(path: Path, quick: bool, out: Path | None = None, grading: bool = False)
     return 1 if errs else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = p.add_subparsers(dest="cmd", required=True)
-    s = sub.add_parser("sync")
-    s.add_argument("paths", nargs="*", type=Path)
-    r = sub.add_parser("run")
-    r.add_argument("--quick", action="store_true", help="set NBGRADER_EXECUTION as nbgrader does")
+HELP = """\
+The notebook sources' commands for authors: sync each Jupytext source (.py) to its paired
+.ipynb, execute a source and report its time and errors, lint the nbgrader metadata and the
+test cells (messages, the tick last, self-contained tests, demos), and rewrite sources in
+canonical Jupytext form. `make notebooks` runs lint, then sync."""
+
+EXAMPLES = """\
+examples:
+  python -m tools.nbtool lint                    # every source (as `make notebooks` does)
+  python -m tools.nbtool run --quick course/source/cnn_lcn/cnn_lcn_1_exact_odes.py"""
+
+_SUB = {
+    "sync": ("""\
+Write each source's paired notebook (.py -> .ipynb, with jupytext --update: outputs and
+metadata of the notebook are kept). It refuses to overwrite a notebook edited after its
+source, so that no edit made in JupyterLab is lost.""",
+             ["python -m tools.nbtool sync", "python -m tools.nbtool sync course/source/cnn_lcn/*.py"]),
+    "run": ("""\
+Run one source with its solutions, as the course does (or, with --grading, as the
+autograder runs a submission), and report its run time and the cells that raised. With
+--out, the executed notebook is written there.""",
+            ["python -m tools.nbtool run course/source/td2_7_learned_first/td2_7_1_two_moments.py",
+             "python -m tools.nbtool run --quick --grading course/source/cnn_lcn/cnn_lcn_2_specialisation.py"]),
+    "fmt": ("""\
+Rewrite sources in canonical Jupytext form (the fixed point of a round trip through the
+notebook format), so that a sync never changes a source. Prints each source it rewrote.
+Sources already canonical are left untouched.""",
+            ["python -m tools.nbtool fmt", "python -m tools.nbtool fmt course/source/cnn_lcn/cnn_lcn_1_exact_odes.py"]),
+    "lint": ("""\
+Check each source's nbgrader metadata, test cells (a message on every assert, the visible
+part ending with its tick, only self-contained names), demo cells and imports of checks.
+Prints one line per problem, or "metadata ok"; exit status 1 on a problem.""",
+             ["python -m tools.nbtool lint",
+              "python -m tools.nbtool lint course/source/cnn_lcn/cnn_lcn_3_noise_floor_phase.py"]),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="python -m tools.nbtool", description=HELP, epilog=EXAMPLES, formatter_class=raw)
+    sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND",
+                           help="sync, run, fmt or lint (python -m tools.nbtool COMMAND --help)")
+
+    def add(name: str, summary: str) -> argparse.ArgumentParser:
+        text, examples = _SUB[name]
+        return sub.add_parser(name, help=summary, description=text, formatter_class=raw,
+                              epilog="examples:\n" + "\n".join(f"  {e}" for e in examples))
+
+    sources = "notebook sources (course/source/<assignment>/<nb>.py; default: every source)"
+    add("sync", "sources -> paired notebooks").add_argument("paths", nargs="*", type=Path, help=sources)
+    r = add("run", "execute one source; report time and errors")
+    r.add_argument("--quick", action="store_true",
+                   help="quick mode, NBGRADER_EXECUTION set as nbgrader does (default: full size)")
     r.add_argument("--grading", action="store_true",
-                   help="as the autograder runs a submission: solutions in, demo cells skipped")
-    r.add_argument("path", type=Path)
-    r.add_argument("-o", "--out", type=Path)
-    f = sub.add_parser("fmt", help="rewrite sources in canonical Jupytext form")
-    f.add_argument("paths", nargs="*", type=Path)
-    lt = sub.add_parser("lint")
-    lt.add_argument("paths", nargs="*", type=Path)
+                   help="as the autograder runs a submission: solutions in, demo cells skipped (default: all cells)")
+    r.add_argument("path", type=Path, help="the source to execute")
+    r.add_argument("-o", "--out", type=Path, help="write the executed notebook here (default: nowhere)")
+    add("fmt", "rewrite sources in canonical Jupytext form").add_argument("paths", nargs="*", type=Path, help=sources)
+    add("lint", "check metadata and test cells").add_argument("paths", nargs="*", type=Path, help=sources)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
     if a.cmd == "sync":
         for path in a.paths or nbcore.sources():

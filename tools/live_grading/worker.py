@@ -116,7 +116,7 @@ class CourseGrader:
                 else:
                     n = self.workers or max(1, os.cpu_count() or 1)
                     self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                 dashboard_address=None, silence_logs=logging.ERROR)
+                                                 dashboard_address=":0", silence_logs=logging.ERROR)
                     self._client = Client(self._cluster)
                 log.info("grading on %s", self._client)
             return self._client
