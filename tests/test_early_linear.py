@@ -141,7 +141,7 @@ def test_bad_arguments_are_named():
         el.train_linear_model(np.ones((4, 2)), np.ones(4), el.linear_constants("relu"),
                               checkpoints=[3, 1])
     X, S = el.make_data(20, 3, rng=0)
-    with pytest.raises(ValueError, match="eta too large"):
+    with pytest.raises(ValueError, match="eta = 50 is too large"):
         el.train_linear_model(X, np.ones(20), el.linear_constants("relu"), eta=1e3,
                               checkpoints=[0, 1])
 

@@ -24,7 +24,7 @@ PROSE_ONLY = {
     ("mori", "38"): "field covariances, a step of the derivation of Result 3.1 (its result is eqs 41-43)",
     ("mori", "52"): "the O(1/D) change of (R, Q) per step, a step of the derivation of Result 3.1",
     ("mori", "59"): "x_r . x_q ~ D S_rq, a step of the derivation of Result 3.1",
-    **{("mori", str(k)): "App. G's proof of Result 3.2 (Exercise C, a derivation)" for k in range(83, 91)},
+    **{("mori", str(k)): "App. G's proof of Result 3.2 (Exercise C, a derivation)" for k in range(83, 87)},
     ("bardone_goldt", "6"): "the likelihood-ratio expansion, the paper's proof device (cited for rigour)",
     ("bardone_goldt", "7"): "the likelihood-ratio expansion, the paper's proof device (cited for rigour)",
     ("bardone_goldt", "9"): "the small-overlap loss expansion: the student's loss_coefficients (7.2.D.3), "

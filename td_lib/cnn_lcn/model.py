@@ -174,7 +174,7 @@ def preactivation_covariance(kind: str, R, Q, S, T: float = 1.0, *, validate: bo
 
     References
     ----------
-    Mori et al. (CNN vs LCN), eqs 41-43 and 72.
+    Mori et al. (CNN vs LCN), eqs 41-43 and 70-72.
     """
     if validate:
         S = check_S(S)
