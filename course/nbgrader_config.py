@@ -13,7 +13,7 @@ outputs, and the checksum check that knows about hidden tests (``tools/nbgrader_
 import os
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
@@ -120,25 +120,33 @@ c.GradingExecute.max_kernel_restarts = 3
 # Feedback shows results, never the source of hidden tests: output lines that reproduce a
 # hidden line are removed, then the hidden regions themselves.
 # Last, student HTML made inert (tools/sanitize.py; after the scrub, which reads the raw text).
+# Right after GetGrades, the parts no one has graded yet (the gradebook's needs_manual_grade) are
+# marked: the page says "to be graded by your instructor" for them and splits the score into
+# autograded and hand-graded points, and generate_feedback logs a WARNING (tools/feedback_page.py).
+from tools.feedback_page import FILTERS as FEEDBACK_FILTERS  # noqa: E402
+from tools.feedback_page import MarkPendingGrades  # noqa: E402
 from tools.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
 from tools.sanitize import SanitizeStudentHTML  # noqa: E402
 
-c.GenerateFeedback.preprocessors = [GetGrades, ScrubHiddenOutputs, ClearHiddenTests, CSSHTMLHeaderPreprocessor,
+c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
                                     SanitizeStudentHTML]
 c.ClearHiddenTests.enforce_metadata = False
 
-# Feedback pages typeset math offline: the course's feedback template inlines the packaged
-# MathJax (tools/site.py; nbgrader's own template would load it from a CDN). The template is set
-# on generate_feedback's own exporter class, not on every HTMLExporter: the Formgrader builds an
+# Feedback pages are one file with no script (nbgrader's release_feedback ships each page alone):
+# maths as MathML written at generation time, the course's own small style sheet (AA colours,
+# underlined links, text that wraps), no MathJax, Bootstrap or classic notebook CSS
+# (tools/feedback_page.py; template tools/templates/td_feedback). The template and its filters are
+# set on generate_feedback's own exporter class, not on every HTMLExporter: the Formgrader builds an
 # HTMLExporter from this configuration too, and must keep nbgrader's `formgrade` template.
 from tools.site import FeedbackExporter, feedback_template_basedirs  # noqa: E402
 
 c.GenerateFeedback.exporter_class = FeedbackExporter
 c.FeedbackExporter.template_name = "td_feedback"
 c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
-c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax", **SANITIZING_FILTERS}
+c.FeedbackExporter.filters = FEEDBACK_FILTERS
+c.HTMLExporter.filters = dict(SANITIZING_FILTERS)
 # No student script runs in a page nbconvert renders for the instructor: generate_feedback and the
 # Formgrader (nbgrader builds its HTMLExporter from this configuration) clean rich outputs (nbconvert's
 # sanitize_html, through tools.sanitize.clean_html) and drop scripts and widgets; the filters clean
-# markdown and image sizes, and the feedback page's CSP lets only its own MathJax run.
+# markdown and image sizes, and the feedback page's CSP lets no script run.
 c.HTMLExporter.sanitize_html = True

@@ -249,11 +249,12 @@ class Visit:
         self.context.close()
 
 
-def honest(page, name: str, math: bool = True) -> list[str]:
-    """The honest content of the submission is on the page."""
+def honest(page, name: str, math: bool = True, math_selector: str = "mjx-container") -> list[str]:
+    """The honest content of the submission is on the page (its formulas: ``math_selector``,
+    MathJax's output, or ``math`` for the MathML the feedback page is written with)."""
     out = []
-    if math and page.locator("mjx-container").count() < 3:
-        out.append(f"{name}: fewer than 3 formulas typeset ({page.locator('mjx-container').count()})")
+    if math and page.locator(math_selector).count() < 3:
+        out.append(f"{name}: fewer than 3 formulas typeset ({page.locator(math_selector).count()})")
     cells = page.locator("td").all_inner_texts()
     if "0.50" not in cells or "0.9" not in cells:
         out.append(f"{name}: a table is missing (cells: {cells[:20]})")
@@ -270,9 +271,12 @@ def honest(page, name: str, math: bool = True) -> list[str]:
 def test_feedback_page_runs_no_student_script(course, browser):
     page = course / "feedback" / STUDENT / A / f"{NB}.html"
     assert page.exists(), "generate_feedback wrote no page"
-    v = Visit(browser, page.as_uri(), wait_math=True)
+    # no MathJax: the maths is MathML written by generate_feedback (tools/feedback_page.py)
+    v = Visit(browser, page.as_uri(), wait_math=False)
     try:
-        problems = v.problems("feedback") + honest(v.page, "feedback")
+        problems = v.problems("feedback") + honest(v.page, "feedback", math_selector="math")
+        if v.page.evaluate("() => document.scripts.length"):
+            problems.append("feedback: the page carries a script")
         if "click me" not in v.page.content():
             problems.append("feedback: the student's link text is gone")
     finally:

@@ -30,10 +30,11 @@ for every written answer, the released stub for every code answer.
 The executed notebooks behind the site are checked too: one final line per progress bar
 (no refresh left behind), and no warning in any output.
 
-A student's feedback page is checked the same way (math typeset offline, nothing fetched):
-nbgrader generate_assignment / autograde / generate_feedback run on a tiny notebook in a
-scratch course whose config adds ``tools.site.FEEDBACK_CONFIG`` (the lines
-course/nbgrader_config.py carries).
+A student's feedback page is checked the same way (math typeset offline, as MathML written by
+generate_feedback, no script; nothing fetched): nbgrader generate_assignment / autograde /
+generate_feedback run on a tiny notebook in a scratch course whose config adds
+``tools.site.FEEDBACK_CONFIG`` (the lines course/nbgrader_config.py carries);
+``tests/test_feedback_page.py`` checks the page's accessibility, size and grades.
 
 Screenshots: ``build/site-shots/home.png``, ``build/site-shots/<section>.png`` (and the same
 page with a solution opened, and ``<section>.fold-and-figure.png``: a folded solution above a
@@ -801,16 +802,21 @@ def test_feedback_page_offline(tmp_path, offline_page):
     page = offline_page.page
     before = len(offline_page.blocked)
     page.goto(copy.as_uri(), wait_until="load", timeout=60_000)
-    page.wait_for_function("() => window.MathJax && window.MathJax.startup", timeout=30_000)
-    page.evaluate("() => window.MathJax.startup.promise")
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "feedback.png"), full_page=True)
+    # No MathJax: generate_feedback wrote the maths as MathML (tools/feedback_page.py), which the
+    # browser renders itself; a formula latex2mathml could not read would stay as TeX in <code>.
+    maths = page.locator("math")
     problems = _math_problems("feedback", {
-        "mathjax": True, "math": page.locator("mjx-container").count(),
-        "merror": page.locator("mjx-merror").count(),
+        "mathjax": True, "math": maths.count(),
+        "merror": page.locator("merror, code.tex").count(),
         "raw_tex": page.evaluate(_JS_TEXT_WITH_TEX, _RAW_TEX.pattern)}, need_math=True)
-    if page.locator("mjx-container").count() < 3:
+    if maths.count() < 3:
         problems.append("feedback: fewer than the 3 formulas of the notebook typeset")
+    if any(w <= 0 for w in maths.evaluate_all("ms => ms.map(m => m.getBoundingClientRect().width)")):
+        problems.append("feedback: a formula renders with no width")
+    if page.evaluate("() => document.scripts.length"):
+        problems.append("feedback: the page carries a script")
     if len(offline_page.blocked) > before:
         problems.append(f"feedback: asked the network for {offline_page.blocked[before:]}")
     bars = [ln for ln in page.locator("div.output_area pre, div.output_subarea pre").all_inner_texts()

@@ -13,7 +13,9 @@ sanitizer *ammonia*):
   ``data:`` URIs only (nothing is fetched when the page opens), a few layout-only ``style``
   properties (none that takes a URL); no script, event handler, ``javascript:`` URL, iframe,
   object, embed, form, ``<style>``, SVG or MathML element. Ids get a prefix (no clobbering of
-  the page's own names). Maths stays text (``$...$``) for MathJax to typeset.
+  the page's own names). Maths stays text (``$...$``) for MathJax to typeset, or, on a
+  feedback page, for :func:`tools.feedback_page.typeset` to write as MathML after this cleaning
+  (its MathML has an allowlist of its own; a submission's own MathML never gets through here).
 - nbconvert filters (``course/nbgrader_config.py`` registers :data:`FILTERS` on the
   ``HTMLExporter``, so ``generate_feedback`` and the Formgrader both use them, whatever their
   template): ``markdown2html`` renders markdown as nbconvert does and cleans the result (the
@@ -21,7 +23,7 @@ sanitizer *ammonia*):
   ``sanitize_html`` path), ``clean_html`` is :func:`clean_html` (nbconvert's
   ``sanitize_html = True`` pipes rich outputs through it), ``get_metadata`` keeps only numeric
   image sizes, ``td_csp`` is the Content-Security-Policy of a feedback page (the course's
-  template puts it in a ``<meta>`` before its own scripts: only those run).
+  template puts it in a ``<meta>``; the page has no script of its own: none runs).
 - :class:`SanitizeStudentHTML`: the same on the notebook itself, last in
   ``GenerateFeedback.preprocessors`` (after the hidden tests are scrubbed: escaping first
   would hide a hidden-test line from the scrubber): rich outputs cleaned, script-only mime

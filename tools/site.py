@@ -38,10 +38,10 @@ Staging does, per notebook:
   for the exercise and reading index of the home page.
 
 Math is typeset in the browser by MathJax 3 (SVG output, a single file) copied from the
-``sphinx-mathjax-offline`` wheel into ``_static/mathjax/`` (:func:`mathjax_dir`). The same
-file, inlined, makes nbgrader's feedback pages typeset offline
-(:func:`feedback_template_basedirs`, :func:`inline_mathjax`; template
-``tools/templates/td_feedback``).
+``sphinx-mathjax-offline`` wheel into ``_static/mathjax/`` (:func:`mathjax_dir`). nbgrader's
+feedback pages need no script: their maths is MathML written when they are generated
+(:class:`FeedbackExporter`, :func:`feedback_template_basedirs`; template
+``tools/templates/td_feedback``; :mod:`tools.feedback_page`).
 """
 
 from __future__ import annotations
@@ -113,61 +113,47 @@ def mathjax_dir() -> Path:
     return path
 
 
-MATHJAX_CONFIG = {
-    "tex": {"inlineMath": [["$", "$"], ["\\(", "\\)"]],
-            "displayMath": [["$$", "$$"], ["\\[", "\\]"]],
-            "processEscapes": True, "processEnvironments": True, "tags": "ams"},
-    "svg": {"fontCache": "global"},
-    "options": {"ignoreHtmlClass": "tex2jax_ignore|mathjax_ignore",
-                "skipHtmlTags": ["script", "noscript", "style", "textarea", "pre", "code"]},
-}
-
-
-@lru_cache(maxsize=1)
-def _mathjax_source() -> str:
-    return (mathjax_dir() / MATHJAX_FILE).read_text(encoding="utf-8")
-
-
-def inline_mathjax(_value: object = None) -> str:
-    """``<script>`` tags holding the MathJax 3 configuration and the whole of MathJax
-    (a Jinja filter for the feedback template: a feedback page typesets offline and stays
-    a single file)."""
-    code = _mathjax_source().replace("</script", "<\\/script")
-    return ("<script>window.MathJax = " + json.dumps(MATHJAX_CONFIG) + ";</script>\n"
-            "<script>" + code + "</script>")
-
-
-# The lines course/nbgrader_config.py needs so that feedback pages typeset math offline
-# (tests/test_site.py runs nbgrader with exactly these in a scratch course).
+# The lines course/nbgrader_config.py needs for the course's feedback pages (tests/test_site.py
+# and tests/test_feedback_page.py run nbgrader with exactly these in a scratch course): the
+# course's template and filters (maths as MathML, no script, the course's own style sheet,
+# student HTML cleaned) on generate_feedback's own exporter, and the preprocessor that marks the
+# parts not graded yet after nbgrader's GetGrades.
 FEEDBACK_CONFIG = """\
+from nbgrader.preprocessors import GetGrades
+from tools.feedback_page import FILTERS as FEEDBACK_FILTERS, MarkPendingGrades
+from tools.nbgrader_ext import ScrubHiddenOutputs
+from nbgrader.preprocessors import ClearHiddenTests
+from tools.sanitize import SanitizeStudentHTML
 from tools.site import FeedbackExporter, feedback_template_basedirs
+c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
+                                    SanitizeStudentHTML]
+c.ClearHiddenTests.enforce_metadata = False
 c.GenerateFeedback.exporter_class = FeedbackExporter
 c.FeedbackExporter.template_name = "td_feedback"
 c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
-c.HTMLExporter.filters = {"td_inline_mathjax": "tools.site.inline_mathjax"}
+c.FeedbackExporter.filters = FEEDBACK_FILTERS
+c.FeedbackExporter.sanitize_html = True
 """
 
 
 class FeedbackExporter(HTMLExporter):
     """The exporter of ``nbgrader generate_feedback`` alone (``c.GenerateFeedback.exporter_class``).
 
-    A subclass so that the course's feedback template (``c.FeedbackExporter.template_name``)
-    reaches feedback pages only: the Formgrader builds a plain ``HTMLExporter`` from the same
-    configuration and keeps nbgrader's ``formgrade`` template. Everything set on
-    ``c.HTMLExporter`` (filters, ``sanitize_html``, the Bootstrap path generate_feedback adds)
-    applies to both.
+    A subclass so that the course's feedback template (``c.FeedbackExporter.template_name``) and
+    filters (``c.FeedbackExporter.filters``: maths as MathML) reach feedback pages only: the
+    Formgrader builds a plain ``HTMLExporter`` from the same configuration and keeps nbgrader's
+    ``formgrade`` template and its filters. Everything else set on ``c.HTMLExporter``
+    (``sanitize_html``, the Bootstrap path generate_feedback adds, which the course's template
+    does not use) applies to both.
     """
 
 
 def feedback_template_basedirs() -> list[str]:
     """``HTMLExporter.extra_template_basedirs`` for ``nbgrader generate_feedback``: ours
-    (``td_feedback``, which overrides the ``mathjax`` macro) and nbgrader's own (its
-    ``feedback`` template, which nbgrader adds only when this option is unset)."""
-    import nbgrader
-
-    ours = TEMPLATES
-    theirs = Path(nbgrader.__file__).resolve().parent / "server_extensions" / "formgrader" / "templates"
-    return [str(ours), str(theirs)]
+    (``td_feedback``, a whole page built on nbconvert's ``classic`` cells; nbgrader's own
+    ``feedback`` template is not used, and nbgrader adds its folder only when this option is
+    unset)."""
+    return [str(TEMPLATES)]
 
 
 # ------------------------------------------------------------------------------ labels
