@@ -105,12 +105,31 @@ def _home_verdict(cell) -> tuple[str, str]:
     return ("pass", "") if ticked else ("fail", "no error but no ✓")
 
 
-def home_env(edition: Path) -> dict[str, str]:
-    """The kernel's environment at home: the handout's td_lib first on the path, quick mode."""
-    import os
+#: packages of this repository that a student's installation does not have (the handout ships the
+#: td_lib wheel only); this venv imports them through its editable install
+NOT_AT_HOME = ("checks", "tools")
 
+
+def _absent(root: Path) -> Path:
+    """A folder of stand-ins for :data:`NOT_AT_HOME`: importing one raises ``ModuleNotFoundError``,
+    as on a student's laptop."""
+    for name in NOT_AT_HOME:
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / "__init__.py").write_text(
+            f"raise ModuleNotFoundError({f'No module named {name!r}'!r}, name={name!r})\n")
+    return root
+
+
+def home_env(edition: Path) -> dict[str, str]:
+    """The kernel's environment at home: the handout's td_lib first on the path, then stand-ins that
+    make the repository's own packages (``checks``, ``tools``) absent, as they are for a student;
+    quick mode."""
+    import os
+    import tempfile
+
+    absent = _absent(Path(tempfile.gettempdir()) / "td-home-absent")
     return {**{k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")},
-            "PYTHONPATH": str(Path(edition).parent), "TD_QUICK": "1"}
+            "PYTHONPATH": os.pathsep.join([str(Path(edition).parent), str(absent)]), "TD_QUICK": "1"}
 
 
 def home_verdicts(release_nb, source_nb, answers: dict[str, str], cwd: Path,
