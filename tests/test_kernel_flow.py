@@ -87,7 +87,7 @@ def test_gd_filter_flat_oscillating_and_divergent_modes():
     g = kf.gd_filter([1e-9], [10], eta=1e-3)[0, 0]
     # numpy's SIMD expm1/log1p and libm's differ by an ulp or two: 1e-14 (the naive 1 - (1 - a)^s is off by 2e-5)
     assert abs(g / (10e-3 * (1 - 9 * 1e-12 / 2)) - 1) < 1e-14
-    with pytest.raises(ValueError, match="eta too large"):
+    with pytest.raises(ValueError, match="is too large for curvatures"):
         kf.gd_filter([1.0, 4.0], [1], eta=0.5)
     with pytest.raises(ValueError, match="lam must be >= 0"):
         kf.gd_filter([-1.0], [1], eta=0.1)

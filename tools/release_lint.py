@@ -114,7 +114,7 @@ def received(dist: Path | None = None, course: Path = env.COURSE) -> Received:
         for wheel in dist.glob("*.whl"):
             files |= _wheel_files(wheel)
         return Received(files, packages)
-    files = {"README.md", "requirements-student.txt", "jupyter-config/"}
+    files = {"README.md", "requirements-student.txt", "jupyter-config/", handout.HANDIN}
     files |= {f"{handout.NOTEBOOKS}/{p.parent.name}/{p.stem}.ipynb" for p in nbcore.sources(course=course)}
     # the student edition keeps every module of td_lib (it cuts functions, not files)
     files |= {str(p.relative_to(REPO)) for p in (REPO / handout.LIB).rglob("*.py")}
