@@ -17,16 +17,14 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
-    ClearHiddenTests,
     ClearOutput,
     DeduplicateIds,
-    GetGrades,
     IgnorePattern,
     OverwriteKernelspec,
     SaveAutoGrades,
 )
 
-from tools.nbgrader_ext import GradingExecute, ReleaseAwareOverwriteCells, ScrubHiddenOutputs
+from tools.nbgrader_ext import GradingExecute, ReleaseAwareOverwriteCells
 
 c = get_config()  # noqa: F821
 
@@ -123,14 +121,7 @@ c.GradingExecute.max_kernel_restarts = 3
 # Right after GetGrades, the parts no one has graded yet (the gradebook's needs_manual_grade) are
 # marked: the page says "to be graded by your instructor" for them and splits the score into
 # autograded and hand-graded points, and generate_feedback logs a WARNING (tools/feedback_page.py).
-from tools.feedback_page import FILTERS as FEEDBACK_FILTERS  # noqa: E402
-from tools.feedback_page import MarkPendingGrades  # noqa: E402
 from tools.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
-from tools.sanitize import SanitizeStudentHTML  # noqa: E402
-
-c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
-                                    SanitizeStudentHTML]
-c.ClearHiddenTests.enforce_metadata = False
 
 # Feedback pages are one file with no script (nbgrader's release_feedback ships each page alone):
 # maths as MathML written at generation time, the course's own small style sheet (AA colours,
@@ -138,12 +129,9 @@ c.ClearHiddenTests.enforce_metadata = False
 # (tools/feedback_page.py; template tools/templates/td_feedback). The template and its filters are
 # set on generate_feedback's own exporter class, not on every HTMLExporter: the Formgrader builds an
 # HTMLExporter from this configuration too, and must keep nbgrader's `formgrade` template.
-from tools.site import FeedbackExporter, feedback_template_basedirs  # noqa: E402
+from tools.site import configure_feedback  # noqa: E402
 
-c.GenerateFeedback.exporter_class = FeedbackExporter
-c.FeedbackExporter.template_name = "td_feedback"
-c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
-c.FeedbackExporter.filters = FEEDBACK_FILTERS
+configure_feedback(c)
 c.HTMLExporter.filters = dict(SANITIZING_FILTERS)
 # No student script runs in a page nbconvert renders for the instructor: generate_feedback and the
 # Formgrader (nbgrader builds its HTMLExporter from this configuration) clean rich outputs (nbconvert's

@@ -113,27 +113,31 @@ def mathjax_dir() -> Path:
     return path
 
 
-# The lines course/nbgrader_config.py needs for the course's feedback pages (tests/test_site.py
-# and tests/test_feedback_page.py run nbgrader with exactly these in a scratch course): the
-# course's template and filters (maths as MathML, no script, the course's own style sheet,
-# student HTML cleaned) on generate_feedback's own exporter, and the preprocessor that marks the
-# parts not graded yet after nbgrader's GetGrades.
-FEEDBACK_CONFIG = """\
-from nbgrader.preprocessors import GetGrades
-from tools.feedback_page import FILTERS as FEEDBACK_FILTERS, MarkPendingGrades
-from tools.nbgrader_ext import ScrubHiddenOutputs
-from nbgrader.preprocessors import ClearHiddenTests
-from tools.sanitize import SanitizeStudentHTML
-from tools.site import FeedbackExporter, feedback_template_basedirs
-c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
-                                    SanitizeStudentHTML]
-c.ClearHiddenTests.enforce_metadata = False
-c.GenerateFeedback.exporter_class = FeedbackExporter
-c.FeedbackExporter.template_name = "td_feedback"
-c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
-c.FeedbackExporter.filters = FEEDBACK_FILTERS
-c.FeedbackExporter.sanitize_html = True
-"""
+def configure_feedback(c) -> None:
+    """Set the course's feedback pages on the nbgrader configuration ``c`` (course/nbgrader_config.py
+    calls it; tests/test_site.py and tests/test_feedback_page.py through :data:`FEEDBACK_CONFIG`): the
+    preprocessors (grades, then the parts not graded yet marked, hidden-test lines scrubbed, hidden
+    tests cleared, student HTML cleaned) and, on generate_feedback's own exporter class, the course's
+    template and filters (maths as MathML, no script, the course's own style sheet)."""
+    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+    from tools.feedback_page import FILTERS as FEEDBACK_FILTERS
+    from tools.feedback_page import MarkPendingGrades
+    from tools.nbgrader_ext import ScrubHiddenOutputs
+    from tools.sanitize import SanitizeStudentHTML
+
+    c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
+                                        SanitizeStudentHTML]
+    c.ClearHiddenTests.enforce_metadata = False
+    c.GenerateFeedback.exporter_class = FeedbackExporter
+    c.FeedbackExporter.template_name = "td_feedback"
+    c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
+    c.FeedbackExporter.filters = FEEDBACK_FILTERS
+    c.FeedbackExporter.sanitize_html = True
+
+
+#: the lines a scratch course's nbgrader_config.py adds for the course's feedback pages
+FEEDBACK_CONFIG = "from tools.site import configure_feedback\nconfigure_feedback(c)\n"
 
 
 class FeedbackExporter(HTMLExporter):
