@@ -20,7 +20,7 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := all
-.PHONY: all course setup notebooks solutions site release validate checks autograde-demo collect-zip report lab formgrader handout \
+.PHONY: all course setup notebooks solutions site release validate checks autograde-demo collect-zip report mistakes lab formgrader handout \
         hub test test-fast test-numerics chromium sandbox delegates figures bench lint equations clean help
 
 all: course ## build and run the course (= make course)
@@ -62,6 +62,9 @@ release: setup ## nbgrader generate_assignment for every assignment (checked for
 
 validate: setup ## sources pass their tests; releases fail them (inverted)
 	$(PY) -m tools.pipeline validate
+
+mistakes: setup ## grade a fake class planting each known mistake of every exercise; is each one recognised? (A= W= NO_SANDBOX=1)
+	$(PY) -m tools.mistakes $(if $(A),--assignment $(A)) $(if $(W),--workers $(W)) $(if $(NO_SANDBOX),--no-sandbox)
 
 delegates: setup ## search every grading edition of td_lib for functions that answer an exercise (~20 min on 2 cores)
 	$(PY) -m tools.delegates

@@ -54,7 +54,7 @@ import nbformat
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from tools import env, nbcore
+from tools import env, mistakes, nbcore
 
 RESULTS_DIR = ".grade"
 log = logging.getLogger("tools.grade")
@@ -122,6 +122,8 @@ _SANDBOX_RUNNER: list[str] = []
 RUNNER_EDITION = "<test runner>"  # its key among the editions a task receives
 # notebook -> the names its answer cells define in the course's source: all a test may ask the kernel for
 _DECLARABLE: dict[str, frozenset] = {}
+# notebook -> test cell -> the known mistakes of its exercise (tools.mistakes), sent to the runner
+_MISTAKES: dict[str, dict] = {}
 
 
 def _probe_diff(before: dict, after: dict) -> list[str]:
@@ -215,6 +217,8 @@ class _SandboxSteps:
         self._td_baseline, self._td_flags, self._td_cells = None, set(), []
         self.td_failed_lines = {}  # grade_id -> line where the test cell failed (tools/remote_tests.py)
         self.td_declarable = _DECLARABLE.get(self._td_notebook)
+        self.td_mistakes = _MISTAKES.get(self._td_notebook, {})
+        self.td_mistaken = {}  # grade_id -> the known mistake its failure looks like (tools/remote_tests.py)
         slot = None
         if _SANDBOX_RUNNER:  # the test runner in a sandbox of its own, under a uid of its own (as root)
             slot = sandbox.UidSlot() if os.geteuid() == 0 else None
@@ -229,7 +233,8 @@ class _SandboxSteps:
                 slot.release()
             name = (resources or {}).get("unique_key", "?")
             _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
-                                  "cells": self._td_cells, "failed_lines": self.td_failed_lines}
+                                  "cells": self._td_cells, "failed_lines": self.td_failed_lines,
+                                  "mistakes": self.td_mistaken}
 
 
 def _sandbox_execute_class(base: type | None = None) -> type:
@@ -431,6 +436,8 @@ def _install_editions(scratch: Path, shared: dict) -> None:
     _SANDBOX_RUNNER.clear()
     _DECLARABLE.clear()
     _DECLARABLE.update({nb: frozenset(v) for nb, v in shared.get("declarable", {}).items()})
+    _MISTAKES.clear()
+    _MISTAKES.update(shared.get("mistakes", {}))
     if not shared["sandbox"]:
         return
     for i, (nb, lib_files) in enumerate(shared.get("student_lib", {}).items()):
@@ -454,6 +461,7 @@ def _collect_task(out: dict, res: dict, done: Path) -> None:
     out["timing"] = {k: v["seconds"] for k, v in _EXEC_REPORT.items()}
     out["cells"] = {k: v["cells"] for k, v in _EXEC_REPORT.items()}
     out["failed_lines"] = {k: v["failed_lines"] for k, v in _EXEC_REPORT.items() if v["failed_lines"]}
+    out["mistakes"] = {k: v["mistakes"] for k, v in _EXEC_REPORT.items() if v.get("mistakes")}
 
 
 def grade_submission(job: dict, shared: dict) -> dict:
@@ -648,7 +656,8 @@ def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, li
     return {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
             "gradebook": gradebook_snapshot(course, assignment),
             "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
-            "notebooks": notebooks, "declarable": answer_names(course, assignment, notebooks)}
+            "notebooks": notebooks, "declarable": answer_names(course, assignment, notebooks),
+            "mistakes": mistakes.for_runner(assignment, notebooks)}
 
 
 def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int | None):
@@ -701,6 +710,7 @@ def _record(future, job: dict, course: Path, assignment: str, cfg: Config) -> di
     rec["log"] = result["log"]
     rec["cells"] = result.get("cells")
     rec["failed_lines"] = result.get("failed_lines") or {}
+    rec["mistakes"] = result.get("mistakes") or {}  # notebook -> test cell -> known mistake (tools.mistakes)
     (course / RESULTS_DIR / assignment / f"{job['student']}.json").write_text(
         json.dumps({k: v for k, v in rec.items() if k != "log"}, indent=1))
     return rec

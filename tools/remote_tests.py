@@ -51,6 +51,7 @@ WIRE_SOURCE = Path(wire.__file__).read_text()
 INSTALL = (f"import types as _td_t\n_td_m = _td_t.ModuleType('td_wire')\nexec({WIRE_SOURCE!r}, _td_m.__dict__)\n"
            f"{SERVER} = _td_m.Server(get_ipython().user_ns)\ndel _td_t, _td_m\n")
 VIOLATION = "ProtocolViolation"
+MISTAKE_LEAD = "This looks like a known mistake:"  # then the hint (tools.mistakes), after the test's message
 GRACE = 5.0  # seconds a runner may take past the cell's deadline to report before it is killed
 MAX_LINE = wire.MAX_BYTES + (1 << 20)  # longest message line accepted from a runner
 
@@ -130,6 +131,8 @@ class _Cell:
         self.declared = frozenset(declared)
         self.deadline = deadline
         self.violation: str | None = None
+        self.mistakes: list[dict] = []  # the known mistakes sent with the cell
+        self.mistake: dict | None = None  # the one the runner recognised, if the cell failed
 
     def violate(self, what: str, sent) -> None:
         if self.violation is None:
@@ -334,6 +337,8 @@ class RemoteTestsMixin:
                 runner.send({"op": "result", "id": msg.get("id"), **await self._td_call(msg, cell, add_stream)})
             elif op == "done":
                 err = msg.get("error")
+                named = (msg.get("mistake") or {}).get("name") if isinstance(msg.get("mistake"), dict) else None
+                cell.mistake = next((m for m in cell.mistakes if m["name"] == named), None)  # one we sent
                 return err if isinstance(err, dict) else None
             else:
                 self._td_drop_runner()
@@ -362,7 +367,12 @@ class RemoteTestsMixin:
         declared = [n for n in free_names(cell.source) if declarable is None or n in declarable]
         state = _Cell(declared, time.monotonic() + float(timeout or 90))
         label = f"<test cell {grade_id}>"
-        runner.send({"op": "run", "source": cell.source, "label": label, "student": sorted(state.declared)})
+        request = {"op": "run", "source": cell.source, "label": label, "student": sorted(state.declared)}
+        known = (getattr(self, "td_mistakes", None) or {}).get(grade_id)
+        if known:  # the instructor's known mistakes of the exercise (tools.mistakes), never the kernel's
+            state.mistakes = list(known)
+            request.update(mistakes=state.mistakes, budget=max(0.0, state.deadline - time.monotonic()))
+        runner.send(request)
         error = await self._td_serve(state, add_stream)
         outputs += cap.finish()
         lines = getattr(self, "td_failed_lines", None)  # tools/grade.py collects them per notebook
@@ -378,6 +388,11 @@ class RemoteTestsMixin:
             error = {"ename": VIOLATION, "evalue": (
                 "a message from your notebook's kernel was not an answer the grader asked for, so this test "
                 "cannot be trusted and scores 0: " + state.violation)}
+        if error and state.mistake and not state.violation:
+            seen = getattr(self, "td_mistaken", None)  # tools/grade.py collects them per notebook
+            if seen is not None:
+                seen[grade_id] = str(state.mistake.get("name"))
+            error = {**error, "evalue": f"{error.get('evalue')}\n\n{MISTAKE_LEAD} {state.mistake['hint']}"}
         if error:
             error = cap_error({"ename": str(error.get("ename")), "evalue": str(error.get("evalue"))},
                               int(getattr(self, "max_output_bytes", 0) or 0))

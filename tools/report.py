@@ -14,6 +14,10 @@ changes nothing:
 - the integrity check and grading time from ``make grade``'s records
   (``.grade/<assignment>/<student>.json``; a class graded by plain ``nbgrader autograde`` has
   none, and its integrity errors are still read from the notebooks);
+- the class by misconception: per graded code exercise, how many students made each of its
+  known mistakes (``tools.mistakes``: named in ``make grade``'s records when a failing test
+  recognised one) and how many failed it in a way no known mistake explains, the authors'
+  cue to declare one;
 - pairs of submissions whose code answers are near-identical beyond the released stubs
   (``tools/similarity.py``, copydetect), with the two cells side by side, for a look.
 
@@ -44,7 +48,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import env, similarity
+from tools import env, mistakes, similarity
 from tools.grade import INTEGRITY_ENAME, RESULTS_DIR
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "report.html.j2"
@@ -102,6 +106,29 @@ class MessageGroup:
 
 
 @dataclass
+class Misconception:
+    name: str
+    hint: str
+    students: list[str]
+
+
+@dataclass
+class ExerciseMistakes:
+    """One graded code exercise: the students per known mistake, and those whose failure no
+    known mistake explains."""
+
+    notebook: str
+    exercise: str
+    tests: list[str]
+    known: list[Misconception]
+    unexplained: list[str]
+
+    @property
+    def failed(self) -> int:
+        return sum(len(m.students) for m in self.known) + len(self.unexplained)
+
+
+@dataclass
 class Report:
     assignment: str
     course: Path
@@ -112,6 +139,7 @@ class Report:
     pairs: list[similarity.Pair]
     records: bool  # make grade's records were found
     similarity_note: str = ""
+    misconceptions: list[ExerciseMistakes] = field(default_factory=list)
     threshold: float = similarity.THRESHOLD
     min_overlap: int = similarity.MIN_OVERLAP
     generated: str = field(default_factory=lambda: dt.datetime.now().isoformat(timespec="seconds"))
@@ -172,9 +200,10 @@ def error_messages(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
     return out
 
 
-def failures(course: Path, assignment: str, students: list[str]) -> tuple[dict, dict]:
+def failures(course: Path, assignment: str, students: list[str],
+             failed: dict[str, set[tuple[str, str]]] | None = None) -> tuple[dict, dict]:
     """(cell label -> message groups, student -> {notebook: integrity messages}) from the
-    autograded notebooks."""
+    autograded notebooks; ``failed``, when given, receives student -> {(notebook, test cell)}."""
     groups: dict[str, dict[str, MessageGroup]] = defaultdict(dict)
     integrity: dict[str, dict[str, list[str]]] = {}
     for student in students:
@@ -184,6 +213,8 @@ def failures(course: Path, assignment: str, students: list[str]) -> tuple[dict, 
             except Exception:
                 continue
             for gid, messages in error_messages(nb).items():
+                if failed is not None:
+                    failed.setdefault(student, set()).add((path.stem, gid))
                 for msg in messages:
                     if msg.startswith(INTEGRITY_ENAME + ":"):
                         integrity.setdefault(student, {}).setdefault(path.stem, []).append(msg)
@@ -196,6 +227,34 @@ def failures(course: Path, assignment: str, students: list[str]) -> tuple[dict, 
                         g.students.append(student)
     ordered = {label: sorted(gs.values(), key=lambda g: (-g.count, g.masked)) for label, gs in groups.items()}
     return ordered, integrity
+
+
+def misconceptions(assignment: str, records: dict[str, dict],
+                   failed: dict[str, set[tuple[str, str]]]) -> list[ExerciseMistakes]:
+    """Per graded code exercise with known mistakes (``tools.mistakes``), the students whose
+    failing test named each (``records[student]["mistakes"]``), and the students who failed one of
+    its tests with no known mistake named. Empty without ``make grade``'s records."""
+    if not records:
+        return []
+    out = []
+    for nb in mistakes.notebooks(assignment) if (env.COURSE / "source" / assignment).is_dir() else []:
+        for ex in mistakes.exercises(assignment, nb):
+            if not ex.mistakes:
+                continue
+            known = {m.name: Misconception(m.name, m.hint, []) for m in ex.mistakes}
+            unexplained = []
+            for student in sorted(failed):
+                bad = [t for t in ex.tests if (nb, t) in failed[student]]
+                if not bad:
+                    continue
+                seen = ((records.get(student) or {}).get("mistakes") or {}).get(nb) or {}
+                names = {seen[t] for t in bad if seen.get(t) in known}
+                for n in sorted(names):
+                    known[n].students.append(student)
+                if not names:
+                    unexplained.append(student)
+            out.append(ExerciseMistakes(nb, ex.name, ex.tests, list(known.values()), unexplained))
+    return out
 
 
 def grade_records(course: Path, assignment: str) -> dict[str, dict]:
@@ -219,7 +278,8 @@ def collect(assignment: str, course: Path = env.COURSE, threshold: float = simil
     course = Path(course).resolve()
     max_score, cells, subs = gradebook(course, assignment)
     students = [s.student for s in subs]
-    fails, integrity = failures(course, assignment, students)
+    failed: dict[str, set[tuple[str, str]]] = {}
+    fails, integrity = failures(course, assignment, students, failed)
     order = {c.label: i for i, c in enumerate(cells)}
     fails = dict(sorted(fails.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
     records = grade_records(course, assignment)
@@ -241,8 +301,8 @@ def collect(assignment: str, course: Path = env.COURSE, threshold: float = simil
     else:
         folders = {s: submission_folder(course, assignment, s) for s in students}
         pairs = similarity.similar_pairs(release, folders, threshold, min_overlap)
-    return Report(assignment, course, max_score, cells, subs, fails, pairs, bool(records), note, threshold,
-                  min_overlap)
+    return Report(assignment, course, max_score, cells, subs, fails, pairs, bool(records), note,
+                  misconceptions(assignment, records, failed), threshold, min_overlap)
 
 
 # ----------------------------------------------------------------------- figures

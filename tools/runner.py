@@ -20,8 +20,15 @@ The grader asks, the runner answers (docs/GRADING.md):
   "exercise", "args", "kwargs"}``; the grader answers ``{"op": "result", "id", ...}`` (checked
   by the grader against the schema of :func:`tools.wire.check_reply` first) and may relay
   call-backs ``{"op": "callback", "id", "cb", "args", "kwargs"}`` to callables the test passed.
-- ``{"op": "done", "error"}`` ends the cell; ``{"op": "where"}`` asks where the last failing
-  cell stopped; ``{"op": "exit"}`` ends the runner.
+- ``{"op": "done", "error", "mistake"}`` ends the cell; ``{"op": "where"}`` asks where the last
+  failing cell stopped; ``{"op": "exit"}`` ends the runner.
+- A ``run`` request may carry the exercise's **known mistakes** (``"mistakes"``: each a
+  ``name``, a ``hint``, the instructor's ``program`` that defines the wrong functions, the names it
+  ``defines``, and the tolerances ``rtol``/``atol``; :mod:`tools.mistakes`) and the seconds the
+  cell has left (``"budget"``). When the cell fails, the runner calls each mistake's functions
+  on the inputs the test gave the student's (recorded at each call) and compares the results
+  with the student's: a mistake whose results all agree within its tolerances is named in
+  ``done`` (``{"name", "hint"}``), the closest one if several do. The failure stays a failure.
 
 Data from the student's kernel is decoded without references to any library (``ref``) and
 with functions only as the declared names: nothing the kernel sends names an operation or
@@ -32,13 +39,20 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import importlib
 import io
 import json
+import math
 import os
+import signal
 import sys
+import time
 
 from tools import wire
+
+MISTAKE_SECONDS = 30.0  # at most this long to compare a failed cell's calls with its known mistakes
+MAX_CALLS = 256  # calls of the student's functions kept per cell for that comparison
 
 
 def free_names(source: str) -> list[str]:
@@ -118,6 +132,8 @@ class Runner:
         self.student: frozenset[str] = frozenset()  # the names the running cell declared
         self.last_line: int | None = None  # line of the test cell where the last failing cell stopped
         self.callbacks: dict[int, object] = {}
+        self.calls: list[tuple[str, tuple, dict, object]] = []  # (name, args, kwargs, result) of the running cell
+        self.recording = True
         # Tests wrap the student's function in td_lib.own_work.own_work(fn, exercise): keep the
         # exercise with the proxy, so the call in the student's kernel runs under the guard.
         ow = importlib.import_module("td_lib.own_work")
@@ -157,10 +173,28 @@ class Runner:
     # ---------------------------------------------------------------------- a call
     def call(self, remote: Remote, args: tuple, kwargs: dict):
         saved, self.callbacks = self.callbacks, {}
+        inputs = self._snapshot(args, kwargs) if self.recording and len(self.calls) < MAX_CALLS else None
         try:
-            return self._call(remote, args, kwargs)
+            result = self._call(remote, args, kwargs)
+        except Exception as exc:
+            if inputs is not None and len(self.calls) < MAX_CALLS:
+                self.calls.append((remote.name, *inputs, _Raised(type(exc).__name__)))
+            raise
         finally:
             self.callbacks = saved
+        if inputs is not None and len(self.calls) < MAX_CALLS:
+            kept = self._snapshot((result,), {})
+            if kept is not None:
+                self.calls.append((remote.name, *inputs, kept[0][0]))
+        return result
+
+    def _snapshot(self, args: tuple, kwargs: dict):
+        """A copy of a call's inputs as the test gave them (the student's function may change them
+        in place), or None where they cannot be copied."""
+        try:
+            return copy.deepcopy((args, kwargs), {id(self): self})
+        except Exception:  # noqa: BLE001 - an input that cannot be copied: that call is not compared
+            return None
 
     def _call(self, remote: Remote, args: tuple, kwargs: dict):
         call_id = self._id()
@@ -214,6 +248,7 @@ class Runner:
         saved = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = _Stream(self.ch, "stdout"), _Stream(self.ch, "stderr")
         self.student = frozenset(student)
+        self.calls = []
         ns: dict = {"__name__": "__main__", "__builtins__": builtins}
         try:
             self.resolve(ns)
@@ -226,6 +261,129 @@ class Runner:
         finally:
             sys.stdout, sys.stderr = saved
             self.student = frozenset()
+
+    def recognise(self, mistakes: list, budget: float) -> dict | None:
+        """The known mistake the failed cell's calls look like (``{"name", "hint"}``), or None:
+        :func:`recognise` on the calls of the cell just run, within ``budget`` seconds."""
+        calls, self.calls = self.calls, []
+        if not mistakes or not calls:
+            return None
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = io.StringIO()  # a mistake's prints are not the student's output
+        self.recording = False  # a student's function passed to a mistake is called, not recorded
+        try:
+            return recognise(mistakes, calls, budget)
+        finally:
+            sys.stdout, sys.stderr = saved
+            self.recording = True
+            self.calls = []
+
+
+class _Raised:
+    """A call of the student's function that raised (its exception's type name)."""
+
+    def __init__(self, ename: str):
+        self.ename = ename
+
+
+class _OutOfTime(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _OutOfTime
+
+
+def close(got, want, rtol: float, atol: float) -> bool:
+    """``got`` equals ``want`` within ``|got - want| <= atol + rtol |want|``, elementwise, through
+    tuples, lists and dicts (same structure), numpy arrays of the same shape, numbers and the
+    rest by ``==``; NaN matches NaN."""
+    if isinstance(want, _Raised) or isinstance(got, _Raised):
+        return isinstance(want, _Raised) and isinstance(got, _Raised) and want.ename == got.ename
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and \
+            all(close(got[k], want[k], rtol, atol) for k in want)
+    if isinstance(want, (tuple, list)):
+        return isinstance(got, (tuple, list)) and len(got) == len(want) and \
+            all(close(g, w, rtol, atol) for g, w in zip(got, want, strict=True))
+    if isinstance(want, (bool, str, bytes, type(None))) or isinstance(got, (bool, str, bytes, type(None))):
+        return type(got) is type(want) and got == want
+    if isinstance(want, (int, float, complex)) and isinstance(got, (int, float, complex)):
+        if got == want:  # infinities of one sign included
+            return True
+        if math.isnan(abs(want)) or math.isnan(abs(got)):
+            return math.isnan(abs(want)) and math.isnan(abs(got))
+        return bool(abs(got - want) <= atol + rtol * abs(want))
+    try:
+        import numpy as np
+
+        g, w = np.asarray(got), np.asarray(want)
+        if g.shape != w.shape or g.dtype.kind not in "biufc" or w.dtype.kind not in "biufc":
+            return bool(g.shape == w.shape and np.array_equal(g, w))
+        return bool(np.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True))
+    except Exception:  # noqa: BLE001 - values that cannot be compared do not match
+        return False
+
+
+def _distance(got, want) -> float:
+    """How far ``got`` is from ``want`` (largest relative difference), to rank matching mistakes."""
+    try:
+        import numpy as np
+
+        if isinstance(want, (tuple, list)):
+            return max((_distance(g, w) for g, w in zip(got, want, strict=True)), default=0.0)
+        if isinstance(want, dict):
+            return max((_distance(got[k], want[k]) for k in want), default=0.0)
+        g, w = np.asarray(got, dtype=complex), np.asarray(want, dtype=complex)
+        d = np.abs(g - w) / (1e-300 + np.abs(w))
+        return float(np.nanmax(d)) if d.size else 0.0
+    except Exception:  # noqa: BLE001
+        return 0.0
+
+
+def recognise(mistakes: list, calls: list, budget: float) -> dict | None:
+    """Which known mistake the student's ``calls`` (``(name, args, kwargs, result)``) look like.
+
+    Each mistake's ``program`` (the instructor's wrong answer) runs in a fresh namespace; its
+    functions named in ``defines`` are called with the recorded inputs of every call of the same
+    name. A mistake matches when at least one call is compared and every compared result agrees
+    with the student's within the mistake's ``rtol``/``atol``. Returns the closest match as
+    ``{"name", "hint"}``; None when none matches, a program fails, or ``budget`` seconds run out
+    (checked by an interval timer: a slow mistake costs no more than the budget)."""
+    if budget <= 0.5:
+        return None
+    best = None
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        for m in mistakes:
+            try:
+                ns: dict = {"__name__": "__td_mistake__", "__builtins__": builtins}
+                exec(compile(m["program"], f"<known mistake {m['name']}>", "exec"), ns)  # noqa: S102 - instructor code
+                compared, distance = 0, 0.0
+                for name, args, kwargs, result in calls:
+                    if name not in m["defines"] or not callable(ns.get(name)):
+                        continue
+                    a, k = copy.deepcopy((args, kwargs))
+                    try:
+                        want = ns[name](*a, **k)
+                    except Exception as exc:  # noqa: BLE001 - the mistake raises too: compared as such
+                        want = _Raised(type(exc).__name__)
+                    if not close(result, want, float(m.get("rtol", 1e-6)), float(m.get("atol", 1e-9))):
+                        break
+                    compared += 1
+                    distance = max(distance, _distance(result, want))
+                else:
+                    if compared and (best is None or distance < best[0]):
+                        best = (distance, m)
+            except _OutOfTime:
+                break
+            except Exception:  # noqa: BLE001 - a mistake that cannot be evaluated here matches nothing
+                continue
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    return None if best is None else {"name": str(best[1]["name"]), "hint": str(best[1]["hint"])}
 
 
 def failed_line(exc: BaseException, label: str) -> int | None:
@@ -251,8 +409,14 @@ def serve(fd_out: int) -> None:
     while True:
         msg = ch.recv()
         if msg["op"] == "run":
+            t0 = time.monotonic()
             err = runner.run(msg["source"], msg.get("label", "<test cell>"), list(msg.get("student", [])))
-            ch.send({"op": "done", "error": err})
+            mistake = None
+            if err is not None and msg.get("mistakes"):
+                left = float(msg.get("budget", 0)) - (time.monotonic() - t0) - 1.0
+                mistake = runner.recognise(msg["mistakes"], min(left, MISTAKE_SECONDS))
+            runner.calls = []
+            ch.send({"op": "done", "error": err, "mistake": mistake})
         elif msg["op"] == "where":  # where the last failing cell stopped (its visible or hidden part)
             ch.send({"op": "where", "line": runner.last_line})
         elif msg["op"] == "exit":
