@@ -280,8 +280,9 @@ def students(assignment: str) -> dict[str, dict[str, dict[str, str]]]:
 
 
 def submit_class(course: Path, assignment: str, answers: dict[str, dict[str, dict[str, str]]]) -> None:
-    """Write each fake student's submission into ``course/submitted`` (solutions where no
-    mistake is planted), as ``nbgrader collect`` leaves them."""
+    """Write each fake student's submission into ``course/submitted``, as ``nbgrader collect``
+    leaves them: the notebooks in which it plants a mistake (the solution in every other answer
+    cell); its other notebooks are left out, as nothing of them would be checked."""
     import nbformat
 
     rel = course / "release" / assignment
@@ -290,6 +291,8 @@ def submit_class(course: Path, assignment: str, answers: dict[str, dict[str, dic
         if d.exists():
             shutil.rmtree(d)
         for nb in notebooks(assignment):
+            if nb not in per_nb:
+                continue
             src = course / "source" / assignment / f"{nb}.py"
             release_nb = nbformat.read(str(rel / f"{nb}.ipynb"), as_version=4)
             sub = fake_students.student_notebook(release_nb, nbcore.read_source(src), "solution", per_nb.get(nb, {}))
