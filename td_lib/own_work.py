@@ -103,7 +103,8 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                      "td_lib.teacher_student.escape_time_theorem6"),
     # CNN vs LCN
     "exA_j2_erf": ("td_lib.cnn_lcn.integrals.J2", "td_lib.cnn_lcn.integrals.j2_entries"),
-    "exB_lcn_sgd_step": ("td_lib.cnn_lcn.network.sgd_step", "td_lib.cnn_lcn.network.Networks.step"),
+    "exB_lcn_sgd_step": ("td_lib.cnn_lcn.network.sgd_step", "td_lib.cnn_lcn.network.Networks.step",
+                         "td_lib.cnn_lcn.network.Networks.coef"),
     "exC_matched_init": ("td_lib.cnn_lcn.init.matched_lcn_init",),
     "exD_alpha_spec": ("td_lib.cnn_lcn.observables.alpha_spec", "td_lib.cnn_lcn.observables.log_d_fit"),
     "exE_initial_errors": ("td_lib.cnn_lcn.early_times.initial_error",
@@ -129,6 +130,7 @@ GENERAL_TOOLS: tuple[str, ...] = (
     "td_lib.cnn_lcn.integrals.j2_entries",
     "td_lib.cnn_lcn.network.sgd_step",  # eq. 68, printed in the statement; every SGD simulation
     "td_lib.cnn_lcn.network.Networks.step",
+    "td_lib.cnn_lcn.network.Networks.coef",  # the update's coefficient, which step applies
     "td_lib.cnn_lcn.model.generalisation_error",  # eq. 81: the error every ODE run reports
     "td_lib.cnn_lcn.model.eg_from_covariance",
 )

@@ -24,8 +24,8 @@ def _nb(outputs):
     return new_notebook(cells=[cell])
 
 
-def test_hidden_lines_and_released_source():
-    assert ext.hidden_lines(TEST_CELL) == {"for _x in (3.0, 7.5):",
+def test_secret_lines_and_released_source():
+    assert ext.secret_lines(TEST_CELL) == {"for _x in (3.0, 7.5):",
                                            'assert abs(f(_x) - 2 * _x) < 1e-12, f"f({_x}) is wrong"'}
     assert ext.released_source(TEST_CELL) == 'assert f(1) == 2, "f(1) should be 2"\n'
 

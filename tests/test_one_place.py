@@ -4,9 +4,12 @@
 file looks for the *formula* itself, however it is spelled: each known formula has a matcher
 (regular expressions over the code of one function, comments and docstrings removed, or an
 ``ast`` walk), the files where it may live (its home), and a message naming ``file:line`` and
-what to call instead. Each matcher is shown to catch a planted copy and to pass a near miss.
+what to call instead. Each matcher is shown to catch a planted copy and to pass a near miss, and
+the whole check to fail on a tree holding a planted copy.
 Scanned: ``td_lib`` and ``checks`` (not ``checks/fixtures``: the fake students' answers are
-second copies on purpose).
+second copies on purpose); for the tools' concepts (nbgrader's markers, ``hidden_lines``) also
+``tools``. A copy someone else is removing is *pending* (file and reason): tolerated, but the test
+fails once it is gone, so that the entry goes with it.
 """
 
 from __future__ import annotations
@@ -208,6 +211,78 @@ def circle_ntk(text: str) -> list[int]:
     return sorted(set(hits))
 
 
+# the CNN/LCN SGD update (eqs 36, 68): eta / sqrt(k_s D) times g'(lambda_hat), or the noisy error
+_ETA_SCALE = r"\b(eta|lr)\w*\b[^\n]*/\s*(math\.|np\.|torch\.)?sqrt\(\s*(self\.)?k\w*\s*\*\s*(self\.)?D\b"
+_DERIVATIVE = r"\b(gp|dg|g_?prime|dact)\w*\b|\.(gp|df)\(|\bdf\("
+_NOISY_ERROR = r"\bsigma\w*\s*\*\s*xi\w*\b"
+
+
+def sgd_update(text: str) -> list[int]:
+    """The CNN/LCN SGD step: ``eta / sqrt(k_s D)`` (or ``eta * delta / sqrt(k_s * D)``) in a function
+    using ``g'``, or the label ``sum g(lambda) + sigma xi`` minus the output (``.sum(``) on one line."""
+    return sorted(set(_grep(text, _ETA_SCALE, [_DERIVATIVE]) + _grep(text, _NOISY_ERROR, [r"\bsum\(|\.sum\("],
+                                                                     window=0)))
+
+
+def _expressions(text: str, patterns: list[str]) -> list[int]:
+    """Lines of the expressions (operations and calls, unparsed without spaces) matching a pattern."""
+    hits = []
+    for n in ast.walk(ast.parse(text)):
+        if isinstance(n, (ast.BinOp, ast.Call)):
+            code = re.sub(r"\s+", "", ast.unparse(n))
+            if any(re.search(p, code) for p in patterns):
+                hits.append(n.lineno)
+    return sorted(set(hits))
+
+
+_KAPPA4 = [r"2(\.0)?\*(?P<b>\w+)(\*\*2|\*(?P=b))/\(1(\.0)?\+(?P=b)\)(\*\*2|\*\(1(\.0)?\+(?P=b)\))",
+           r"2(\.0)?\*\((?P<b>\w+)/\(1(\.0)?\+(?P=b)\)\)\*\*2"]
+
+
+def kappa4(text: str) -> list[int]:
+    """``-2 b**2 / (1 + b)**2`` (any spelling of the square), the fourth cumulant of ``v . x``."""
+    return _expressions(text, _KAPPA4)
+
+
+_SQRT = r"(\w+\.)?sqrt\("
+_TWO_OVER_PI = rf"{_SQRT}2(\.0)?/(\w+\.)?pi\)"
+_CROSS = [rf"{_TWO_OVER_PI}\*{_SQRT}\(?(?P<u>\w+)\*(?P<v>\w+)\)?/\(1(\.0)?\+(?P=v)\)\)",
+          rf"{_SQRT}\(?(?P<u>\w+)\*(?P<v>\w+)\)?/\(1(\.0)?\+(?P=v)\)\)\*{_TWO_OVER_PI}",
+          rf"{_TWO_OVER_PI}\*{_SQRT}(?P<u>\w+)\)\*{_SQRT}(?P<v>\w+)\)/{_SQRT}1(\.0)?\+(?P=v)\)",
+          rf"{_SQRT}2(\.0)?\*(?P<u>\w+)\*(?P<v>\w+)/\((\w+\.)?pi\*\(1(\.0)?\+(?P=v)\)\)\)"]
+
+
+def cross_term(text: str) -> list[int]:
+    """``sqrt(2/pi) sqrt(b_u b_v / (1 + b_v))``, the u-v cross term of the mixed cumulant model."""
+    return _expressions(text, _CROSS)
+
+
+_MARKER = re.compile(r"(?:^|\n)[ \t]*(?:#+[ \t]*)?(?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)\b")
+
+
+def marker_literal(text: str) -> list[int]:
+    """A string literal spelling one of nbgrader's markers as a marker (``"BEGIN HIDDEN TESTS"``,
+    ``"### END SOLUTION"``, a pattern starting with one); docstrings and prose mentions pass."""
+    tree = ast.parse(text)
+    prose = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+    return sorted({n.lineno for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                   and id(n) not in prose and _MARKER.search(n.value)})
+
+
+def hidden_lines_def(text: str) -> list[int]:
+    """A function (or a name assigned) called ``hidden_lines`` or ``_hidden_lines``; importing it is fine."""
+    named = re.compile(r"^_*hidden_lines$")
+    hits = []
+    for n in ast.walk(ast.parse(text)):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and named.match(n.name):
+            hits.append(n.lineno)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if any(isinstance(x, ast.Name) and named.match(x.id) for x in targets):
+                hits.append(n.lineno)
+    return sorted(set(hits))
+
+
 # ---------------------------------------------------------------------------------------------- the formulas
 @dataclass(frozen=True)
 class Formula:
@@ -218,6 +293,10 @@ class Formula:
     planted: str            # a copy the matcher must catch
     near_miss: str          # similar code it must let pass
     scope: tuple[str, ...] = ("td_lib", "checks")  # the trees searched for copies
+    pending: tuple[tuple[str, int, str], ...] = ()  # (file, lines, why): copies another change removes
+
+
+TOOLS = ("tools", "td_lib", "checks")
 
 
 FORMULAS = [
@@ -255,24 +334,167 @@ FORMULAS = [
             "td_lib.kernels.finite_width_kernel (td_lib.circle_net.empirical_ntk for the inputs (cos, sin, 1))",
             "def entk(X, W):\n    m = (X @ W.T > 0).astype(float)\n    return (X @ X.T) * (m @ m.T) / W.shape[0]\n",
             "def gram(X, W):\n    h = np.maximum(X @ W.T, 0)\n    return (h @ h.T) / W.shape[0]\n"),
+    # issue 34, item 5
+    Formula("the CNN/LCN SGD update", sgd_update, ("td_lib/cnn_lcn/network.py",),
+            "td_lib.cnn_lcn.network.Networks.coef (the update's coefficient) or Networks.step / sgd_step",
+            "def drift(net, x, xi, eta, sigma, k_s, D):\n    lam, lh = net.fields(x)\n"
+            "    delta = net.g(lam).sum(-1) + sigma * xi - net.g(lh).sum(-1)\n"
+            "    return (eta / math.sqrt(k_s * D)) * delta[:, None] * net.gp(lh)\n",
+            "def fields(x, wh, k_s, D):\n    lh = torch.einsum('bnpld,bpld->bnp', x, wh) / math.sqrt(k_s * D)\n"
+            "    return (net.g(lam).sum(-1) - net.g(lh).sum(-1)) ** 2\n"),
+    Formula("the fourth cumulant kappa_4(v.x)", kappa4, ("td_lib/mixed_cumulant/model.py",),
+            "td_lib.mixed_cumulant.kappa4_v(beta_v)",
+            "def claims(bv):\n    k4 = -2 * bv**2 / (1 + bv) ** 2\n    return k4\n",
+            "def moments(b):\n    m4 = (b * b + 6.0 * b + 3.0) / (1.0 + b) ** 2\n    return 2 * b / (1 + b)\n"),
+    Formula("the u-v cross term c", cross_term, ("td_lib/mixed_cumulant/model.py",),
+            "td_lib.mixed_cumulant.cross_term(beta_u, beta_v, correlated)",
+            "def claims(bu, bv):\n    return math.sqrt(2 / math.pi) * math.sqrt(bu * bv / (1 + bv))\n",
+            "def factors(bu, bv):\n    f1 = math.sqrt(2 / math.pi)\n    f2 = math.sqrt(bu * bv / (1 + bv))\n"
+            "    return f1, f2\n"),
+    Formula("an nbgrader marker string", marker_literal, ("tools/nbcore.py",),
+            "tools.nbcore (HIDDEN_DELIMITERS, SOLUTION_DELIMITERS, MARKERS, BEGIN_SOL ... END_HIDDEN)",
+            'BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"\n',
+            'def lint(src):\n    """Regions between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``."""\n'
+            '    return [f"cell without a BEGIN SOLUTION region" for m in nbcore.MARKERS if m in src]\n',
+            scope=TOOLS),
+    Formula("hidden_lines", hidden_lines_def, ("tools/nbcore.py",),
+            "tools.nbcore.hidden_lines(source) (1-based line numbers, markers included; "
+            "tools.nbgrader_ext.secret_lines for their text)",
+            "def hidden_lines(source: str) -> set[str]:\n    out, inside = set(), False\n"
+            "    for line in source.split('\\n'):\n        inside = inside or BEGIN in line\n    return out\n",
+            "from tools.nbcore import hidden_lines  # noqa: F401\n\n\ndef secret_lines(source):\n"
+            "    return {source.splitlines()[i - 1] for i in hidden_lines(source)}\n",
+            scope=TOOLS),
 ]
 IDS = [f.name.replace(" ", "_") for f in FORMULAS]
 
 
-def _files(scope: tuple[str, ...]) -> list[Path]:
-    return sorted(p for top in scope for p in (REPO / top).rglob("*.py")
-                  if "__pycache__" not in p.parts and "fixtures" not in p.relative_to(REPO).parts)
+def _files(scope: tuple[str, ...], root: Path = REPO) -> list[Path]:
+    return sorted(p for top in scope for p in (root / top).rglob("*.py")
+                  if "__pycache__" not in p.parts and "fixtures" not in p.relative_to(root).parts)
+
+
+def _copies(formula: Formula, root: Path = REPO) -> list[str]:
+    """``file:line`` of every copy of ``formula`` under ``root`` outside its homes (a pending file:
+    when it holds more copies than the pending ones)."""
+    pending = {f: n for f, n, _ in formula.pending}
+    copies = []
+    for p in _files(formula.scope, root):
+        rel = p.relative_to(root).as_posix()
+        if rel not in formula.homes:
+            lines = formula.find(p.read_text())
+            if len(lines) > pending.get(rel, 0):
+                copies += [f"{rel}:{line}" for line in lines]
+    return copies
 
 
 @pytest.mark.parametrize("formula", FORMULAS, ids=IDS)
 def test_the_formula_lives_in_one_place(formula: Formula):
-    copies = []
-    for p in _files(formula.scope):
-        rel = str(p.relative_to(REPO))
-        if rel not in formula.homes:
-            copies += [f"{rel}:{line}" for line in formula.find(p.read_text())]
+    copies = _copies(formula)
     assert not copies, (f"a second copy of {formula.name} (its home: {', '.join(formula.homes)}); "
                         f"call {formula.call} instead:\n  " + "\n  ".join(copies))
+
+
+PENDING = [(f, path, n, why) for f in FORMULAS for path, n, why in f.pending]
+
+
+def test_every_pending_copy_is_still_there():
+    """A pending entry lasts as long as its copies: once they are gone, the entry must go too
+    (none pending today: the list is for a copy another change is about to remove)."""
+    stale = []
+    for formula, path, n, why in PENDING:
+        found = formula.find((REPO / path).read_text())
+        if len(found) != n:
+            stale.append(f"{path} holds {len(found)} lines of {formula.name}, pending: {n} ({why}): remove the "
+                         f"entry (or correct its count) in the pending files of {formula.name!r}")
+    assert not stale, "\n".join(stale)
+
+
+@pytest.mark.parametrize("formula", FORMULAS, ids=IDS)
+def test_a_planted_duplicate_fails_the_check(formula: Formula, tmp_path: Path):
+    """The check itself, on a copy of the homes: silent as it is, failing once a copy is planted
+    in a scanned tree (and not for a near miss)."""
+    for home in formula.homes:
+        (tmp_path / home).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / home).write_text((REPO / home).read_text())
+    for top in formula.scope:
+        (tmp_path / top).mkdir(exist_ok=True)
+    assert _copies(formula, tmp_path) == []
+    (tmp_path / formula.scope[-1] / "near_miss.py").write_text(formula.near_miss)
+    assert _copies(formula, tmp_path) == []
+    (tmp_path / formula.scope[-1] / "fixtures").mkdir()
+    (tmp_path / formula.scope[-1] / "fixtures" / "answer.py").write_text(formula.planted)
+    assert _copies(formula, tmp_path) == []  # fixtures are second copies on purpose
+    (tmp_path / formula.scope[0] / "sub").mkdir()
+    (tmp_path / formula.scope[0] / "sub" / "copy.py").write_text(formula.planted)
+    found = _copies(formula, tmp_path)
+    assert found and all(c.startswith(f"{formula.scope[0]}/sub/copy.py:") for c in found), found
+
+
+def _first(name: str) -> Formula:
+    return next(f for f in FORMULAS if f.name == name)
+
+
+# Issue 34, item 5: the copies as they stood on main, each put back where it was. The check must
+# fail on every one (a reintroduction is caught, not only a planted snippet).
+REINTRODUCED = [
+    ("the CNN/LCN SGD update", "td_lib/cnn_lcn/sgd.py",
+     "def _drift(kind, *, D, P, k_s, k_t, c, S, T, eta, sigma, align, n_samples, chunk, rng):\n"
+     "    with torch.no_grad():\n"
+     "        while n_done < n_samples:\n"
+     "            lam, lh = net.fields(x[None])\n"
+     "            lam, lh = lam[0], lh[0]\n"
+     "            delta = net.g(lam).sum(-1) + sigma * xi - net.g(lh).sum(-1)\n"
+     "            coef = (eta / math.sqrt(k_s * D)) * delta[:, None] * net.gp(lh)  # (n, P)\n"),
+    ("the fourth cumulant kappa_4(v.x)", "checks/higher_cumulants.py",
+     "def claims(full: bool = False):\n    bv, bu = 10.0, 5.0\n    k4 = -2 * bv**2 / (1 + bv) ** 2\n"),
+    ("the u-v cross term c", "checks/higher_cumulants.py",
+     "def claims(full: bool = False):\n    c = math.sqrt(2 / math.pi) * math.sqrt(bu * bv / (1 + bv))\n"),
+    ("hidden_lines", "tools/nbgrader_ext.py",
+     "def hidden_lines(source: str) -> set[str]:\n"
+     '    """The stripped source lines inside hidden-test regions of ``source``."""\n'
+     "    out, inside = set(), False\n"
+     '    for line in source.split("\\n"):\n'
+     "        if BEGIN in line:\n            inside = True\n"
+     "        elif END in line:\n            inside = False\n"
+     "        elif inside and len(line.strip()) >= MIN_LINE:\n            out.add(line.strip())\n"
+     "    return out\n"),
+    ("hidden_lines", "tools/live_grading/queue.py",
+     'def hidden_lines(source: str, begin: str = "BEGIN HIDDEN TESTS", end: str = "END HIDDEN TESTS") -> set[int]:\n'
+     "    out, inside = set(), False\n"
+     "    for i, line in enumerate(source.splitlines(), 1):\n"
+     "        if begin in line:\n            inside = True\n"
+     "        if inside:\n            out.add(i)\n"
+     "        if end in line:\n            inside = False\n"
+     "    return out\n"),
+    ("an nbgrader marker string", "tools/nbgrader_ext.py", 'BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"\n'),
+    ("an nbgrader marker string", "tools/pipeline.py",
+     "def leaks(release_dir):\n"
+     '    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):\n'
+     "        pass\n"),
+    ("an nbgrader marker string", "tools/handout.py",
+     "def secret_lines(course):\n"
+     '    for kind, pat in (("solution", r"### BEGIN SOLUTION\\n(.*?)### END SOLUTION"),\n'
+     '                      ("hidden test", r"### BEGIN HIDDEN TESTS\\n(.*?)### END HIDDEN TESTS")):\n'
+     "        pass\n"),
+    ("an nbgrader marker string", "tools/live_grading/worker.py",
+     'def page_leaks(page, plain):\n'
+     '    return [m for m in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if m in plain]\n'),
+]
+
+
+@pytest.mark.parametrize("name, path, code", REINTRODUCED,
+                         ids=[f"{n.replace(' ', '_')}-{p}" for n, p, _ in REINTRODUCED])
+def test_a_reintroduced_copy_is_caught(name: str, path: str, code: str, tmp_path: Path):
+    formula = _first(name)
+    for home in formula.homes:
+        (tmp_path / home).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / home).write_text((REPO / home).read_text())
+    (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+    now = (REPO / path).read_text() + "\n\n" if (REPO / path).exists() else ""
+    (tmp_path / path).write_text(now + code)  # the file as it is, the old copy put back
+    found = _copies(formula, tmp_path)
+    assert found and all(c.startswith(f"{path}:") for c in found), (name, path, found)
 
 
 @pytest.mark.parametrize("formula", FORMULAS, ids=IDS)
@@ -306,6 +528,23 @@ SPELLINGS = [
     (circle_ntk, "def ntk(x1, x2, w):\n    m1, m2 = step(x1 @ w.T), step(x2 @ w.T)\n"
                  "    return (x1 @ x2.T) * (m1 @ m2.T) / len(w)\n"),
     (circle_ntk, "def ntk(X, W):\n    K = (X @ X.T)\n    return K * (act.df(X @ W.T) @ act.df(X @ W.T).T)\n"),
+    (sgd_update, "def step(w_hat, x, y, eta, k_s, D):\n    gprime = np.sqrt(2 / np.pi) * np.exp(-lh ** 2 / 2)\n"
+                 "    return w_hat + eta * delta / np.sqrt(k_s * D) * gprime[:, None, None] * xg\n"),
+    (sgd_update, "def coef(self, lam, lh, xi, eta, sigma):\n"
+                 "    return (eta / math.sqrt(self.k_s * self.D)) * delta[:, None] * self.gp(lh)\n"),
+    (sgd_update, "def err(g, lam, lh, sigma, xi):\n"
+                 "    return sum(g(v) for v in lam) + sigma * xi - sum(g(v) for v in lh)\n"),
+    (kappa4, "def k4(b):\n    return -2.0 * b * b / (1.0 + b) ** 2\n"),
+    (kappa4, "def k4(beta_v):\n    return -2 * (beta_v / (1 + beta_v)) ** 2\n"),
+    (cross_term, "def c(bu, bv):\n    return np.sqrt(bu * bv / (1.0 + bv)) * np.sqrt(2.0 / np.pi)\n"),
+    (cross_term, "def c(bu, bv):\n"
+                 "    return math.sqrt(2 / math.pi) * math.sqrt(bu) * math.sqrt(bv) / math.sqrt(1 + bv)\n"),
+    (marker_literal, "def leaks(text):\n"
+                     "    return [m for m in ('### BEGIN SOLUTION', '### END SOLUTION') if m in text]\n"),
+    (marker_literal, "PAT = re.compile(r'### BEGIN HIDDEN TESTS\\n(.*?)### END HIDDEN TESTS', re.S)\n"),
+    (marker_literal, "def f(line, begin='BEGIN HIDDEN TESTS'):\n    return begin in line\n"),
+    (hidden_lines_def, "class P:\n    def _hidden_lines(self, src):\n        return set()\n"),
+    (hidden_lines_def, "hidden_lines = lambda src: set()\n"),
 ]
 
 
@@ -322,6 +561,9 @@ def test_each_home_holds_its_formula(formula: Formula):
 
 
 def test_the_matchers_ignore_comments_and_docstrings():
-    text = ('def f(s):\n    """th = arccos(s); sqrt(1 - s**2)"""\n    # np.geomspace(1, 9, 3).astype(int)\n'
+    text = ('def f(s):\n    """th = arccos(s); sqrt(1 - s**2)\n\n    ### BEGIN HIDDEN TESTS\n    """\n'
+            "    # np.geomspace(1, 9, 3).astype(int)\n"
+            "    # coef = eta / math.sqrt(k_s * D) * gp(lh); sigma * xi - g(lh).sum(-1)\n"
+            "    # k4 = -2 * b**2 / (1 + b) ** 2; c = math.sqrt(2 / math.pi) * math.sqrt(u * v / (1 + v))\n"
             "    return s\n")
     assert not any(f.find(text) for f in FORMULAS)

@@ -54,6 +54,29 @@ def test_solution_notebook_strips_markers_and_keeps_code(src):
     assert "y = 2 * x" in text and "assert _f(5) == 10" in text
 
 
+def test_the_markers_and_hidden_lines_have_one_definition():
+    """nbcore spells nbgrader's markers; the ``### `` forms and MARKERS are built from them, and
+    nbgrader_ext's secret lines are the text of nbcore.hidden_lines (markers left out)."""
+    from nbgrader.preprocessors import ClearHiddenTests
+
+    from tools import nbgrader_ext
+
+    hidden = ClearHiddenTests()
+    assert nbcore.HIDDEN_DELIMITERS == (hidden.begin_test_delimeter, hidden.end_test_delimeter)
+    solution = ClearSolutions()
+    assert nbcore.SOLUTION_DELIMITERS == (solution.begin_solution_delimeter, solution.end_solution_delimeter)
+    assert (nbcore.BEGIN_SOL, nbcore.END_SOL, nbcore.BEGIN_HIDDEN, nbcore.END_HIDDEN) == tuple(
+        f"### {m}" for m in nbcore.MARKERS)
+    cell = SRC.split("# %%")[3]
+    lines = cell.splitlines()
+    where = nbcore.hidden_lines(cell)
+    assert [lines[i - 1] for i in sorted(where)] == [nbcore.BEGIN_HIDDEN, 'assert _f(5) == 10, "f(5) should be 10: '
+                                                     'f doubles x"', nbcore.END_HIDDEN]
+    assert nbcore.hidden_lines("a\n  # BEGIN HIDDEN TESTS\nb") == {2, 3}  # unclosed: to the end
+    assert nbgrader_ext.secret_lines(cell) == {'assert _f(5) == 10, "f(5) should be 10: f doubles x"'}
+    assert nbgrader_ext.secret_lines("### BEGIN HIDDEN TESTS\n  pass\n### END HIDDEN TESTS") == set()  # short
+
+
 def test_our_stubs_equal_nbgraders(src):
     ours = nbcore.stub_notebook(nbcore.read_source(src))
     theirs = nbcore.read_source(src)

@@ -52,7 +52,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import env, handin, pipeline
+from tools import env, handin, nbcore, pipeline
 
 REPO = env.REPO
 DIST = REPO / "dist"
@@ -487,9 +487,9 @@ def secret_lines(course: Path = env.COURSE, min_len: int = 20) -> dict[str, str]
     for assignment in pipeline.assignments(course):
         for src in pipeline.source_paths(assignment, course):
             text = src.read_text()
-            for kind, pat in (("solution", r"### BEGIN SOLUTION\n(.*?)### END SOLUTION"),
-                              ("hidden test", r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS")):
-                for block in re.findall(pat, text, re.S):
+            for kind, (begin, end) in (("solution", (nbcore.BEGIN_SOL, nbcore.END_SOL)),
+                                       ("hidden test", (nbcore.BEGIN_HIDDEN, nbcore.END_HIDDEN))):
+                for block in re.findall(rf"{re.escape(begin)}\n(.*?){re.escape(end)}", text, re.S):
                     for ln in block.splitlines():
                         s = _norm_line(ln)
                         if len(s) >= min_len:
@@ -589,7 +589,7 @@ def leaks(dist: Path, course: Path = env.COURSE) -> list[str]:
     lib = library_lines()
     secret = {s: w for s, w in secret.items() if s not in lib}
     for label, text, lines in _texts(dist):
-        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+        for marker in nbcore.MARKERS:
             if marker in text:
                 problems.append(f"{label}: contains {marker!r}")
         for ln in sorted(lines & secret.keys()):

@@ -20,8 +20,15 @@ from nbformat import NotebookNode
 
 from tools import env
 
-BEGIN_SOL, END_SOL = "### BEGIN SOLUTION", "### END SOLUTION"
-BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+#: nbgrader's region delimiters, the one place these strings are spelled (``tests/test_one_place.py``):
+#: a line holding one opens or closes a region, whatever stands before it (nbgrader's own test);
+#: the course's sources write them after ``### `` (:data:`BEGIN_SOL` ... :data:`END_HIDDEN`).
+SOLUTION_DELIMITERS = ("BEGIN SOLUTION", "END SOLUTION")
+HIDDEN_DELIMITERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+#: what no released notebook, handout or feedback page may show
+MARKERS = SOLUTION_DELIMITERS + HIDDEN_DELIMITERS
+BEGIN_SOL, END_SOL = (f"### {d}" for d in SOLUTION_DELIMITERS)
+BEGIN_HIDDEN, END_HIDDEN = (f"### {d}" for d in HIDDEN_DELIMITERS)
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
 CELL_TIMEOUT = 300  # seconds per cell when we execute notebooks ourselves
@@ -75,6 +82,31 @@ def strip_markers(src: str, begin: str, end: str, keep: bool) -> str:
         elif keep or not inside:
             out.append(line)
     return "\n".join(out)
+
+
+def hidden_lines(source: str) -> set[int]:
+    """The 1-based numbers of the lines of ``source`` (a test cell) in its hidden-test regions,
+    marker lines included: a line holding ``BEGIN HIDDEN TESTS`` opens a region, one holding
+    ``END HIDDEN TESTS`` closes it (lines as ``str.splitlines`` counts them).
+
+    The one definition: the live-grading policy tells a failure in the hidden part of a cell by
+    its line, ``tools.nbgrader_ext.secret_lines`` takes the text of these lines.
+
+    Examples
+    --------
+    >>> sorted(hidden_lines("a\\n### BEGIN HIDDEN TESTS\\nb\\n### END HIDDEN TESTS\\nc"))
+    [2, 3, 4]
+    """
+    begin, end = HIDDEN_DELIMITERS
+    out, inside = set(), False
+    for i, line in enumerate(source.splitlines(), 1):
+        if begin in line:
+            inside = True
+        if inside:
+            out.add(i)
+        if end in line:
+            inside = False
+    return out
 
 
 def stub_region(src: str, stub: str) -> str:

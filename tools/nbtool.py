@@ -124,19 +124,6 @@ GRADING = "checks.grading"  # the one package of grading references (checks/grad
 _CHECKS_IMPORT = re.compile(r"^\s*(?:from\s+(checks(?:\.[\w.]+)?)\s+import|import\s+(checks(?:\.[\w.]+)?))\b")
 
 
-def _hidden_lines(src: str) -> set[int]:
-    """1-based numbers of the lines strictly inside ``### BEGIN/END HIDDEN TESTS`` regions."""
-    inside, out = False, set()
-    for i, line in enumerate(src.split("\n"), start=1):
-        if line.strip().startswith(nbcore.BEGIN_HIDDEN):
-            inside = True
-        elif line.strip().startswith(nbcore.END_HIDDEN):
-            inside = False
-        elif inside:
-            out.add(i)
-    return out
-
-
 def _checks_imports(src: str) -> list[tuple[int, str, str]]:
     """(line, module, statement) of every import from the ``checks`` package in ``src``
     (``ast``; a line scan for cells that do not parse, e.g. IPython magics)."""
@@ -175,7 +162,7 @@ def lint_checks_imports(nb, name: str = "notebook") -> list[str]:
         if c.cell_type != "code" or "checks" not in c.source:
             continue
         where = f"{name} cell {i}" + (f" ({nbcore.grade_id(c)})" if nbcore.grade_id(c) else "")
-        hidden = _hidden_lines(c.source) if nbcore.is_test(c) else set()
+        hidden = nbcore.hidden_lines(c.source) if nbcore.is_test(c) else set()
         for line, mod, stmt in _checks_imports(c.source):
             region = "in a hidden-test region " if line in hidden else ""
             problems.append(f"{where} line {line}: `{stmt}` imports {mod} {region}but the grading kernel has no "

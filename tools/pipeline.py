@@ -70,7 +70,7 @@ def leaks(release_dir: Path) -> list[str]:
             problems.append(f"{nbfile.name}: Jupytext pairing metadata (saving would write a .py)")
         if meta.get("kernelspec", {}).get("name") != "python3":
             problems.append(f"{nbfile.name}: no python3 kernelspec (JupyterLab would ask for a kernel)")
-        for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+        for marker in nbcore.MARKERS:
             if marker in text:
                 problems.append(f"{nbfile.name}: contains {marker!r}")
     return problems
@@ -257,7 +257,7 @@ def secret_lines(assignment: str, course: Path = env.COURSE) -> set[str]:
     hidden: set[str] = set()
     visible = []
     for src in source_paths(assignment, course):
-        hidden |= {ln for ln in nbgrader_ext.hidden_lines(src.read_text()) if len(ln) > 25}
+        hidden |= {ln for ln in nbgrader_ext.secret_lines(src.read_text()) if len(ln) > 25}
         released = course / "release" / assignment / (src.stem + ".ipynb")
         visible += [cell.source for cell in nbformat.read(str(released), as_version=4).cells]
     visible_text = "\n".join(visible)
@@ -268,8 +268,7 @@ def page_leaks(page: Path, secrets: set[str], own: str = "") -> list[str]:
     """Markers and secret lines an HTML page shows; lines of ``own`` (the student's own
     submission, where a delegating answer imports what a hidden reference imports) excepted."""
     plain = html.unescape(re.sub(r"<[^>]+>", "", page.read_text()))
-    problems = [f"{page}: shows the marker {m!r}" for m in ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
-                if m in plain]
+    problems = [f"{page}: shows the marker {m!r}" for m in nbcore.HIDDEN_DELIMITERS if m in plain]
     return problems + [f"{page}: shows hidden line {ln[:60]!r}" for ln in sorted(secrets)
                        if ln in plain and ln not in own]
 

@@ -52,6 +52,8 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.nbcore import BEGIN_SOL, END_SOL  # the solution markers, in one place
+
 REPO = Path(__file__).resolve().parent.parent
 SOURCE = REPO / "td_lib"
 #: an exercise's number or name: "7.3.A", "(7.3.A.3)", "§7.3.C", "7.1b.A", "7.3.A.1–2", "Exercise 7.2.C",
@@ -63,7 +65,6 @@ NAMES_EXERCISE = re.compile(_MENTION)
 #: the assignments of the edition's ``own_work.py`` that hold grade ids as data (the keys test cells
 #: pass to ``own_work``): the registry, exempt from the scrub and from the text check
 REGISTRY = ("COUNTERPARTS",)
-BEGIN_SOL, END_SOL = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
 def handout_exercises(source: Path = SOURCE) -> list[str]:

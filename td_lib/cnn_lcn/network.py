@@ -184,12 +184,22 @@ class Networks:
         else:
             self.wh[:, :, :k_t] = tail[:, None]
 
+    def coef(self, lam, lh, xi, eta, sigma):
+        """The SGD update's per-position coefficient (eqs 36, 68): ``Delta w_hat_l = sum_p coef_p
+        x_{(p+l)}`` (CNN; LCN: ``Delta w_hat^{(p)}_l = coef_p x_{(p+l)}``), with
+        ``coef_p = eta / sqrt(k_s D) (y - y_hat) g'(lambda_hat_p)``, ``y = sum_p g(lambda_p) + sigma xi``.
+
+        ``lam``, ``lh`` ``(n, P)`` (teacher and student preactivations of ``n`` samples), ``xi``
+        ``(n,)``; returns ``(n, P)``. The one place of the update: :meth:`step` applies it, and
+        :func:`td_lib.cnn_lcn.sgd.one_step_drift` projects it on the order parameters.
+        """
+        delta = self.g(lam).sum(-1) + sigma * xi - self.g(lh).sum(-1)  # (n,)
+        return (eta / math.sqrt(self.k_s * self.D)) * delta[:, None] * self.gp(lh)  # (n, P)
+
     def step(self, x, xi, eta, sigma):
         """One online SGD step (eq. 36 CNN / eq. 68 LCN); x ``(B, P, D)``, xi ``(B,)``."""
         lam, lh = self.fields(x[:, None])
-        lam, lh = lam[:, 0], lh[:, 0]
-        delta = self.g(lam).sum(-1) + sigma * xi - self.g(lh).sum(-1)  # (B,)
-        coef = (eta / math.sqrt(self.k_s * self.D)) * delta[:, None] * self.gp(lh)  # (B, P)
+        coef = self.coef(lam[:, 0], lh[:, 0], xi, eta, sigma)  # (B, P)
         xg = x[:, self.idx, :]  # (B, P, k_s, D)
         if self.kind == "cnn":
             self.wh += torch.einsum("bp,bpld->bld", coef, xg)

@@ -276,9 +276,7 @@ def _drift(kind, *, D, P, k_s, k_t, c, S, T, eta, sigma, align, n_samples, chunk
             x = draw_inputs((1, n), P=P, D=D, c=c_, L=L, rng=gen, dtype=tdt)[0]  # (n, P, D)
             xi = torch.randn(n, generator=gen, dtype=tdt)
             lam, lh = net.fields(x[None])
-            lam, lh = lam[0], lh[0]
-            delta = net.g(lam).sum(-1) + sigma * xi - net.g(lh).sum(-1)
-            coef = (eta / math.sqrt(k_s * D)) * delta[:, None] * net.gp(lh)  # (n, P)
+            coef = net.coef(lam[0], lh[0], xi, eta, sigma)  # (n, P): the update of Networks.step
             pw = torch.einsum("nrd,md->nrm", x, net.w[0])  # x_r . w_m
             G = torch.einsum("nrd,nsd->nrs", x, x)  # x_r . x_s
             if kind == "cnn":
