@@ -1,9 +1,10 @@
 """The class's set-up on one machine: what keeps students to their own work (deploy/README.md).
 
 ``make hub`` runs ``python deploy/class_setup.py --check-env`` before the hub (a clear error when
-students would run in the instructor's environment), and ``deploy/jupyterhub_config.py`` calls
-:func:`setup` each time the hub starts, so a hub started with ``jupyterhub -f`` is set up the same
-way. With one system user per student (``TD_SPAWNER=localprocess``, the default) and as root it
+students would run in the instructor's environment, or as root in the one-account trial:
+:func:`root_trial_problem`), and ``deploy/jupyterhub_config.py`` calls :func:`setup` each time
+the hub starts, so a hub started with ``jupyterhub -f`` is set up the same way. With one system
+user per student (``TD_SPAWNER=localprocess``, the default) and as root it
 
 - checks the student environment (``TD_STUDENT_ENV``): set, not this checkout's ``.venv``, and
   without the course's ``tools`` or ``checks`` (it holds the handout: the student edition of
@@ -73,6 +74,38 @@ def student_env_problem(student_env: str | None, repo: Path = REPO) -> str | Non
     if out.returncode != 0 or out.stdout.split():
         return (f"TD_STUDENT_ENV={student_env} imports the course's {out.stdout.strip() or 'tools (probe failed)'}: "
                 f"it is an instructor's environment; {fix}")
+    return None
+
+
+ALLOW_ROOT_TRIAL = "TD_HUB_ALLOW_ROOT_TRIAL"
+
+
+def root_trial_problem(env: dict[str, str] | None = None, euid: int | None = None) -> str | None:
+    """Why the hub may not start: the one-account trial (``TD_SPAWNER=simple``) started as root,
+    where every student's server runs as root. None when it may (not root, one system user per
+    student, or ``TD_HUB_ALLOW_ROOT_TRIAL=1``)."""
+    env = os.environ if env is None else env
+    euid = os.geteuid() if euid is None else euid
+    if euid != 0 or env.get("TD_SPAWNER", "localprocess") != "simple" or env.get(ALLOW_ROOT_TRIAL) == "1":
+        return None
+    return (f"TD_SPAWNER=simple as root: every student's server would run as root, under the hub's account. "
+            f"A student's notebook or terminal could then read and change everything on this machine: the "
+            f"course's sources with their solutions and hidden tests, the gradebook, the instructor's "
+            f"environment (this checkout: the full td_lib with the answers, checks, tools), every other "
+            f"student's work and submissions, and submit under anyone's name. Start the trial as an "
+            f"ordinary user, or run a class with one system user per student (the default, TD_SPAWNER="
+            f"localprocess, as root). On a throw-away machine where that is acceptable, {ALLOW_ROOT_TRIAL}=1 "
+            f"starts it anyway")
+
+
+def root_trial_warning(env: dict[str, str] | None = None, euid: int | None = None) -> str | None:
+    """What a root trial allowed by ``TD_HUB_ALLOW_ROOT_TRIAL=1`` gives the students, or None."""
+    env = os.environ if env is None else env
+    euid = os.geteuid() if euid is None else euid
+    if euid == 0 and env.get("TD_SPAWNER", "localprocess") == "simple" and env.get(ALLOW_ROOT_TRIAL) == "1":
+        return ("WARNING: a trial as root (TD_HUB_ALLOW_ROOT_TRIAL=1): every student's server runs as root; "
+                "students can read the solutions, hidden tests and gradebook, and change anything on this "
+                "machine. Never with real students.")
     return None
 
 
@@ -198,14 +231,19 @@ def setup(env: dict[str, str] | None = None, repo: Path = REPO) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python deploy/class_setup.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--check-env", action="store_true", help="only check TD_STUDENT_ENV (make hub)")
+    p.add_argument("--check-env", action="store_true",
+                   help="only check TD_STUDENT_ENV, and refuse the one-account trial (TD_SPAWNER=simple) as root "
+                        f"unless {ALLOW_ROOT_TRIAL}=1 (make hub)")
     p.add_argument("--repo", type=Path, default=REPO, help="the checkout to close (default: this one)")
     a = p.parse_args(argv)
     if a.check_env:
-        problem = student_env_problem(os.environ.get("TD_STUDENT_ENV"), a.repo)
+        problem = root_trial_problem() or student_env_problem(os.environ.get("TD_STUDENT_ENV"), a.repo)
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
+        warning = root_trial_warning()
+        if warning:
+            print(warning, file=sys.stderr)
         return 0
     try:
         for line in setup(repo=a.repo):

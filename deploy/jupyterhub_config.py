@@ -186,3 +186,21 @@ if os.environ.get("TD_GRADING_SERVICE", "") not in ("", "0"):
         "display": True,
     }]
     c.JupyterHub.load_roles = [{"name": "user", "scopes": ["self", "access:services!service=grading"]}]
+    # A managed service that exits (a crash, SIGKILL, the OOM killer, a stop) is started again by the
+    # hub once its poll notices, every Spawner.poll_interval seconds: 30 by default, and a service's
+    # spawner (jupyterhub.services.service._ServiceSpawner) is built without the hub's config, so
+    # c.Spawner settings do not reach it. Poll it every TD_GRADING_HUB_POLL seconds (default 2): the
+    # pages answer 503 for seconds, not half a minute; what was being graded is graded again.
+    from jupyterhub.services import service as _service
+    from traitlets import default as _default
+
+    class _PolledServiceSpawner(_service._ServiceSpawner):
+        @_default("poll_interval")
+        def _poll_interval(self):
+            return max(1, int(os.environ.get("TD_GRADING_HUB_POLL", "2")))
+
+        @_default("poll_jitter")
+        def _poll_jitter(self):
+            return 0.0
+
+    _service._ServiceSpawner = _PolledServiceSpawner

@@ -1,7 +1,15 @@
 """The live grading service's parts (tools/live_grading/), fast: no hub, no real grading.
 
 - the durable queue: a submission is written once however often it is noticed, a row left
-  ``grading`` by a crash is queued again on start, a result is recorded once;
+  ``grading`` by a crash is queued again on start and one being graded when the service stops
+  goes back at once, neither using an attempt; a result is recorded once;
+- the worker grades submissions each on its own and records each result the moment it is there:
+  a hanging submission holds back nobody else's;
+- unchanged notebooks keep their grading (same bytes, same source of the assignment, the
+  executed notebook still there); a changed one is graded again;
+- messages a student can act on: an answer cell that hit its time limit is named, on the tests
+  that then fail with NameError; a missing or unreadable notebook is one line of ``notice``; no
+  traceback reaches a result;
 - the rate limit: at most N accepted submissions per student, assignment and hour, the rest
   refused with a message that says when to submit again;
 - the policy: visible tests at once, hidden tests as pass/fail (or nothing) before the
@@ -57,13 +65,16 @@ def test_queue_once_and_recovery(tmp_path):
     # The service dies while grading alice: a new process opens the same file.
     q2 = Queue(tmp_path / "q.sqlite")
     assert q2.recover() == 1
-    assert q2.get(first.id).state == "queued"
+    assert q2.get(first.id).state == "queued" and q2.get(first.id).attempts == 0, "the crash used an attempt"
     assert q2.finish(first.id, {"score": 1}) is False, "a result for a row nobody is grading"
     rows = q2.claim(5)
-    assert [r.student for r in rows] == ["alice", "bob"] and rows[0].attempts == 2
+    assert [r.student for r in rows] == ["alice", "bob"] and rows[0].attempts == 1
     assert q2.finish(rows[0].id, {"score": 2}) is True
     assert q2.finish(rows[0].id, {"score": 3}) is False, "graded to completion twice"
     assert q2.get(rows[0].id).result == {"score": 2}
+    done = q2.get(rows[0].id)
+    assert done.graded_at == done.finished and done.latency == round(done.finished - done.submitted, 2), \
+        "the row says when it was submitted (the exchange's time) and when its result was recorded"
     # A grading error: retried, then failed with the reason.
     assert q2.fail(rows[1].id, "boom", retries=1) == "queued"
     (again,) = q2.claim(1)
@@ -78,6 +89,28 @@ def test_claim_keeps_a_students_order(tmp_path):
           limit=lambda a: 0)
     batch = q.claim(4)  # one assignment per batch, one submission per student
     assert [(r.student, r.assignment) for r in batch] == [("alice", "a1"), ("bob", "a1")]
+    # while alice's first one is graded, her second one waits (it may reuse the first one's result)
+    assert [(r.student, r.assignment) for r in q.claim(4)] == [("carol", "a2")]
+    assert q.claim(4) == []
+    q.finish(batch[0].id, {"score": 1})
+    (later,) = q.claim(4)
+    assert (later.student, later.timestamp) == ("alice", arrival("alice", 5).timestamp)
+    assert q.last_graded("alice", "a1", before=later.id).id == batch[0].id
+    assert q.last_graded("bob", "a1") is None
+
+
+def test_a_stop_uses_no_attempt(tmp_path):
+    """SIGTERM while grading: the row is queued again, its attempts as before; a grading error
+    is what uses attempts (and only its last one's reason is shown, once failed)."""
+    q = Queue(tmp_path / "q.sqlite")
+    q.add([arrival("alice", 0)], limit=lambda a: 0)
+    for _ in range(5):  # five stops during one grading each: never "failed"
+        (r,) = q.claim(1)
+        assert q.release(r.id)
+        assert q.get(r.id).state == "queued" and q.get(r.id).attempts == 0
+    assert not q.release(r.id), "a row nobody grades"
+    (r,) = q.claim(1)
+    assert q.fail(r.id, "boom", retries=1) == "queued" and q.get(r.id).reason == ""
 
 
 # --------------------------------------------------------------------- rate limit
@@ -265,6 +298,208 @@ def test_test_runner_reports_the_failing_line():
         exec(compile("y = 0\nhelper()\n", "<test cell u>", "exec"), {"helper": helper})
     except ValueError as e:
         assert failed_line(e, "<test cell u>") == 2, "the line of the test cell, not of the function"
+
+
+# ------------------------------------------------------------------ the worker
+def test_each_result_is_recorded_when_graded(tmp_path):
+    """Three submissions graded at once: the one that hangs holds back nobody; the two others
+    are recorded as soon as they are graded. Then the service stops: the hanging one goes back
+    to the queue, no attempt used."""
+    import threading
+
+    from tools.live_grading.worker import Worker
+
+    q = Queue(tmp_path / "q.sqlite")
+    q.add([arrival("hangs", 0), arrival("fast1", 1), arrival("fast2", 2)], limit=lambda a: 0)
+    release = threading.Event()
+
+    def grade(rows):
+        (r,) = rows
+        if r.student == "hangs":
+            release.wait(30)
+            raise RuntimeError("cancelled")  # what a cancelled Dask future raises on the way out
+        time.sleep(0.05)
+        return {r.id: {"score": 1.0, "max_score": 1.0, "cells": []}}
+
+    w = Worker(q, grade, batch=3)
+    stop = threading.Event()
+    t = threading.Thread(target=w.run, args=(stop,), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 10
+    while q.counts()["graded"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    by = {r.student: r for r in q.rows()}
+    assert by["fast1"].state == by["fast2"].state == "graded" and by["hangs"].state == "grading", q.counts()
+    stop.set()
+    assert w.shutdown() == [by["hangs"].id]
+    release.set()
+    time.sleep(0.1)
+    again = q.get(by["hangs"].id)
+    assert again.state == "queued" and again.attempts == 0 and again.reason == "", again
+
+
+def test_a_grading_error_is_retried_then_failed_in_one_line(tmp_path):
+    from tools.live_grading.worker import Worker
+
+    q = Queue(tmp_path / "q.sqlite")
+    q.add([arrival("alice", 0)], limit=lambda a: 0)
+
+    def grade(rows):
+        raise ValueError("no such thing\nTraceback (most recent call last):\n  File x")
+
+    w = Worker(q, grade, batch=1, retries=1)
+    assert w.run_once() == 1 and q.counts()["queued"] == 1
+    assert w.run_once() == 1
+    (r,) = q.rows()
+    assert r.state == "failed" and r.reason == "grading failed: ValueError: no such thing", r.reason
+
+
+# ------------------------------------------------------------------ reuse
+def test_unchanged_notebooks_keep_their_grading():
+    from tools.live_grading.queue import Row
+    from tools.live_grading.worker import plan_reuse
+
+    def row(i, notebooks):
+        return Row(id=i, student="alice", assignment="a1", timestamp="t", submitted=0.0, inbound="x", noticed=0.0,
+                   state="graded", reason="", attempts=1, started=None, finished=1.0,
+                   result={"score": 1, "notebooks": notebooks})
+
+    prev = row(7, {"nb1": {"sha256": "h1", "source": "S", "executed_sha256": "e1", "graded_at": 5.0},
+                   "nb2": {"sha256": "h2", "source": "S", "executed_sha256": "e2", "graded_at": 5.0},
+                   "nb3": {"sha256": "h3", "source": "S", "executed_sha256": "e3", "graded_at": 4.0,
+                           "reused_from": 3}})
+    executed = {"nb1": "e1", "nb2": "e2", "nb3": "e3"}.get
+    plan = plan_reuse(prev, {"nb1": "h1", "nb2": "CHANGED", "nb3": "h3"}, "S", executed)
+    assert sorted(plan) == ["nb1", "nb3"], "the changed notebook is graded again"
+    assert plan["nb1"]["reused_from"] == 7 and plan["nb1"]["graded_at"] == 5.0
+    assert plan["nb3"]["reused_from"] == 3, "kept from the row that graded it, through a chain of reuses"
+    assert plan_reuse(prev, {"nb1": "h1", "nb2": "h2", "nb3": "h3"}, "S2", executed) == {}, \
+        "the assignment's source changed: everything is graded again"
+    assert sorted(plan_reuse(prev, {"nb1": "h1", "nb2": "h2"}, "S", {"nb1": "e1", "nb2": "tampered"}.get)) == \
+        ["nb1"], "an executed notebook that is not the one recorded is not reused"
+    assert plan_reuse(None, {"nb1": "h1"}, "S", executed) == {}
+    assert plan_reuse(row(8, {"nb1": {"sha256": "h1", "source": "S", "executed_sha256": None}}), {"nb1": "h1"}, "S",
+                      executed) == {}, "a notebook that could not be graded is graded again"
+
+
+@pytest.mark.slow  # ~30 s: nbgrader generate_assignment, a Dask worker, six notebooks graded
+def test_reuse_with_the_real_grader(tmp_path):
+    """Through the course's grader (unsandboxed: the test's own submissions): a resubmission grades
+    only the notebook that changed and keeps the other's grading (the score adds up, the kept cells
+    say so); once the assignment's source changes, nothing is kept."""
+    import nbformat
+
+    from tests.test_hub import tiny_source
+    from tools.live_grading.worker import CourseGrader
+
+    course, inbound = tmp_path / "course", tmp_path / "inbound"
+    (course / "source" / "a1").mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()  # noqa: F821\n"
+        f"load_subconfig({str(env.COURSE / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        f"c.CourseDirectory.root = {str(course)!r}\n")
+    for nb in ("nb1", "nb2"):
+        nbformat.write(tiny_source(), str(course / "source" / "a1" / f"{nb}.ipynb"))
+    r = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "a1",
+                        f"--CourseDirectory.root={course}"], cwd=course, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-1500:]
+    q = Queue(tmp_path / "q.sqlite")
+    answers = {"right": "def double(x):\n    return x + x", "wrong": "def double(x):\n    return x * x"}
+
+    def submit(minute: int, nb1: str, nb2: str):
+        t = T0 + dt.timedelta(minutes=minute)
+        d = inbound / f"alice+a1+{stamp(t)}+r"
+        d.mkdir(parents=True)
+        for name, answer in (("nb1", nb1), ("nb2", nb2)):
+            nb = nbformat.read(str(course / "release" / "a1" / f"{name}.ipynb"), as_version=4)
+            for c in nb.cells:
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_double":
+                    c.source = answers[answer]
+            nbformat.write(nb, str(d / f"{name}.ipynb"))
+        (d / "timestamp.txt").write_text(stamp(t))
+        q.add([Arrival("alice", "a1", stamp(t), t.timestamp(), d.name)], limit=lambda a: 0)
+        (row,) = q.claim(1)
+        res = g([row])[row.id]
+        assert "error" not in res, res
+        assert q.finish(row.id, res)
+        return row.id, res
+
+    g = CourseGrader(course, inbound, tmp_path / "state", sandbox=False, workers=1, queue=q)
+    try:
+        first, res = submit(0, "right", "right")
+        assert res["score"] == 4 and not any("reused_from" in v for v in res["notebooks"].values()), res
+        _, res = submit(1, "right", "wrong")
+        assert res["score"] == 2, "nb1 kept (2 points), nb2 graded again (0)"
+        assert res["notebooks"]["nb1"]["reused_from"] == first and "reused_from" not in res["notebooks"]["nb2"]
+        kept = {c["notebook"]: c.get("reused", False) for c in res["cells"]}
+        assert kept == {"nb1": True, "nb2": False}, res["cells"]
+        src = course / "source" / "a1" / "nb1.ipynb"  # the instructor edits the assignment's source
+        nb = nbformat.read(str(src), as_version=4)
+        nb.cells.append(nbformat.v4.new_markdown_cell("A hint added later."))
+        nbformat.write(nb, str(src))
+        _, res = submit(2, "right", "wrong")
+        assert res["score"] == 2 and not any("reused_from" in v for v in res["notebooks"].values()), \
+            "the source changed: everything is graded again"
+    finally:
+        g.close()
+
+
+def test_tasks_of_one_submission_combine():
+    from tools.live_grading.worker import combine
+
+    a = {"student": "s", "assignment": "a1", "notebooks": {"nb1.ipynb": "x"}, "seconds": 3.0, "log": "la",
+         "errors": ["nb2.ipynb: missing from the submission", "nb3.ipynb: missing from the submission"],
+         "flags": {}, "timing": {"nb1": 2.0}, "failed_lines": {"nb1": {"t": 3}}, "host": "h", "mistakes": {"nb1": 1}}
+    b = {"student": "s", "assignment": "a1", "notebooks": {"nb2.ipynb": "y"}, "seconds": 5.0, "log": "lb",
+         "errors": ["nb1.ipynb: missing from the submission", "nb3.ipynb: missing from the submission"],
+         "flags": {"nb2": ["numpy.allclose"]}, "timing": {"nb2": 4.0}, "host": "h"}
+    out = combine([(a, {"nb1"}), (b, {"nb2"})], "s", "a1")
+    assert sorted(out["notebooks"]) == ["nb1.ipynb", "nb2.ipynb"] and out["seconds"] == 5.0
+    assert out["errors"] == [], "a notebook graded by another task is not missing; nb3 is reported by the worker"
+    assert out["timing"] == {"nb1": 2.0, "nb2": 4.0} and out["flags"] == {"nb2": ["numpy.allclose"]}
+    assert out["mistakes"] == {"nb1": 1}, "a key the grader adds per notebook comes through"
+
+
+# ------------------------------------------------------------------ messages
+def test_messages_a_student_can_act_on():
+    import nbformat
+
+    from tools.live_grading.worker import _cause, _problem, notices, one_line
+
+    # an unreadable notebook: one line on top, not a row per test; no traceback anywhere
+    errs = ["nb1.ipynb: unreadable notebook (NotJSONError: Notebook does not appear to be JSON: '{not')",
+            "nbgrader autograde failed: Traceback (most recent call last):\n  File \"x\", line 1\nBoom"]
+    notice, rest, not_graded = notices(errs, ["nb1", "nb2"])
+    assert notice == ["nb1.ipynb was not graded: the file could not be read as a notebook (NotJSONError); "
+                      "its tests score 0."], notice
+    assert not_graded == {"nb1": "the file could not be read as a notebook (NotJSONError)"}
+    assert rest == ["the grader could not finish part of this submission (the instructor's log has the details)"]
+    # every notebook gone: one line, and the grader's failure is not shown at all
+    notice, rest, _ = notices(["nb1.ipynb: missing from the submission", "nb2.ipynb: missing from the submission",
+                               errs[1]], ["nb1", "nb2"])
+    assert len(notice) == 1 and notice[0].startswith("No notebook of this submission could be graded") and rest == []
+    assert "Traceback" not in json.dumps(notices(errs, ["nb1"])) and one_line(errs[1]) == "nbgrader autograde failed:"
+    # a loop at the top of an answer cell: the cell hit its time limit; the test's NameError says so
+    loop = nbformat.v4.new_code_cell("while True:\n    pass\ndef loss_from_moments(m):\n    return m",
+                                     metadata={"nbgrader": {"grade_id": "ex1_answer", "solution": True}})
+    loop.outputs = [nbformat.v4.new_output("error", ename="KeyboardInterrupt", evalue="", traceback=[]),
+                    nbformat.v4.new_output("error", ename="CellTimeoutError", evalue="", traceback=[])]
+    other = nbformat.v4.new_code_cell("import numpy as np\nraise ValueError('bad shape')")
+    other.outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="bad shape\nmore", traceback=[])]
+    p_loop, p_other = _problem(loop, 3, 90), _problem(other, 1, 90)
+    assert p_loop == {"cell": "ex1_answer", "kind": "time limit",
+                      "message": "the answer cell ex1_answer hit its time limit of 90 s"}
+    assert p_other == {"cell": "cell 2", "kind": "error", "message": "cell 2 raised ValueError: bad shape"}
+    name_error = {"ename": "NameError", "evalue": "name 'loss_from_moments' is not defined"}
+    cause = _cause(name_error, [(p_loop, loop.source), (p_other, other.source)])
+    assert cause == {"cell": "ex1_answer", "kind": "time limit",
+                     "message": "not graded: the answer cell ex1_answer hit its time limit of 90 s"}, cause
+    assert _cause({"ename": "AssertionError", "evalue": "x"}, [(p_loop, loop.source)]) is None
+    budget = nbformat.v4.new_code_cell("x = 1", metadata={"nbgrader": {"grade_id": "ex2", "solution": True}})
+    budget.outputs = [nbformat.v4.new_output("error", ename="GradingBudgetExceeded", traceback=[], evalue=(
+        "the time budget of this notebook (600 s to grade it) ran out while this cell ran: it was interrupted"))]
+    assert _problem(budget, 0, 90)["message"] == "the answer cell ex2 was stopped: the notebook's time budget of " \
+        "600 s ran out"
 
 
 # ------------------------------------------------------------------------ burst

@@ -19,8 +19,23 @@ Both fetch and submit through their Lab servers; then, through the proxy with th
 5. alice's second submission within the hour is refused (the policy allows one), with the reason;
 6. once the deadline has passed (the policy file changes), bob sees the hidden message.
 
-The hub is stopped with SIGTERM; no process it started (servers, proxy, service, Dask
-workers) may survive.
+Then, under real conditions (``test_a_class_under_real_conditions``, the same hub; three more
+students submit straight into the exchange, as their Lab's *Submit* would):
+
+7. carol's answer loops forever at the top of its cell; dave and erin submit right after her:
+   their results arrive first, each within 30 s of its submission; carol's arrives once her own
+   cell's time limit cut it (10 s in this course), its test row naming the answer cell that hit
+   the limit (``cause``);
+8. the service gets SIGTERM while grading frank's submission: the hub starts it again, the
+   submission is graded without using an attempt, and never shows "failed";
+9. the service gets SIGKILL while grading gina's: the hub notices within seconds
+   (``TD_GRADING_HUB_POLL``), the new service queues the row again without using an attempt,
+   the result arrives.
+
+It prints the submit -> result latency of each case (cold: the first submissions after the
+service started; warm; next to a hanging one; across a SIGTERM; across a SIGKILL) and the load
+average. The hub is stopped with SIGTERM; no process it started (servers, proxy, service and
+the Dask workers of each of its runs) may survive.
 """
 
 from __future__ import annotations
@@ -28,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -50,6 +66,8 @@ from tools import sandbox
 pytestmark = [pytest.mark.pipeline, pytest.mark.slow, pytest.mark.timeout(1200)]
 
 SERVICE = "services/grading/"
+MORE = ("carol", "dave", "erin", "frank", "gina")  # submit straight into the exchange (test 2)
+CELL_TIMEOUT = 10  # the course's cell time limit, in this test's course
 HIDDEN_MESSAGE = "hidden: negative numbers"
 ANSWERS = {"alice": "def double(x):\n    return x + x", "bob": "def double(x):\n    return x * x"}
 
@@ -65,6 +83,8 @@ def hub(tmp_path_factory):
     root = tmp_path_factory.mktemp("livehub")
     course, exchange = root / "course", root / "exchange"
     _write_course(course)
+    with (course / "nbgrader_config.py").open("a") as f:  # a loop costs 10 s here, not 90
+        f.write(f"c.Execute.timeout = {CELL_TIMEOUT}\n")
     exchange.mkdir()
     exchange.chmod(0o777)
     env = {**os.environ, "TD_EXCHANGE": str(exchange)}
@@ -77,7 +97,9 @@ def hub(tmp_path_factory):
     h = Hub(root, course, exchange, student.venv)
     h.policy = policy
     h.sandboxed = sandbox.available()[0]
-    h.env.update(TD_GRADING_SERVICE="1", TD_GRADING_PORT=str(bs.free_port()), TD_GRADING_STATE=str(root / "grading"),
+    h.env["TD_STUDENTS"] = ",".join((*STUDENTS, *MORE))
+    h.env.update(TD_GRADING_SERVICE="1", TD_GRADING_HUB_POLL="1",
+                 TD_GRADING_PORT=str(bs.free_port()), TD_GRADING_STATE=str(root / "grading"),
                  TD_GRADING_POLICY=str(policy), TD_GRADING_WORKERS="2", TD_GRADING_POLL="0.5",
                  **({} if h.sandboxed else {"TD_GRADING_NO_SANDBOX": "1"}))
     h.tokens = {}
@@ -109,7 +131,7 @@ def wait_graded(user: User, submitted_at: float, timeout_s: float = 120, seen: i
             subs = r.json()["submissions"]
             if len(subs) > seen and subs[0]["state"] in ("graded", "failed", "refused"):
                 return subs[0], time.monotonic() - submitted_at
-        time.sleep(0.5)
+        time.sleep(0.6)  # the service allows 120 requests a minute
     raise AssertionError(f"{user.name}'s submission was not graded within {timeout_s} s\n{user.hub.log_tail(120)}")
 
 
@@ -248,3 +270,135 @@ def test_feedback_within_a_minute(hub: Hub, chromium) -> None:
     assert not problems, "\n".join(problems)
     hub.timings["total test (s)"] = round(time.monotonic() - t0, 1)
     print(f"\nlive grading timings: {hub.timings}; sandboxed: {hub.sandboxed}")
+
+
+# ------------------------------------------------------------------ under real conditions
+LOOP = "while True:\n    pass\ndef double(x):\n    return x + x"
+SLOW = "import time\ntime.sleep(6)\ndef double(x):\n    return x + x"  # long enough to stop the service in it
+
+
+def drop_submission(hub: Hub, student: str, answer: str) -> float:
+    """A submission of ``student`` written into the exchange's inbound as ``nbgrader submit`` writes
+    it (the notebook, ``timestamp.txt``, then ``submission_secret.txt`` last); its time.monotonic()."""
+    import nbformat
+
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    nb = nbformat.read(str(hub.course / "release" / ASSIGNMENT / "tiny.ipynb"), as_version=4)
+    for c in nb.cells:
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "ex_double":
+            c.source = answer
+    inbound = hub.exchange / COURSE_ID / "inbound"
+    tmp = hub.root / f".{student}-{os.getpid()}"
+    tmp.mkdir()
+    nbformat.write(nb, str(tmp / "tiny.ipynb"))
+    (tmp / "timestamp.txt").write_text(stamp)
+    folder = inbound / f"{student}+{ASSIGNMENT}+{stamp}+{os.urandom(4).hex()}"
+    tmp.rename(folder)
+    (folder / "submission_secret.txt").write_text("s")
+    return time.monotonic()
+
+
+def service_pid(hub: Hub) -> int | None:
+    """The grading service's PID (a child of the hub)."""
+    import psutil
+
+    for p in psutil.Process(hub.proc.pid).children():
+        with contextlib.suppress(psutil.Error):
+            if "tools.live_grading" in " ".join(p.cmdline()):
+                return p.pid
+    return None
+
+
+def queue_row(hub: Hub, student: str, graded: bool = False):
+    """The student's newest row in the service's queue (``graded``: newest graded one)."""
+    from tools.live_grading.queue import Queue
+
+    rows = Queue(hub.root / "grading" / "queue.sqlite").rows(student=student)
+    rows = [r for r in rows if r.state == "graded"] if graded else rows
+    return rows[0] if rows else None
+
+
+def stop_while_grading(hub: Hub, user: User, sig: signal.Signals) -> dict:
+    """Submit a slow answer as ``user``, send ``sig`` to the service while it grades it, and wait for
+    the result; what happened (the row, the latency, how long the pages answered something else
+    than 200, the states the student saw)."""
+    import psutil
+
+    t = drop_submission(hub, user.name, SLOW)
+    deadline = time.monotonic() + 60
+    while (row := queue_row(hub, user.name)) is None or row.state != "grading":
+        assert time.monotonic() < deadline, f"{user.name}'s submission was never graded\n{hub.log_tail(80)}"
+        time.sleep(0.1)
+    time.sleep(1.0)  # inside the grading: the kernel runs the answer's sleep
+    pid = service_pid(hub)
+    hub.note_family()
+    os.kill(pid, sig)
+    t_sig = time.monotonic()
+    psutil.Process(pid).wait(timeout=60)
+    seen, down, last_api = set(), None, 0.0
+    while time.monotonic() - t < 180:
+        row = queue_row(hub, user.name)
+        seen.add(row.state)  # what the service recorded, every state on the way
+        if time.monotonic() - last_api >= 1.0:  # the pages, as the student polls them (within their rate limit)
+            last_api = time.monotonic()
+            r = service(user, "api/submissions")
+            if r.status_code == 200:
+                down = down if down is not None else last_api - t_sig
+                seen |= {x["state"] for x in r.json()["submissions"]}
+        if row.state in ("graded", "failed", "refused") and down is not None:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError(f"{user.name}: no result within 180 s after {sig.name}\n{hub.log_tail(120)}")
+    (sub,) = service(user, "api/submissions").json()["submissions"]
+    hub.note_family()  # the new service and its workers, for the check that nothing survives
+    return {"sub": sub, "row": row, "latency": row.latency, "down": down, "seen": seen,
+            "new_pid": service_pid(hub), "old_pid": pid}
+
+
+def test_a_class_under_real_conditions(hub: Hub) -> None:
+    users = {n: User(hub, n) for n in MORE}
+    for u in users.values():
+        u.login()
+        hub.tokens[u.name] = u.token
+
+    # 7. A submission that loops forever holds back nobody: dave's and erin's results come first.
+    t_carol = drop_submission(hub, "carol", LOOP)
+    time.sleep(0.3)
+    t_fast = {s: drop_submission(hub, s, ANSWERS["alice"]) for s in ("dave", "erin")}
+    got = {s: wait_graded(users[s], t_fast[s], timeout_s=60) for s in ("dave", "erin")}
+    carol_row = queue_row(hub, "carol")
+    assert carol_row.state in ("queued", "grading"), "the fast ones came first"
+    for s, (sub, _) in got.items():
+        assert sub["state"] == "graded" and sub["feedback"]["score"] == 2, sub
+        hub.timings[f"warm, next to a hanging one: {s} (s)"] = queue_row(hub, s).latency
+    latency = {s: queue_row(hub, s).latency for s in got}
+    assert all(w <= 30 for w in latency.values()), f"fast submissions waited for a hanging one: {latency}"
+    carol, _ = wait_graded(users["carol"], t_carol, timeout_s=180)
+    hub.timings["the hanging one: carol (s)"] = queue_row(hub, "carol").latency
+    assert carol["state"] == "graded" and carol["feedback"]["score"] == 0, carol
+    (entry,) = queue_row(hub, "carol").result["cells"]
+    assert entry["message"].startswith("NameError") and entry["cause"]["kind"] == "time limit", entry
+    assert entry["cause"]["cell"] == "ex_double" and f"time limit of {CELL_TIMEOUT} s" in entry["cause"]["message"]
+    assert any("ex_double hit its time limit" in n for n in queue_row(hub, "carol").result["notice"])
+
+    # 8. SIGTERM while grading: queued again, no attempt used, graded by the restarted service.
+    term = stop_while_grading(hub, users["frank"], signal.SIGTERM)
+    assert term["sub"]["state"] == "graded" and term["sub"]["feedback"]["score"] == 2, (term, hub.log_tail(80))
+    assert term["row"].attempts == 1 and "failed" not in term["seen"], term
+    assert term["new_pid"] not in (None, term["old_pid"]), "the hub did not start the service again"
+    hub.timings["across a SIGTERM: frank (s)"] = term["latency"]
+    hub.timings["pages down after SIGTERM (s)"] = round(term["down"], 1)
+
+    # 9. SIGKILL while grading: the hub notices within seconds; the row is queued again on start.
+    kill = stop_while_grading(hub, users["gina"], signal.SIGKILL)
+    assert kill["sub"]["state"] == "graded" and kill["sub"]["feedback"]["score"] == 2, (kill, hub.log_tail(80))
+    assert kill["row"].attempts == 1 and "failed" not in kill["seen"], kill
+    assert kill["down"] < 20, f"the pages answered 503 for {kill['down']:.0f} s after the crash"
+    hub.timings["across a SIGKILL: gina (s)"] = kill["latency"]
+    hub.timings["pages down after SIGKILL (s)"] = round(kill["down"], 1)
+    assert "queued again (no attempt used)" in hub.log_path.read_text(), "the restarted service said nothing"
+    cold = {f"{s} (s)": queue_row(hub, s, graded=True).latency for s in STUDENTS}
+    print(f"\nlive grading latencies (submit -> result, s): cold (first after the service started) {cold}; "
+          f"{ {k: v for k, v in hub.timings.items() if k.startswith(('warm', 'the hanging', 'across', 'pages'))} }; "
+          f"load average {os.getloadavg()}; sandboxed: {hub.sandboxed}")

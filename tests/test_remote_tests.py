@@ -113,7 +113,8 @@ def test_runner_asks_only_for_declared_names_and_computes_the_verdict_itself():
         x = wire.decode(call["args"])[0]
         send({"op": "result", "id": call["id"], "ok": wire.encode(2 * x + (x == 2)), "after": {}})  # wrong at x = 2
         done = recv()
-        assert done == {"op": "done", "error": {"ename": "AssertionError", "evalue": "double is wrong"}, "mistake": None}
+        assert done == {"op": "done", "error": {"ename": "AssertionError", "evalue": "double is wrong"},
+                        "mistake": None}
         # A reference in the answer is refused by the runner (it never imports what the kernel names).
         send({"op": "run", "source": cell, "label": "<t>", "student": ["double"]})
         need = recv()

@@ -153,6 +153,19 @@ def for_runner(assignment: str, notebooks: list[str]) -> dict[str, dict[str, lis
     return out
 
 
+def hints(assignment: str, notebooks: list[str]) -> dict[tuple[str, str], dict[str, str]]:
+    """(notebook, test cell) -> {known mistake: its hint}, read from the declarations alone (what
+    a page needs to show a recognised mistake)."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for nb in notebooks:
+        root = FIXTURES / assignment / nb
+        for package in sorted(p for p in root.iterdir() if (p / "__init__.py").is_file()) if root.is_dir() else []:
+            meta = fake_students.constants(package)
+            for t in meta.get("TESTS", []):
+                out.setdefault((nb, t), {}).update({str(k): str(v) for k, v in meta.get("MISTAKES", {}).items()})
+    return out
+
+
 def assignments() -> list[str]:
     return sorted(p.name for p in (env.COURSE / "source").iterdir()
                   if p.is_dir() and (FIXTURES / p.name).is_dir())

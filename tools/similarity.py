@@ -75,8 +75,16 @@ class Pair:
         return max(self.score_a, self.score_b)
 
 
+def _from_copydetect(record: logging.LogRecord) -> bool:
+    """False for a record copydetect logs through the root logger (its chatter about skipped
+    files), so that only those are dropped, not the root logger's other records."""
+    return "copydetect" not in record.pathname.replace("\\", "/").split("/")
+
+
 def _quiet_copydetect() -> None:
-    logging.getLogger().setLevel(max(logging.getLogger().level, logging.ERROR))
+    root = logging.getLogger()
+    if _from_copydetect not in root.filters:
+        root.addFilter(_from_copydetect)
 
 
 def answer_cells(folder: Path) -> dict[tuple[str, str], str]:

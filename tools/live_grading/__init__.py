@@ -8,9 +8,15 @@ A JupyterHub-managed service (``python -m tools.live_grading``, registered by
 - :mod:`~tools.live_grading.queue` keeps them in a durable queue (sqlite in the service's state
   folder): a restart loses nothing, and each submission is graded to completion exactly once;
   the rate limit (at most N graded submissions per student, assignment and hour) is decided
-  there, when a submission arrives;
+  there, when a submission arrives; a stop (SIGTERM) or a crash while grading puts the
+  submission back without using one of its attempts;
 - :mod:`~tools.live_grading.worker` grades them with the course's grader (``tools.grade``:
-  sandboxed kernels, test cells in a test runner, on a Dask cluster);
+  sandboxed kernels, test cells in a test runner, on a Dask cluster started and warmed up with
+  the service), each submission on its own and recorded the moment it is graded (one that hangs
+  holds back nobody else's), one Dask task per notebook, and only the notebooks that changed
+  since the student's last graded submission (the others keep their grading, marked as reused);
+  its results name what a student can act on (an answer cell that hit its time limit, a notebook
+  that could not be read) in one line each, never a traceback (those go to the service's log);
 - :mod:`~tools.live_grading.policy` decides what a student sees of a result (visible tests
   at once; hidden tests as pass/fail or nothing before the deadline, their messages after);
 - :mod:`~tools.live_grading.app` serves the pages under ``/services/grading/`` behind the

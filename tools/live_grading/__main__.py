@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from tools import env, exchange
+from tools import env
 from tools.grade import add_kernel_options
 from tools.live_grading.policy import MODES, AssignmentPolicy, Policy
 from tools.live_grading.queue import Arrival, Queue
@@ -57,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the service's own folder: queue.sqlite, a course per assignment, reports "
                         "(default: <course>/.live_grading)")
     p.add_argument("--policy", type=Path, metavar="FILE",
-                   help="per-assignment settings, TOML: deadline, max_per_hour, hidden_before_deadline, enabled "
+                   help="settings, TOML: timezone; per assignment deadline, max_per_hour, hidden_before_deadline, "
+                        "enabled "
                         "(default: <course>/live_grading.toml if it exists; else the two options below)")
     p.add_argument("--max-per-hour", type=int, default=3, metavar="N",
                    help="accepted submissions per student, assignment and hour, more are refused; 0: no limit "
@@ -79,7 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, metavar="N",
                    help="workers of the local cluster (default: one per CPU core)")
     p.add_argument("--batch", type=int, default=4, metavar="N",
-                   help="submissions (of distinct students) graded together on the cluster (default: 4)")
+                   help="submissions graded at once, each on its own and recorded as soon as it is graded "
+                        "(default: 4)")
+    p.add_argument("--no-warm-up", action="store_true",
+                   help="do not grade each assignment's released notebooks once at start (default: warm up, so "
+                        "the first submission is graded as fast as the next ones)")
     add_kernel_options(p, runs_as="the service's user")
     p.add_argument("--poll", type=float, default=2.0, metavar="S",
                    help="seconds between two looks at the exchange (default: 2)")
@@ -102,6 +107,8 @@ def refuser(policy: Policy, course: Path, inbound: Path | None = None):
     with ``inbound``: what ``tools.exchange.inspect`` refuses: a folder another system user wrote,
     a link, a folder holding links or special files), or None."""
     def refuse(a: Arrival) -> str | None:
+        from tools import exchange  # nbgrader: imported once a submission comes, not before the pages are up
+
         if not policy.get(a.assignment).enabled:
             return f"live grading is off for {a.assignment}; the instructor grades it after collecting"
         if (course / "source").is_dir() and not (course / "source" / a.assignment).is_dir():
@@ -132,6 +139,8 @@ class RecordedTimes:
         return self.queue.add([self.recorded(a) for a in arrivals], limit, refuse, now)
 
     def recorded(self, a: Arrival) -> Arrival:
+        from tools import exchange
+
         sub = exchange.inspect(self.inbound, a.inbound, check_owner=False)
         if sub.time is None:
             return dataclasses.replace(a, submitted=time.time())  # unreadable: now, never the name
@@ -150,12 +159,62 @@ def _loop(stop: threading.Event, every: float, fn) -> None:
         stop.wait(every)
 
 
+def quiet(verbose: bool = False) -> None:
+    """A service log that shows what matters: the libraries' routine notes (Dask's start-up,
+    alembic's migration context, SQLAlchemy's autoflush warnings inside nbgrader, the leaked
+    semaphores multiprocessing's tracker reports when worker processes end) are silenced, or kept
+    for ``--verbose``; other warnings stay."""
+    import warnings
+
+    if verbose:
+        return
+    os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # read when distributed is imported, later
+    # the tracker runs in a process of its own, started later: it reads the filter from the environment
+    leak = "ignore::UserWarning:multiprocessing.resource_tracker"
+    os.environ["PYTHONWARNINGS"] = ",".join(x for x in (os.environ.get("PYTHONWARNINGS"), leak) if x)
+    warnings.filterwarnings("ignore", message=r"resource_tracker: There appear to be", category=UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            from sqlalchemy.exc import SAWarning
+        except ImportError:  # pragma: no cover - nbgrader brings it
+            SAWarning = None  # noqa: N806
+    if SAWarning is not None:
+        warnings.filterwarnings("ignore", category=SAWarning)
+    for name in ("alembic", "traitlets", "nbgrader", "distributed", "tornado.access"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+    for h in logging.getLogger().handlers:  # nbgrader's apps set their own loggers' levels back to INFO
+        h.addFilter(_routine)
+
+
+#: loggers whose messages below WARNING are routine (nbgrader's merge, copying, converting)
+ROUTINE = ("traitlets", "nbgrader", "alembic", "NbGraderAPI", "Autograde", "distributed", "tornado.access")
+
+
+def _routine(record: logging.LogRecord) -> bool:
+    """False for a routine library message (see :func:`quiet`)."""
+    if record.name.split(".")[0] in ROUTINE and record.levelno < logging.WARNING:
+        return False
+    # nbgrader's exchange check, made by every nbgrader app the merge starts (the service uses no exchange
+    # there), and Dask stopping a worker busy with a grading when the service stops (it is queued again)
+    return not (record.name.split(".")[0] in ROUTINE
+                and str(record.msg).startswith(("Unwritable directory", "Worker process still alive after")))
+
+
+def assignments_to_warm(course: Path, policy: Policy) -> list[str]:
+    """The course's assignments that are graded live (a source folder, enabled in the policy)."""
+    src = course / "source"
+    names = sorted(p.name for p in src.iterdir() if p.is_dir()) if src.is_dir() else []
+    return [n for n in names if policy.get(n).enabled and not n.startswith(".")]
+
+
 def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if a.verbose else logging.INFO, stream=sys.stderr,
                         format="[grading %(asctime)s %(levelname)s] %(message)s")
-    if not a.verbose:  # Dask's own chatter (read when distributed is imported, later)
-        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")
+    # the service's own lines whatever a library does to the root logger's level (copydetect's quieting)
+    logging.getLogger("tools").setLevel(logging.DEBUG if a.verbose else logging.INFO)
+    quiet(a.verbose)
     course = a.course.resolve()
     state = (a.state or course / ".live_grading").resolve()
     state.mkdir(parents=True, exist_ok=True)
@@ -170,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     queue = Queue(state / "queue.sqlite")
     back = queue.recover()
     if back:
-        log.info("%d submission(s) left 'grading' by a previous run are queued again", back)
+        log.info("%d submission(s) left 'grading' by a previous run are queued again (no attempt used)", back)
     policy_file = a.policy or (course / "live_grading.toml")
     policy = Policy.load(policy_file, AssignmentPolicy(max_per_hour=a.max_per_hour, hidden_before_deadline=a.hidden))
     inbound = a.exchange / a.course_id / "inbound"
@@ -187,8 +246,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"cannot sandbox kernels: {why} (use --no-sandbox for trusted submissions)", file=sys.stderr)
                 return 2
         grader = CourseGrader(course, inbound, state, sandbox=not a.no_sandbox, workers=a.workers,
-                              scheduler=a.scheduler, limits={"mem_limit": int(a.mem_gb * (1 << 30))})
-        threading.Thread(target=grader.client, daemon=True, name="dask-start").start()  # ready before the first
+                              scheduler=a.scheduler, limits={"mem_limit": int(a.mem_gb * (1 << 30))}, queue=queue)
+        # the cluster, each assignment's inputs and a first grading on every worker, before the first submission
+        warm = [] if a.no_warm_up else assignments_to_warm(course, policy)
+        threading.Thread(target=_warm, args=(grader, warm, queue), daemon=True, name="warm-up").start()
     worker = Worker(queue, grader, batch=max(1, a.batch))
     stop = threading.Event()
     threads = [threading.Thread(target=_loop, args=(stop, a.poll, watcher.poll), daemon=True, name="watch"),
@@ -204,10 +265,18 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(_serve(a, queue, policy, course, state, stop))
     finally:
         stop.set()
+        worker.shutdown()  # what was being graded goes back to the queue, no attempt used
         close = getattr(grader, "close", None)
         if close:
             close()
     return 0
+
+
+def _warm(grader: CourseGrader, assignments: list[str], queue: Queue) -> None:
+    try:  # submissions waiting (a restart): they warm the workers themselves, nothing goes before them
+        grader.warm(assignments, grade=queue.pending() == 0)
+    except Exception:  # noqa: BLE001 - grading still works, only the first one is slower
+        log.exception("warm-up")
 
 
 def _wait(stop: threading.Event, queue: Queue, watcher: Watcher, a) -> None:

@@ -9,9 +9,15 @@ timestamp): noticing it again changes nothing. Its state moves
 The rate limit is decided when the row is written, in the same transaction, so a restart or
 a second scan cannot change it: a submission is refused when the student already has
 ``limit`` accepted submissions of that assignment whose timestamps fall in the hour before
-its own. Rows left ``grading`` by a crash go back to ``queued`` on start (:meth:`Queue.recover`);
-:meth:`Queue.finish` records a result only for a row still ``grading``, so a submission is
-graded to completion exactly once (a grading interrupted by a crash is redone).
+its own. Rows left ``grading`` by a crash go back to ``queued`` on start (:meth:`Queue.recover`),
+and the rows being graded when the service stops (SIGTERM) go back at once
+(:meth:`Queue.release`): neither uses one of the row's attempts, which only a grading error of
+the submission itself does (:meth:`Queue.fail`). :meth:`Queue.finish` records a result only
+for a row still ``grading``, so a submission is graded to completion exactly once (a grading
+interrupted by a crash or a stop is redone).
+
+Each row keeps the submission's own time (``submitted``: the exchange's record) and the time
+its result was recorded (``finished``): :attr:`Row.latency` is what the student waited.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -86,6 +93,17 @@ class Row:
         """Seconds from the service noticing the submission to its grade being recorded."""
         return None if self.finished is None else round(self.finished - self.noticed, 2)
 
+    @property
+    def graded_at(self) -> float | None:
+        """When the result was recorded (seconds since the epoch), None until then."""
+        return self.finished if self.state == "graded" else None
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds from the submission's own time (the exchange's record, ``submitted``) to its
+        result being recorded: what the student waited after *Submit*."""
+        return None if self.graded_at is None else round(self.graded_at - self.submitted, 2)
+
 
 def _row(r: sqlite3.Row) -> Row:
     d = dict(r)
@@ -94,8 +112,9 @@ def _row(r: sqlite3.Row) -> Row:
 
 
 def when(seconds: float) -> str:
-    """A time for a student to read: ``2026-12-02 14:05 UTC``."""
-    return dt.datetime.fromtimestamp(seconds, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """A time for a student to read, rounded up to the minute (a limit that frees at 01:21:35
+    reads 01:22, never a time at which it is still in force): ``2026-12-02 14:05 UTC``."""
+    return dt.datetime.fromtimestamp(math.ceil(seconds / 60) * 60, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class Queue:
@@ -173,19 +192,35 @@ class Queue:
 
     # ------------------------------------------------------------------- grading
     def recover(self) -> int:
-        """Rows left ``grading`` (the service died while grading them) back to ``queued``."""
+        """Rows left ``grading`` (the service died while grading them) back to ``queued``; the
+        attempt the interrupted grading counted is given back (the service's fault, not the
+        submission's)."""
         with self._tx() as con:
-            return con.execute("UPDATE submissions SET state='queued', started=NULL WHERE state='grading'").rowcount
+            return con.execute("UPDATE submissions SET state='queued', started=NULL, attempts=MAX(attempts-1, 0) "
+                               "WHERE state='grading'").rowcount
+
+    def release(self, row_id: int) -> bool:
+        """A row being graded back to ``queued`` without using an attempt (the service stops while
+        grading it); False if it was not ``grading``."""
+        with self._tx() as con:
+            return con.execute("UPDATE submissions SET state='queued', started=NULL, attempts=MAX(attempts-1, 0) "
+                               "WHERE id=? AND state='grading'", (row_id,)).rowcount == 1
 
     def claim(self, n: int = 1) -> list[Row]:
         """Up to ``n`` queued rows, oldest first, of one assignment and distinct students, now ``grading``.
-        A student's newer submission waits while an older one of the same assignment is queued."""
+        A student's newer submission waits while an older one of the same assignment is queued or
+        being graded (its notebooks may reuse that one's result)."""
         with self._tx() as con:
-            first = con.execute("SELECT * FROM submissions WHERE state='queued' ORDER BY submitted, id LIMIT 1"
-                                ).fetchone()
+            busy = {(r[0], r[1]) for r in con.execute(
+                "SELECT student, assignment FROM submissions WHERE state='grading'")}
+            first = None
+            for r in con.execute("SELECT * FROM submissions WHERE state='queued' ORDER BY submitted, id"):
+                if (r["student"], r["assignment"]) not in busy:
+                    first = r
+                    break
             if first is None:
                 return []
-            picked, students = [], set()
+            picked, students = [], {s for s, a in busy if a == first["assignment"]}
             for r in con.execute("SELECT * FROM submissions WHERE state='queued' AND assignment=? "
                                  "ORDER BY submitted, id", (first["assignment"],)):
                 if r["student"] in students:
@@ -214,8 +249,10 @@ class Queue:
             if r is None or r["state"] != "grading":
                 return r["state"] if r else "missing"
             state = "queued" if r["attempts"] <= retries else "failed"
+            # queued again: no reason for the student to read (the service's log has it)
             con.execute("UPDATE submissions SET state=?, reason=?, started=NULL, finished=? WHERE id=?",
-                        (state, reason, time.time() if state == "failed" else None, row_id))
+                        (state, reason if state == "failed" else "", time.time() if state == "failed" else None,
+                         row_id))
             return state
 
     # ------------------------------------------------------------------- reading
@@ -228,6 +265,18 @@ class Queue:
             q, args = q + " AND assignment=?", [*args, assignment]
         with self._tx(write=False) as con:
             return [_row(r) for r in con.execute(q + " ORDER BY submitted DESC, id DESC", args)]
+
+    def last_graded(self, student: str, assignment: str, before: int | None = None) -> Row | None:
+        """The student's latest graded row of the assignment (other than row ``before``, and not
+        submitted after it): the result a new submission's unchanged notebooks may reuse."""
+        q = "SELECT * FROM submissions WHERE student=? AND assignment=? AND state='graded'"
+        args: list = [student, assignment]
+        if before is not None:
+            q += " AND id!=? AND submitted<=(SELECT submitted FROM submissions WHERE id=?)"
+            args += [before, before]
+        with self._tx(write=False) as con:
+            r = con.execute(q + " ORDER BY submitted DESC, id DESC LIMIT 1", args).fetchone()
+            return _row(r) if r else None
 
     def get(self, row_id: int) -> Row | None:
         with self._tx(write=False) as con:
