@@ -764,6 +764,30 @@ def axe_run_page(page: Any, tags: tuple[str, ...] = AXE_WCAG21_AA, root: str = "
     return {**axe_wait(page), "code_blocks": sample}
 
 
+def axe_html_pages(pages: dict[str, str], folder: Path, screenshots: Path | None = None) -> list[str]:
+    """axe-core's WCAG 2.1 AA problems of HTML pages (name -> text), each written to ``folder``
+    and opened offline (nothing but ``file:`` and ``data:`` loads) in headless Chromium; with
+    ``screenshots``, a full-page screenshot of each there."""
+    problems = []
+    with chromium_browser() as browser:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
+        for name, html in pages.items():
+            f = folder / f"live_grading_{name}.html"
+            f.write_text(html)
+            pg = context.new_page()
+            pg.goto(f.as_uri())
+            if screenshots is not None:
+                screenshots.mkdir(parents=True, exist_ok=True)
+                pg.screenshot(path=str(screenshots / f"live_grading_{name}.png"), full_page=True)
+            res = axe_run(pg)
+            if res["violations"]:
+                problems.append(f"{name}: axe-core {res['version']}:\n{axe_report(res['violations'])}")
+            pg.close()
+        context.close()
+    return problems
+
+
 def axe_report(violations: list[dict]) -> str:
     """One line per violation and node, for an assertion message."""
     return "\n".join(f"  {v['id']} ({v['impact']}): {v['help']}: {n['target']} {n['html'][:160]}"

@@ -251,22 +251,7 @@ def test_feedback_within_a_minute(hub: Hub, chromium) -> None:
              "waiting": _render("live_grading_student.html.j2", rows=[waiting], pending=True, user="alice",
                                 instructor=False, url=lambda *p: "/services/grading/" + "/".join(p), hub="/hub/")}
     assert "http-equiv" not in pages["waiting"] and 'role="status"' in pages["waiting"]
-    problems = []
-    with bs.chromium_browser() as browser:
-        context = browser.new_context(viewport=bs.VIEWPORT)
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
-        for name, html in pages.items():
-            f = hub.root / f"live_grading_{name}.html"
-            f.write_text(html)
-            pg = context.new_page()
-            pg.goto(f.as_uri())
-            bs.BUILD.mkdir(parents=True, exist_ok=True)
-            pg.screenshot(path=str(bs.BUILD / f"live_grading_{name}.png"), full_page=True)
-            res = bs.axe_run(pg)
-            if res["violations"]:
-                problems.append(f"{name}: axe-core {res['version']}:\n{bs.axe_report(res['violations'])}")
-            pg.close()
-        context.close()
+    problems = bs.axe_html_pages(pages, hub.root, screenshots=bs.BUILD)
     assert not problems, "\n".join(problems)
     hub.timings["total test (s)"] = round(time.monotonic() - t0, 1)
     print(f"\nlive grading timings: {hub.timings}; sandboxed: {hub.sandboxed}")

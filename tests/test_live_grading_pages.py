@@ -499,20 +499,7 @@ def test_pages_pass_axe(served, chromium, tmp_path):
     pages = {"student": served.get("", "alice").text, "feedback": served.get(f"submissions/{a.id}", "alice").text,
              "feedback_instructor": served.get(f"submissions/{a.id}", "prof").text,
              "class": served.get("class", "prof").text}
-    problems = []
-    with bs.chromium_browser() as browser:
-        context = browser.new_context(viewport=bs.VIEWPORT)
-        context.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:")) else r.abort())
-        for name, html in pages.items():
-            f = tmp_path / f"live_grading_{name}.html"
-            f.write_text(html)
-            pg = context.new_page()
-            pg.goto(f.as_uri())
-            res = bs.axe_run(pg)
-            if res["violations"]:
-                problems.append(f"{name}: axe-core {res['version']}:\n{bs.axe_report(res['violations'])}")
-            pg.close()
-        context.close()
+    problems = bs.axe_html_pages(pages, tmp_path)
     assert not problems, "\n".join(problems)
 
 
