@@ -107,13 +107,10 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
                          "td_lib.cnn_lcn.network.Networks.coef"),
     "exC_matched_init": ("td_lib.cnn_lcn.init.matched_lcn_init",),
     "exD_alpha_spec": ("td_lib.cnn_lcn.observables.alpha_spec", "td_lib.cnn_lcn.observables.log_d_fit"),
-    "exE_initial_errors": ("td_lib.cnn_lcn.early_times.initial_error",
-                           "td_lib.cnn_lcn.model.generalisation_error",
+    "exE_initial_errors": ("td_lib.cnn_lcn.early_times.initial_error", "td_lib.cnn_lcn.model.generalisation_error",
                            "td_lib.cnn_lcn.model.eg_from_covariance"),
-    "exF_noise_floor": ("td_lib.cnn_lcn.noise.noise_floor",
-                        "td_lib.cnn_lcn.noise.noise_floor_from_M",
-                        "td_lib.cnn_lcn.noise.omega_matrix",
-                        "td_lib.cnn_lcn.noise.error_covariance_prediction",
+    "exF_noise_floor": ("td_lib.cnn_lcn.noise.noise_floor", "td_lib.cnn_lcn.noise.noise_floor_from_M",
+                        "td_lib.cnn_lcn.noise.omega_matrix", "td_lib.cnn_lcn.noise.error_covariance_prediction",
                         "td_lib.cnn_lcn.phase.refine_min"),
 }
 

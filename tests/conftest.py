@@ -45,21 +45,35 @@ def chromium() -> Path:
 @dataclass
 class GradedClass:
     """One assignment's fake class (every student of ``tools.pipeline.STUDENTS``):
-    ``pristine`` is the course as collected (nothing graded), ``course`` the same course after
-    serial ``nbgrader autograde`` and ``generate_feedback`` -- the reference that both the
-    pipeline test (scores, feedback, checksum warnings) and the parallel grader's test
-    (identical table) read. Tests must not modify either (clone ``pristine`` to grade it)."""
+    ``pristine`` is the course as collected (nothing graded), ``course`` the same course graded
+    as ``make grade`` grades it (``tools.grade``: sandboxed where bubblewrap runs, on the
+    session's Dask cluster) with nbgrader's ``generate_feedback`` after it: what the pipeline
+    test (scores, feedback, checksum warnings) and the report read. ``records``: the grading
+    records; ``log``: nbgrader's logs of the tasks. Tests must not modify either course (clone
+    ``pristine`` to grade it). tests/test_grade.py proves, on one notebook and every kind of
+    student, that this grader gives what serial ``nbgrader autograde`` gives."""
 
     course: Path
     pristine: Path
     plan: object
     log: str
+    records: dict
 
 
 @pytest.fixture(scope="session")
-def graded_class(tmp_path_factory):
+def grading_client():
+    """One local Dask cluster of two worker processes for every test that grades (2 cores)."""
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def graded_class(tmp_path_factory, grading_client):
     """``graded_class(assignment) -> GradedClass``, built once per session and assignment."""
-    from tools import pipeline
+    from tools import grade, pipeline, sandbox
 
     cache: dict[str, GradedClass] = {}
 
@@ -69,10 +83,12 @@ def graded_class(tmp_path_factory):
             course, plan = pipeline.scratch_course(base / "course", assignment)
             pristine = base / "pristine"
             shutil.copytree(course, pristine, symlinks=True)
-            log = pipeline.autograde(assignment, course=course)
+            records = grade.grade(assignment, course, client=grading_client, progress=False,
+                                  sandbox=sandbox.available()[0], echo=lambda *a: None)
+            log = grade.combined_log(records)
             plan.autograde_log = log
             pipeline.nbgrader("generate_feedback", assignment, "--force", course=course)
-            cache[assignment] = GradedClass(course, pristine, plan, log)
+            cache[assignment] = GradedClass(course, pristine, plan, log, records)
         return cache[assignment]
 
     return get

@@ -2,10 +2,10 @@
 
 The slow tests (marked ``pipeline``) grade fake students in scratch copies of the course:
 
-- both assignments, all notebooks, every fake student (solutions, blank, partial, raises,
-  loop, tampered, delegates): the exported grade table and every cell's grade equal serial
-  ``nbgrader autograde`` of the same submissions (``graded_class`` in conftest.py, computed
-  once per session and also asserted by tests/test_pipeline.py);
+- every fake student (solutions, blank, partial, raises, loop, tampered, delegates) on one
+  notebook: the exported grade table and every cell's grade equal serial ``nbgrader
+  autograde`` of the same submissions (every notebook of both assignments is graded by this
+  grader in ``graded_class``, conftest.py, and checked against the plan in tests/test_pipeline.py);
 - the other properties use one small notebook (td2_7_1b_early_time_linear, the only notebook
   of a scratch assignment), where the property does not need them all: a worker killed
   mid-grading, a corrupt and a missing notebook, hostile submissions
@@ -72,12 +72,8 @@ def A_of(t: dict) -> str:
 
 
 @pytest.fixture(scope="session")
-def client():
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as c:
-        yield c
+def client(grading_client):
+    return grading_client  # conftest.py: the session's one cluster
 
 
 @pytest.fixture(scope="session")
@@ -105,32 +101,36 @@ def test_hostile_fixture_names_real_cells():
 
 
 # ------------------------------------------------------------------------ slow
-# The whole fake class (every kind of submission: full marks, blank, partial, raising, looping,
-# a tampered test cell, a delegating answer) on one assignment; on the other (five notebooks, the
-# costlier) full marks only, so that every notebook goes through the parallel grader once. The
-# grader's code is the same for both: each kind of submission needs proving once, not per assignment.
-PARALLEL_STUDENTS = {A2: pipeline.STUDENTS, A1: ("solutions",)}
+# Every kind of submission (full marks, blank, partial, raising, looping, a tampered test cell, a
+# delegating answer) on one notebook, graded by serial nbgrader autograde and by the parallel
+# sandboxed grader: the same table, cell by cell. The grader's code is the same for every
+# notebook; every notebook of both assignments goes through it in conftest.py's graded_class
+# (tests/test_pipeline.py checks each student's score there).
+@pytest.fixture(scope="session")
+def whole_class(tmp_path_factory):
+    """The one-notebook scratch course (7.1b) with every fake student, and its serial table."""
+    course, plan = make_course(tmp_path_factory.mktemp("whole") / "course", A1, [SMALL], students=pipeline.STUDENTS)
+    serial = clone(course, tmp_path_factory.mktemp("whole-serial") / "course")
+    pipeline.autograde(A1, course=serial)
+    return course, plan, table(serial, A1)
 
 
 @pytest.mark.pipeline
-@pytest.mark.parametrize("assignment", [A1, A2])
-def test_parallel_equals_serial(assignment, graded_class, client, tmp_path):
-    g = graded_class(assignment)  # the serial nbgrader autograde of the same class (conftest.py)
-    students = PARALLEL_STUDENTS[assignment]
-    serial, plan = table(g.course, assignment), g.plan
-    course = clone(g.pristine, tmp_path / "course")
-    recs = grade.grade(assignment, course, client=client, progress=False, students=list(students))
+def test_parallel_equals_serial(whole_class, client, tmp_path):
+    course, plan, serial = whole_class
+    students = pipeline.STUDENTS
+    course = clone(course, tmp_path / "course")
+    recs = grade.grade(A1, course, client=client, progress=False, students=list(students))
     assert sorted(recs) == sorted(students)
     assert all(not r["errors"] and not r["flags"] for r in recs.values()), recs
-    got = table(course, assignment)
-    serial["cells"] = {k: v for k, v in serial["cells"].items() if k[0] in students}
+    got = table(course, A1)
     assert_same(got, serial, students)
     for s in students:
-        assert float(got["rows"][(assignment, s)]["score"]) == pytest.approx(plan.expected[s])
+        assert float(got["rows"][(A1, s)]["score"]) == pytest.approx(plan.expected[s])
     # nbgrader's own checksum warnings (tampered test cells) come back from the tasks.
-    assert set(pipeline.checksum_warnings(grade.combined_log(recs))) == {"tampered"} & set(students)
+    assert set(pipeline.checksum_warnings(grade.combined_log(recs))) == {"tampered"}
     # A re-run grades nothing.
-    assert grade.grade(assignment, course, client=client, progress=False, students=list(students)) == {}
+    assert grade.grade(A1, course, client=client, progress=False, students=list(students)) == {}
 
 
 @pytest.mark.pipeline

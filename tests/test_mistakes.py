@@ -177,20 +177,14 @@ def test_the_fake_class_plants_each_mistake_once_apart_from_what_it_calls():
 
 # ------------------------------------------------------------ the graded fake class (slow)
 @pytest.fixture(scope="session")
-def mistake_classes(tmp_path_factory):
+def mistake_classes(tmp_path_factory, grading_client):
     """Each assignment's fake class of known mistakes, graded as ``make grade`` grades (sandboxed
-    where bubblewrap runs), on one local Dask cluster of two workers."""
-    from distributed import Client, LocalCluster
-
+    where bubblewrap runs), on the session's Dask cluster (conftest.py)."""
     from tools import sandbox
 
-    out = {}
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
-        for a in mistakes.assignments():
-            out[a] = mistakes.grade_class(a, tmp_path_factory.mktemp(f"mistakes-{a}") / "course",
-                                          sandbox=sandbox.available()[0], client=client)
-    return out
+    return {a: mistakes.grade_class(a, tmp_path_factory.mktemp(f"mistakes-{a}") / "course",
+                                    sandbox=sandbox.available()[0], client=grading_client)
+            for a in mistakes.assignments()}
 
 
 @pytest.mark.slow

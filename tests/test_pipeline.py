@@ -130,11 +130,11 @@ def test_release_validates_inverted(src, released):
     assert res == {}, f"some tests of {src.name} pass on the stubs: {res}"
 
 
-# Every fake student is graded by serial `nbgrader autograde` once per session (the
-# graded_class fixture of conftest.py; tests/test_grade.py compares the parallel grader with
-# the same table). The partial, blank and delegates students also go through the README's own
-# instructor and student commands (exchange, collect, autograde, feedback) in
-# tests/test_instructor_path.py; `make autograde-demo` runs this path by hand.
+# Every fake student is graded once per session as `make grade` grades (the graded_class
+# fixture of conftest.py: tools.grade, sandboxed; tests/test_grade.py proves on one notebook that
+# it gives serial `nbgrader autograde`'s table). The partial, blank and delegates students also go
+# through the README's own instructor and student commands (exchange, collect, autograde,
+# feedback) in tests/test_instructor_path.py; `make autograde-demo` runs nbgrader's own path by hand.
 
 
 @pytest.mark.pipeline

@@ -1,7 +1,7 @@
 """The instructor's report of an assignment (tools/report.py, ``make report A=...``).
 
 On the fake class that ``graded_class`` (conftest.py) grades once per session for
-tests/test_pipeline.py and tests/test_grade.py, never grading it anew:
+tests/test_pipeline.py, never grading it anew:
 
 - both assignments: the page is one file that asks for nothing (figures inlined as ``data:``
   URIs, no external URL), its scores equal ``nbgrader export``'s, its marks per graded cell
@@ -13,7 +13,8 @@ tests/test_pipeline.py and tests/test_grade.py, never grading it anew:
   students who wrote independent correct answers (the correct variants of the mutation
   corpus, checks/fixtures) are not, and the blank student (stubs left as released) is in
   no pair; ``make grade``'s records (written here in tools/grade.py's format, one flagged)
-  give the integrity and grading-time sections;
+  give the integrity and grading-time sections; td2_7's real records give its grading times,
+  and without them the page says that the class was not graded by ``make grade``;
 - the page in headless Chromium with no network: every figure loads, axe-core finds no
   WCAG 2.1 A/AA violation; screenshots in ``build/report-shots/``.
 """
@@ -303,8 +304,15 @@ def test_report_page_matches_the_gradebook(assignment, pages, graded_class, plan
     # Integrity, grading time and similar pairs.
     pairs = {r["data-pair"]: float(r["data-score"]) for r in soup.find_all("tr") if r.get("data-pair")}
     assert not [p for p in pairs if "blank" in p.split("|")], pairs
-    if assignment == A1:  # plain nbgrader autograde: no records
-        assert soup.find(id="timing-none") and soup.find(id="flagged-none")
+    if assignment == A1:  # graded by make grade's grader: its own records, nobody flagged
+        recs = graded_class(A1).records
+        timing = {r[0]: float(r[1]) for r in rows(soup.find("table", id="grading-time"))}
+        assert timing == {st: round(r["seconds"], 1) for st, r in recs.items()} and soup.find(id="flagged-none")
+        # the same class without make grade's records (plain nbgrader autograde): the page says so
+        bare = shutil.copytree(course, tmp_path / "bare", symlinks=True,
+                               ignore=shutil.ignore_patterns(grade.RESULTS_DIR))
+        plain = BeautifulSoup(report.render(report.collect(A1, bare)), "html.parser")
+        assert plain.find(id="timing-none") and plain.find(id="flagged-none") and plain.find(id="mistakes")
         return
     recs = planted["records"]
     flagged = rows(soup.find("table", id="flagged"))
