@@ -219,8 +219,7 @@ def _hints_in_feedback(a: str, course, records: dict) -> None:
 
     from tools import pipeline
 
-    hints = {(m.notebook, m.name): m.hint for nb in mistakes.notebooks(a) for e in mistakes.exercises(a, nb)
-             for m in e.mistakes}
+    hints = mistakes.hints(a, mistakes.notebooks(a))  # (notebook, test cell) -> {mistake: hint}: names repeat
     pipeline.nbgrader("generate_feedback", a, "--force", course=course)
     checked = 0
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
@@ -233,8 +232,9 @@ def _hints_in_feedback(a: str, course, records: dict) -> None:
                     assert grades[test].auto_score == 0, "recognising a mistake must never turn a failure into a pass"
                     cell = next(c for c in graded.cells if nbcore.grade_id(c) == test)
                     err = next(o for o in cell.outputs if o.get("output_type") == "error")
-                    assert err["evalue"].endswith(f"{MISTAKE_LEAD} {hints[(nb, name)]}")
-                    assert f"{MISTAKE_LEAD} {hints[(nb, name)]}" in " ".join(page.split()), (student, nb, test)
+                    hint = hints[(nb, test)][name]
+                    assert err["evalue"].endswith(f"{MISTAKE_LEAD} {hint}")
+                    assert f"{MISTAKE_LEAD} {hint}" in " ".join(page.split()), (student, nb, test)
                     checked += 1
     assert checked >= sum(len(e.mistakes) for nb in mistakes.notebooks(a) for e in mistakes.exercises(a, nb))
 
