@@ -386,7 +386,7 @@ def test_unchanged_notebooks_keep_their_grading():
 def test_reuse_with_the_real_grader(tmp_path):
     """Through the course's grader (unsandboxed: the test's own submissions): a resubmission grades
     only the notebook that changed and keeps the other's grading (the score adds up, the kept cells
-    say so); once the assignment's source changes, nothing is kept."""
+    say so, and keep where they failed); once the assignment's source changes, nothing is kept."""
     import nbformat
 
     from tests.test_hub import tiny_source
@@ -440,6 +440,10 @@ def test_reuse_with_the_real_grader(tmp_path):
         _, res = submit(2, "right", "wrong")
         assert res["score"] == 2 and not any("reused_from" in v for v in res["notebooks"].values()), \
             "the source changed: everything is graded again"
+        third, res = submit(3, "wrong", "wrong")
+        assert res["notebooks"]["nb2"]["reused_from"] == third - 1 and "reused_from" not in res["notebooks"]["nb1"]
+        parts = {c["notebook"]: c["failed_part"] for c in res["cells"]}
+        assert parts == {"nb1": "hidden", "nb2": "hidden"}, "a reused cell keeps where it failed, as when graded"
     finally:
         g.close()
 

@@ -185,9 +185,15 @@ def plan_reuse(previous: Row | None, hashes: dict[str, str], source: str,
         if executed(nb) != info["executed_sha256"]:
             continue
         out[nb] = {"reused_from": info.get("reused_from") or previous.id, "graded_at": info.get("graded_at"),
-                   "sha256": info["sha256"], "source": source, "executed_sha256": info["executed_sha256"]}
+                   "sha256": info["sha256"], "source": source, "executed_sha256": info["executed_sha256"],
+                   **{k: info[k] for k in PER_NOTEBOOK if isinstance(info.get(k), dict)}}
     return out
 
+
+#: what a grading record holds per notebook beyond the executed notebook (``tools.grade``: the line
+#: where each failing test cell stopped, the known mistake each recognised): kept with a notebook's
+#: result, so that a reused notebook's cells read as they did when it was graded
+PER_NOTEBOOK = ("failed_lines", "mistakes")
 
 _MISSING = re.compile(r"^(?P<nb>.+)\.ipynb: missing from the submission$")
 
@@ -524,6 +530,9 @@ class CourseGrader:
         for nb in reuse:
             executed = p.course / "autograded" / row.student / row.assignment / f"{nb}.ipynb"
             task["notebooks"][f"{nb}.ipynb"] = executed.read_text()
+            for k in PER_NOTEBOOK:
+                if reuse[nb].get(k):
+                    task.setdefault(k, {})[nb] = reuse[nb][k]
         job = {"student": row.student, "assignment": row.assignment, "stamp": stamp}
         with p.lock:  # one writer of the service's course at a time (nbgrader's gradebook, autograded/)
             rec = grade._record(_Done(task), job, p.course, row.assignment, p.cfg)
@@ -540,7 +549,8 @@ class CourseGrader:
                 elif nb in todo:
                     res["notebooks"][nb] = {"graded_at": now, "sha256": hashes[nb], "source": p.source,
                                             "executed_sha256": self._executed_sha(p.course, row, nb),
-                                            "seconds": (rec.get("timing") or {}).get(nb)}
+                                            "seconds": (rec.get("timing") or {}).get(nb),
+                                            **{k: (rec.get(k) or {}).get(nb, {}) for k in PER_NOTEBOOK}}
         if todo or reuse:
             log.info("%s %s %s: graded %s%s", *row.key, ", ".join(todo) or "nothing",
                      f"; kept the grading of {', '.join(sorted(reuse))}" if reuse else "")
