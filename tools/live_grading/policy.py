@@ -36,7 +36,7 @@ import zoneinfo
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from tools.nbcore import SOLUTION_DELIMITERS, hidden_lines  # noqa: F401 (hidden_lines: worker.py imports it from here)
+from tools.nbcore import SOLUTION_DELIMITERS, hidden_lines, strip_markers  # noqa: F401 (hidden_lines: worker.py imports it from here)
 
 MODES = ("passfail", "nothing")
 #: grade_id -> exercise: ``test_ex71A_loss`` and ``ex71A_1_answer`` belong to ``ex71A``
@@ -227,19 +227,6 @@ def _headings(source: str) -> list[str]:
     return out
 
 
-def _outside_solutions(source: str) -> str:
-    begin, end = SOLUTION_DELIMITERS
-    out, inside = [], False
-    for line in source.splitlines():
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif not inside:
-            out.append(line)
-    return "\n".join(out)
-
-
 def _words(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("_", " ")).strip()
 
@@ -279,7 +266,8 @@ def titles(notebooks: list[Path]) -> dict:
                 exercises[ex] = heading if heading and re.match(
                     rf"^(?:Exercise|Demo)\s+{re.escape(number)}\b", heading) else f"Exercise {number}"
             if c.get("cell_type") == "code" and meta.get("solution"):
-                defs[gid] = re.findall(r"^(?:def|class)\s+(\w+)", _outside_solutions(src), re.M)
+                given = strip_markers(src, *SOLUTION_DELIMITERS, keep=False)  # never a name from a solution
+                defs[gid] = re.findall(r"^(?:def|class)\s+(\w+)", given, re.M)
             if meta.get("grade") or meta.get("solution"):
                 graded.append((gid, c.get("cell_type", "")))
         for gid, _kind in graded:
