@@ -92,14 +92,22 @@ def _corpus(package: Path) -> dict | None:
     return spec
 
 
+def answer_packages(source: Path) -> list[Path]:
+    """The fixture packages of the notebook ``source``, one per answer cell, in the notebook's order."""
+    root = FIXTURES / source.parent.name / source.stem
+    if not root.is_dir():
+        return []
+    order = {g: i for i, g in enumerate(nbcore.grade_id(c) for c in nbcore.read_source(source).cells)}
+    return sorted(_packages(root), key=lambda p: (order.get(p.name, len(order)), p.name))
+
+
 def fixture(source: Path) -> dict:
     """The fake students of the notebook ``source`` (format: the module docstring); {} without fixtures."""
     root = FIXTURES / source.parent.name / source.stem
     if not (root / "__init__.py").is_file():
         return {}
     meta = constants(root)
-    order = {g: i for i, g in enumerate(nbcore.grade_id(c) for c in nbcore.read_source(source).cells)}
-    cells = sorted(_packages(root), key=lambda p: (order.get(p.name, len(order)), p.name))  # notebook order
+    cells = answer_packages(source)
     fx: dict = {}
     for variant in ("partial", "raises"):
         answers = {p.name: cell_source(p / f"{variant}.py") for p in cells if (p / f"{variant}.py").is_file()}

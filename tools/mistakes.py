@@ -61,6 +61,7 @@ class Mistake:
     cell: str  # the wrong answer cell, as a student submits it
     program: str  # what the runner executes to define the wrong functions (dependencies resolved)
     defines: list[str]  # the functions of the cell, the ones compared
+    depends: frozenset[str]  # the earlier exercises whose functions it calls (its relative imports)
     rtol: float = DEFAULT_MATCH["rtol"]
     atol: float = DEFAULT_MATCH["atol"]
 
@@ -83,6 +84,12 @@ class Exercise:
 # ----------------------------------------------------------------------- declarations
 def _cell_functions(cell: str) -> list[str]:
     return [n.name for n in ast.parse(cell).body if isinstance(n, ast.FunctionDef)]
+
+
+def _depends_on(path: Path) -> frozenset[str]:
+    """The answer cells (fixture packages) whose functions the fixture file ``path`` imports."""
+    return frozenset(node.module.split(".")[0] for node in ast.parse(path.read_text()).body
+                     if isinstance(node, ast.ImportFrom) and node.level > 0 and node.module)
 
 
 def program(path: Path, _seen: set[Path] | None = None) -> str:
@@ -113,17 +120,8 @@ def program(path: Path, _seen: set[Path] | None = None) -> str:
 def exercises(assignment: str, notebook: str) -> list[Exercise]:
     """The graded code exercises of one notebook (its fixture packages with ``TESTS``), in the
     notebook's order, with their declared mistakes."""
-    root = FIXTURES / assignment / notebook
-    source = env.COURSE / "source" / assignment / f"{notebook}.py"
-    if not root.is_dir():
-        return []
-    order = {}
-    if source.exists():
-        order = {g: i for i, g in enumerate(nbcore.grade_id(c) for c in nbcore.read_source(source).cells)}
-    packages = sorted((p for p in root.iterdir() if (p / "__init__.py").is_file()),
-                      key=lambda p: (order.get(p.name, len(order)), p.name))
     out = []
-    for package in packages:
+    for package in fake_students.answer_packages(env.COURSE / "source" / assignment / f"{notebook}.py"):
         meta = fake_students.constants(package)
         if "TESTS" not in meta:
             continue
@@ -135,8 +133,8 @@ def exercises(assignment: str, notebook: str) -> list[Exercise]:
                 raise ValueError(f"{package}: MISTAKES names {name!r}, but there is no {path.name}")
             cell = fake_students.cell_source(path)
             ex.mistakes.append(Mistake(assignment, notebook, package.name, name, str(hint), ex.tests, cell,
-                                       program(path), _cell_functions(cell), float(match["rtol"]),
-                                       float(match["atol"])))
+                                       program(path), _cell_functions(cell), _depends_on(path),
+                                       float(match["rtol"]), float(match["atol"])))
         out.append(ex)
     return out
 
@@ -254,13 +252,6 @@ def hint_problems(ex: Exercise, signatures=None, calls: dict[str, set[str]] | No
 
 
 # ------------------------------------------------------------------- the fake class
-def depends_on(m: Mistake) -> set[str]:
-    """The earlier exercises whose functions ``m``'s wrong answer calls (its relative imports)."""
-    path = FIXTURES / m.assignment / m.notebook / m.exercise / f"wrong_{m.name}.py"
-    return {node.module.split(".")[0] for node in ast.parse(path.read_text()).body
-            if isinstance(node, ast.ImportFrom) and node.level > 0 and node.module}
-
-
 def plan(assignment: str) -> dict[str, list[Mistake]]:
     """The fake class: student -> the known mistakes it plants, at most one per exercise, and
     none in an exercise whose functions another of its planted mistakes calls (each is then
@@ -274,8 +265,8 @@ def plan(assignment: str) -> dict[str, list[Mistake]]:
                 while True:
                     mine = out.setdefault(STUDENT.format(k), [])
                     taken = {(x.notebook, x.exercise) for x in mine}
-                    needs = {(x.notebook, d) for x in mine for d in depends_on(x)}
-                    if (nb, ex.name) not in taken | needs and not {(nb, d) for d in depends_on(m)} & taken:
+                    needs = {(x.notebook, d) for x in mine for d in x.depends}
+                    if (nb, ex.name) not in taken | needs and not {(nb, d) for d in m.depends} & taken:
                         mine.append(m)
                         break
                     k += 1
