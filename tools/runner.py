@@ -177,12 +177,12 @@ class Runner:
         try:
             result = self._call(remote, args, kwargs)
         except Exception as exc:
-            if inputs is not None and len(self.calls) < MAX_CALLS:
+            if inputs is not None:
                 self.calls.append((remote.name, *inputs, _Raised(type(exc).__name__)))
             raise
         finally:
             self.callbacks = saved
-        if inputs is not None and len(self.calls) < MAX_CALLS:
+        if inputs is not None:
             kept = self._snapshot((result,), {})
             if kept is not None:
                 self.calls.append((remote.name, *inputs, kept[0][0]))
@@ -276,7 +276,6 @@ class Runner:
         finally:
             sys.stdout, sys.stderr = saved
             self.recording = True
-            self.calls = []
 
 
 class _Raised:
@@ -369,7 +368,7 @@ def recognise(mistakes: list, calls: list, budget: float) -> dict | None:
                         want = ns[name](*a, **k)
                     except Exception as exc:  # noqa: BLE001 - the mistake raises too: compared as such
                         want = _Raised(type(exc).__name__)
-                    if not close(result, want, float(m.get("rtol", 1e-6)), float(m.get("atol", 1e-9))):
+                    if not close(result, want, float(m["rtol"]), float(m["atol"])):  # the grader sends both
                         break
                     compared += 1
                     distance = max(distance, _distance(result, want))
