@@ -337,7 +337,7 @@ class RemoteTestsMixin:
                 runner.send({"op": "result", "id": msg.get("id"), **await self._td_call(msg, cell, add_stream)})
             elif op == "done":
                 err = msg.get("error")
-                named = (msg.get("mistake") or {}).get("name") if isinstance(msg.get("mistake"), dict) else None
+                named = msg["mistake"].get("name") if isinstance(msg.get("mistake"), dict) else None
                 cell.mistake = next((m for m in cell.mistakes if m["name"] == named), None)  # one we sent
                 return err if isinstance(err, dict) else None
             else:

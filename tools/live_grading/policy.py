@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from tools.nbcore import SOLUTION_DELIMITERS, hidden_lines, strip_markers  # noqa: F401 (hidden_lines: worker.py imports it from here)
+from tools.remote_tests import MISTAKE_LEAD
 
 MODES = ("passfail", "nothing")
 #: grade_id -> exercise: ``test_ex71A_loss`` and ``ex71A_1_answer`` belong to ``ex71A``
@@ -44,7 +45,7 @@ EXERCISE = re.compile(r"(?:^|_)(ex[0-9]+[A-Za-z]*)(?:_|$)")
 #: the course's exercise ids: ``ex71A`` -> 7.1.A, ``ex71bA`` -> 7.1b.A, ``exD`` -> D
 NUMBERED = re.compile(r"^ex(?:(\d)(\d)(b?))?([A-Z])$")
 #: what the test runner appends to a failure's message when it recognises a known mistake
-KNOWN = re.compile(r"\s*This looks like a known mistake:.*\Z", re.S)
+KNOWN = re.compile(rf"\s*{re.escape(MISTAKE_LEAD)}.*\Z", re.S)
 #: the longest line of an error a student reads
 LINE = 300
 UTC = dt.UTC
@@ -297,7 +298,7 @@ def mistake_of(c: dict) -> dict | None:
         return {"name": str(m.get("name") or m["hint"]), "hint": str(m["hint"])}
     found = KNOWN.search(str(c.get("message") or ""))
     if found:
-        hint = " ".join(found.group(0).split()).removeprefix("This looks like a known mistake:").strip()
+        hint = " ".join(found.group(0).split()).removeprefix(MISTAKE_LEAD).strip()
         if hint:
             return {"name": hint, "hint": hint}
     return None
