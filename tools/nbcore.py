@@ -6,12 +6,16 @@ nbgrader metadata rides on the ``# %%`` lines (see docs/AUTHORING.md).
 
 from __future__ import annotations
 
+import ast
 import copy
+import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import jupytext
 import nbformat
@@ -48,9 +52,105 @@ def assignments(course: Path = env.COURSE) -> list[str]:
 
 
 def read_source(path: str | Path) -> NotebookNode:
-    nb = jupytext.read(str(path))
+    """The notebook of a source, its baked regions expanded (:func:`expand_notebook`): every
+    reader (editions, runner, site, handout, the paired ``.ipynb``) sees the ``name = literal``
+    lines, while the ``.py`` holds one line per region."""
+    nb = expand_notebook(jupytext.read(str(path)), path)
     nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3",
                                           "language": "python"})
+    return nb
+
+
+# ----------------------------------------------------------------------------------- baked values
+#: the generated data files of the baked expected values, one per notebook (``checks/grading/bake.py``
+#: writes them; instructor side, never beside the sources, which nbgrader copies into the release)
+BAKED_VALUES = env.REPO / "checks" / "grading" / "baked_values"
+BAKED_BEGIN, BAKED_END = "# BEGIN BAKED ", "# END BAKED "
+BAKED_NOTE = "(expected values computed on the instructor's side; do not edit)"
+_BAKED_LINE = re.compile(r"^(?P<indent>[ \t]*)# BAKED (?P<name>\w+)\b.*$")
+
+
+def baked_literal(value: Any, width: int) -> list[str]:
+    """``value`` (a Python literal) as the lines of its ``repr`` at most ``width`` wide where
+    possible: short containers on one line, long ones with their items packed."""
+    one = repr(value)
+    if len(one) <= width or not isinstance(value, (list, tuple, dict)) or not value:
+        return [one]
+    if isinstance(value, dict):
+        opening, closing = "{", "}"
+        items = []
+        for k, v in value.items():
+            key = repr(k) + ": "
+            sub = baked_literal(v, width - 1 - len(key))
+            items.append([key + sub[0]] + [" " * len(key) + s for s in sub[1:]])
+    else:
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
+        items = [baked_literal(v, width - 1) for v in value]
+        if isinstance(value, tuple) and len(value) == 1:
+            items[0][-1] += ","
+    lines: list[str] = []
+    for item in items:
+        if len(item) == 1 and lines and len(lines[-1]) + 2 + len(item[0]) <= width - 1 and not lines[-1].endswith("]"):
+            lines[-1] += ", " + item[0]
+        else:
+            if lines:
+                lines[-1] += ","
+            lines += item
+    out = [opening + lines[0]] + [" " + ln for ln in lines[1:]]
+    out[-1] += closing
+    return out
+
+
+def baked_region(name: str, values: dict[str, Any], indent: str = "") -> list[str]:
+    """The lines of one expanded baked region, markers included: what a notebook's cell shows."""
+    lines = [f"{indent}{BAKED_BEGIN}{name} {BAKED_NOTE}"]
+    for var, value in values.items():
+        if not var.isidentifier():
+            raise ValueError(f"{name}: {var!r} is not a variable name")
+        body = baked_literal(value, 110 - len(indent) - len(var) - 3)
+        lines.append(f"{indent}{var} = {body[0]}")
+        pad = indent + " " * (len(var) + 3)
+        lines += [pad + b for b in body[1:]]
+    lines.append(f"{indent}{BAKED_END}{name}")
+    return lines
+
+
+def baked_values(stem: str, data: Path = BAKED_VALUES) -> dict[str, dict[str, Any]]:
+    """``{region: {variable: value}}`` of the notebook ``stem``'s data file (empty if none)."""
+    path = Path(data) / f"{stem}.json"
+    if not path.exists():
+        return {}
+    raw = json.loads(path.read_text())["regions"]
+    return {name: {var: ast.literal_eval(text) for var, text in values.items()} for name, values in raw.items()}
+
+
+def has_baked_lines(src: str) -> bool:
+    return any(_BAKED_LINE.match(line) for line in src.split("\n"))
+
+
+def expand_baked(src: str, values: dict[str, dict[str, Any]], where: str = "") -> str:
+    """``src`` with each one-line ``# BAKED <name> (...)`` replaced by its expanded region."""
+    out = []
+    for line in src.split("\n"):
+        m = _BAKED_LINE.match(line)
+        if not m:
+            out.append(line)
+            continue
+        name = m.group("name")
+        if name not in values:
+            raise ValueError(f"{where}: region {name} has no data in {BAKED_VALUES.relative_to(env.REPO)}"
+                             f"/{Path(where).stem}.json (run python -m checks.grading.bake)")
+        out += baked_region(name, values[name], m.group("indent"))
+    return "\n".join(out)
+
+
+def expand_notebook(nb: NotebookNode, path: str | Path, data: Path = BAKED_VALUES) -> NotebookNode:
+    """Every code cell of ``nb`` (read from the source ``path``) with its baked regions expanded."""
+    cells = [c for c in nb.cells if c.cell_type == "code" and has_baked_lines(c.source)]
+    if cells:
+        values = baked_values(Path(path).stem, data)
+        for c in cells:
+            c.source = expand_baked(c.source, values, str(path))
     return nb
 
 

@@ -31,31 +31,44 @@ class SyncError(RuntimeError):
 
 
 def sync(path: Path) -> Path:
-    """Write the paired ``.ipynb`` of a source with ``jupytext --to ipynb --update``.
+    """Write the paired ``.ipynb`` of a source with ``jupytext --to ipynb --update``, its baked
+    regions expanded (:func:`tools.nbcore.read_source`: the notebook shows the ``name = literal``
+    lines, the ``.py`` holds one line per region).
 
     The ``.py`` is the single source of truth. If the ``.ipynb`` is newer *and* its cells
     differ from what the ``.py`` says (someone edited the notebook in JupyterLab), refuse
     instead of silently overwriting either side: the author must run ``jupytext --sync``
-    (or delete the ``.ipynb``) deliberately.
+    (or delete the ``.ipynb``) deliberately, then ``python -m checks.grading.bake``, which
+    collapses the regions that the ``.py`` got back expanded.
     """
     path = Path(path)
     ipynb = path.with_suffix(".ipynb")
+    expanded = nbcore.read_source(path)
     if ipynb.exists() and ipynb.stat().st_mtime > path.stat().st_mtime:
-        from_py = [(c.cell_type, c.source) for c in jupytext.read(str(path)).cells]
+        from_py = [(c.cell_type, c.source) for c in expanded.cells]
         from_nb = [(c.cell_type, c.source) for c in jupytext.read(str(ipynb)).cells]
         if from_py != from_nb:
             raise SyncError(
                 f"{ipynb} is newer than {path.name} and differs from it: it was edited as a "
-                f"notebook. Run `jupytext --sync {ipynb}` to pull the edits into the .py, or "
-                f"delete the .ipynb to discard them.")
+                f"notebook. Run `jupytext --sync {ipynb}` to pull the edits into the .py, then "
+                f"`python -m checks.grading.bake` to collapse its baked regions to one line each; "
+                f"or delete the .ipynb to discard them.")
     subprocess.run([sys.executable, "-m", "jupytext", "--quiet", "--to", "ipynb", "--update",
                     str(path)], check=True)
+    nb = nbformat.read(str(ipynb), as_version=4)
+    changed = False
+    if [c.cell_type for c in nb.cells] != [c.cell_type for c in expanded.cells]:
+        raise SyncError(f"{ipynb}: jupytext wrote {len(nb.cells)} cells, the source has {len(expanded.cells)}")
+    for cell, want in zip(nb.cells, expanded.cells, strict=True):
+        if cell.source != want.source:
+            cell.source, changed = want.source, True
     # The .py carries no notebook metadata: give the notebook its kernel, so that JupyterLab
     # and nbgrader never ask which one to use.
-    nb = nbformat.read(str(ipynb), as_version=4)
     if nb.metadata.get("kernelspec") != KERNELSPEC:
         nb.metadata["kernelspec"] = dict(KERNELSPEC)
         nb.metadata.setdefault("language_info", {"name": "python"})
+        changed = True
+    if changed:
         nbformat.write(nb, str(ipynb))
     return ipynb
 
@@ -81,7 +94,7 @@ def round_trip(path: Path) -> str:
 def lint(path: Path) -> list[str]:
     """Problems in a source's nbgrader metadata (empty list if none)."""
     nb = nbcore.read_source(path)
-    problems, seen = [], set()
+    problems, seen = lint_baked(path), set()
     for i, c in enumerate(nb.cells):
         m = nbcore.nbmeta(c)
         src = c.source
@@ -118,6 +131,16 @@ def lint(path: Path) -> list[str]:
     problems += lint_demos(nb, path.name)
     problems += lint_checks_imports(nb, path.name)
     return problems
+
+
+def lint_baked(path: Path) -> list[str]:
+    """The source holds each baked region as one line (``# BAKED <name> (...)``), never its values:
+    a region expanded in the ``.py`` (pulled back from the paired notebook) is a problem."""
+    lines = Path(path).read_text().split("\n")
+    return [f"{Path(path).name} line {i}: the baked region {line.strip()[len(nbcore.BAKED_BEGIN):].split()[0]} is "
+            "expanded in the source; run python -m checks.grading.bake, which writes its values to the "
+            "notebook's data file and leaves one line"
+            for i, line in enumerate(lines, 1) if line.lstrip().startswith(nbcore.BAKED_BEGIN)]
 
 
 GRADING = "checks.grading"  # the one package of grading references (checks/grading/__init__.py)

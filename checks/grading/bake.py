@@ -1,29 +1,40 @@
-"""Expected values baked into the notebooks' test cells, computed on the instructor's side.
+"""Expected values baked for the notebooks' test cells, computed on the instructor's side.
 
 A test cell compares the student's function with numbers. Those numbers used to be computed
 *while grading*, by a reference function imported from :mod:`checks.grading` or td_lib, so the
 grading kernel had to hold the references (the answers) and a visible test had to show a
-reference formula before calling the student's function. Now a tool computes them here, once,
-and writes them into the source as literals, between two marker lines::
+reference formula before calling the student's function. Now this tool computes them here, once,
+and writes them to a generated data file per notebook,
+``checks/grading/baked_values/<notebook>.json`` (instructor side: never beside the sources, which
+nbgrader copies into the release). The source holds one line per region::
+
+    # BAKED noise_floor_visible (expected values computed on the instructor's side: checks/grading/...)
+
+and every reader of a source (``tools.nbcore.read_source``: the editions, the runner, the site,
+the handout, the paired ``.ipynb``) sees it expanded into the ``name = literal`` lines::
 
     # BEGIN BAKED noise_floor_visible (expected values computed on the instructor's side; do not edit)
     _cases = [(0.002, 1.0, 6, 1.0, 0.0), ...]
     _refs = [(0.000577..., 0.000693...), ...]
     # END BAKED noise_floor_visible
 
-Each region is named after the function of :mod:`checks.grading.baked` that computes it (a
-dict ``{variable: value}``). The grading kernel then imports neither ``checks`` nor an answer.
+Each region is named after the function registered with ``@baked``
+(:mod:`checks.grading.registry`; :mod:`checks.grading.baked` and ``baked_*.py``) that computes
+it (a dict ``{variable: value}``). The grading kernel then imports neither ``checks`` nor an answer.
 
-    python -m checks.grading.bake            # rewrite every region from the references
-    python -m checks.grading.bake --check    # exit 1 when a region differs from what the
+    python -m checks.grading.bake            # rewrite every data file from the references (and
+                                             # collapse a region expanded in a source back to its line)
+    python -m checks.grading.bake --check    # exit 1 when a data file differs from what the
                                              # references compute now (tests/test_bake.py)
 
-Values are Python literals (floats written with ``repr``, which round-trips exactly; numpy
-scalars and arrays become floats and lists). ``--check`` compares floats with a relative
-tolerance of 1e-12 (and 1e-15 absolute, for exact zeros): the references are deterministic,
-but the last bits of a float may differ between machines (BLAS kernels, thread counts), which
-is not drift. A reference that amplifies rounding (a finite-difference fit) declares a looser
-tolerance of its own, ``@baked(rtol=...)``, well below what its test cell checks.
+A data file maps each region (sorted) to its variables (in the order the reference returns
+them), each value as its Python literal (floats written with ``repr``, which round-trips exactly;
+numpy scalars and arrays become floats and lists; tuples stay tuples). ``--check`` compares
+floats with a relative tolerance of 1e-12 (and 1e-15 absolute, for exact zeros): the references
+are deterministic, but the last bits of a float may differ between machines (BLAS kernels,
+thread counts), which is not drift. A reference that amplifies rounding (a finite-difference
+fit) declares a looser tolerance of its own, ``@baked(rtol=...)``, well below what its test cell
+checks. A region with no data, or data with no region, is an error naming both.
 
 A demo's reference result (what a demo shows while the student's function is not written,
 :func:`td_lib.own_work.demo_result`) is baked the same way, rounded for the reader:
@@ -35,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import math
 import re
 import sys
@@ -47,9 +59,12 @@ REPO = Path(__file__).resolve().parents[2]
 SOURCES = REPO / "course" / "source"
 BEGIN = "# BEGIN BAKED "
 END = "# END BAKED "
-NOTE = "(expected values computed on the instructor's side; do not edit)"
+DATA = REPO / "checks" / "grading" / "baked_values"  # one generated data file per notebook
+DATA_REL = "checks/grading/baked_values"
+MARK = "# BAKED "  # a source's one line per region
 RTOL, ATOL = 1e-12, 1e-15
 _REGION = re.compile(r"^(?P<indent>[ \t]*)# BEGIN BAKED (?P<name>\w+)\b.*$")
+_MARK = re.compile(r"^(?P<indent>[ \t]*)# BAKED (?P<name>\w+)\b.*$")
 
 
 def plain(value: Any) -> Any:
@@ -71,51 +86,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {plain(k): plain(v) for k, v in value.items()}
     raise TypeError(f"cannot bake a {type(value).__name__}: use floats, ints, str, tuples, lists, dicts")
-
-
-def literal(value: Any, width: int) -> list[str]:
-    """``value`` (already :func:`plain`) as the lines of a Python literal at most ``width``
-    wide where possible: short containers on one line, long ones with their items packed."""
-    one = repr(value)
-    if len(one) <= width or not isinstance(value, (list, tuple, dict)) or not value:
-        return [one]
-    if isinstance(value, dict):
-        opening, closing = "{", "}"
-        items = []
-        for k, v in value.items():
-            key = repr(k) + ": "
-            sub = literal(v, width - 1 - len(key))
-            items.append([key + sub[0]] + [" " * len(key) + s for s in sub[1:]])
-    else:
-        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
-        items = [literal(v, width - 1) for v in value]
-        if isinstance(value, tuple) and len(value) == 1:
-            items[0][-1] += ","
-    lines: list[str] = []
-    for item in items:
-        if len(item) == 1 and lines and len(lines[-1]) + 2 + len(item[0]) <= width - 1 and not lines[-1].endswith("]"):
-            lines[-1] += ", " + item[0]
-        else:
-            if lines:
-                lines[-1] += ","
-            lines += item
-    out = [opening + lines[0]] + [" " + ln for ln in lines[1:]]
-    out[-1] += closing
-    return out
-
-
-def render(name: str, values: dict[str, Any], indent: str = "") -> list[str]:
-    """The lines of one region (markers included)."""
-    lines = [f"{indent}{BEGIN}{name} {NOTE}"]
-    for var, value in values.items():
-        if not var.isidentifier():
-            raise ValueError(f"{name}: {var!r} is not a variable name")
-        body = literal(plain(value), 110 - len(indent) - len(var) - 3)
-        lines.append(f"{indent}{var} = {body[0]}")
-        pad = indent + " " * (len(var) + 3)
-        lines += [pad + b for b in body[1:]]
-    lines.append(f"{indent}{END}{name}")
-    return lines
 
 
 def regions(text: str) -> list[tuple[str, int, int, str]]:
@@ -191,42 +161,99 @@ def computed(name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return dict(hit[1])
 
 
-def registry() -> dict[str, Callable[[], dict[str, Any]]]:
-    from checks.grading import baked
+def marker(name: str, stem: str, indent: str = "") -> str:
+    """The one line a source holds for a region (``tools.nbcore.read_source`` expands it)."""
+    return f"{indent}{MARK}{name} (expected values computed on the instructor's side: {DATA_REL}/{stem}.json)"
 
-    return dict(baked.REGISTRY)
+
+def markers(text: str) -> list[tuple[str, int, str]]:
+    """(name, line, indent) of every one-line region marker of ``text`` (0-based lines)."""
+    return [(m.group("name"), i, m.group("indent")) for i, line in enumerate(text.split("\n"))
+            if (m := _MARK.match(line))]
+
+
+def collapse(text: str, stem: str) -> str:
+    """``text`` with every expanded region (``# BEGIN BAKED`` ... ``# END BAKED``, as the paired
+    notebook shows it) replaced by its one-line :func:`marker`."""
+    lines = text.split("\n")
+    for name, first, last, indent in reversed(regions(text)):
+        lines[first:last + 1] = [marker(name, stem, indent)]
+    return "\n".join(lines)
+
+
+def data_path(stem: str, data: Path = DATA) -> Path:
+    """The generated data file of the notebook ``stem``."""
+    return Path(data) / f"{stem}.json"
+
+
+def read_data(path: Path) -> dict[str, dict[str, Any]]:
+    """``{region: {variable: value}}`` of a data file (empty when there is none)."""
+    path = Path(path)
+    if not path.exists():
+        return {}
+    raw = json.loads(path.read_text())["regions"]
+    return {name: {var: ast.literal_eval(text) for var, text in values.items()} for name, values in raw.items()}
+
+
+def data_text(found: dict[str, dict[str, Any]], stem: str) -> str:
+    """The text of a data file: regions sorted by name, variables in the reference's order, each
+    value as its Python literal (``repr``: exact floats, tuples kept), one line per variable."""
+    body = {"about": f"generated by python -m checks.grading.bake for course/source/*/{stem}.py; do not edit",
+            "regions": {name: {var: repr(found[name][var]) for var in found[name]} for name in sorted(found)}}
+    return json.dumps(body, indent=1, ensure_ascii=False) + "\n"
+
+
+def registry() -> dict[str, Callable[[], dict[str, Any]]]:
+    from checks.grading.registry import registry
+
+    return registry()
 
 
 def sources(root: Path = SOURCES) -> list[Path]:
-    return sorted(root.glob("*/*.py"))
+    return sorted(p for p in root.glob("*/*.py") if not p.name.startswith("_"))
 
 
-def bake(check: bool = False, root: Path = SOURCES, only: tuple[str, ...] = ()) -> list[str]:
-    """Rewrite (or, with ``check``, compare) every region; return the problems found.
+def bake(check: bool = False, root: Path = SOURCES, only: tuple[str, ...] = (), data: Path = DATA) -> list[str]:
+    """Rewrite (or, with ``check``, compare) every data file; return the problems found.
 
-    ``only``: notebook names (``td2_7_3_spectral_bias``) whose sources are baked; the others are
-    read (a region name must stay unique) but neither computed nor written.
+    Writing also collapses a region expanded in a source (pulled back from a notebook edited in
+    JupyterLab) to its one line; ``check`` reports it. ``only``: notebook names
+    (``td2_7_3_spectral_bias``) whose data are baked; the others are read (a region name must
+    stay unique) but neither computed nor written.
     """
     reg = registry()
     problems, seen = [], {}
+    stems: dict[str, Path] = {}
     for path in sources(root):
+        if path.stem in stems:  # one data file per notebook name
+            problems.append(f"{path}: the notebook name {path.stem} is also {stems[path.stem]}'s (one data file each)")
+        stems[path.stem] = path
+        where_src = path.relative_to(root.parent.parent) if root == SOURCES else path
         text = path.read_text()
+        if expanded := [r[0] for r in regions(text)]:
+            if check:
+                problems.append(f"{where_src}: holds expanded baked regions ({', '.join(expanded)}); "
+                                "run python -m checks.grading.bake to collapse them to one line each")
+            else:
+                text = collapse(text, path.stem)
+                path.write_text(text)
+        found = markers(text)
         if only and path.stem not in only:
-            for name, first, _, _ in regions(text):
-                seen.setdefault(name, f"{path.name}:{first + 1}")
+            for name, line, _ in found:
+                seen.setdefault(name, f"{where_src}:{line + 1}")
             continue
-        found = regions(text)
-        if not found:
-            continue
-        lines = text.split("\n")
-        for name, first, last, indent in reversed(found):
-            where = f"{path.relative_to(root.parent.parent) if root == SOURCES else path}:{first + 1}"
+        dpath = data_path(path.stem, data)
+        where_data = dpath.relative_to(REPO) if dpath.is_relative_to(REPO) else dpath
+        stored = read_data(dpath)
+        new: dict[str, dict[str, Any]] = {}
+        for name, line, _ in found:
+            where = f"{where_src}:{line + 1}"
             if name in seen:
                 problems.append(f"{where}: region {name} also in {seen[name]}")
                 continue
             seen[name] = where
             if name not in reg:
-                problems.append(f"{where}: no function {name} in checks/grading/baked.py")
+                problems.append(f"{where}: no function {name} in checks/grading/baked*.py")
                 continue
             fn = reg[name]
             want = computed(name, fn)
@@ -234,24 +261,41 @@ def bake(check: bool = False, root: Path = SOURCES, only: tuple[str, ...] = ()) 
             if getattr(fn, "digits", None):
                 want = {k: rounded(v, fn.digits) for k, v in want.items()}
                 rtol = max(rtol, 1.5 * 10.0 ** (1 - fn.digits))
+            new[name] = want
             if check:
-                have = read_values(text, first, last)
+                if name not in stored:
+                    problems.append(f"{where}: region {name} has no data in {where_data} (run python -m "
+                                    "checks.grading.bake)")
+                    continue
+                have = stored[name]
                 if list(have) != list(want):
-                    problems.append(f"{where}: region {name} sets {list(have)}, the reference {list(want)}")
+                    problems.append(f"{where_data}: region {name} sets {list(have)}, the reference {list(want)}")
                 for var in want:
                     if var in have and not close(have[var], want[var], rtol, atol):
-                        problems.append(f"{where}: {name}.{var} differs from what the reference computes now "
+                        problems.append(f"{where_data}: {name}.{var} differs from what the reference computes now "
                                         "(run python -m checks.grading.bake)")
-            else:
-                lines[first:last + 1] = render(name, want, indent)
+        names = {name for name, _, _ in found}
+        for name in sorted(set(stored) - names):
+            if check:
+                problems.append(f"{where_data}: data for region {name}, which {where_src} does not hold "
+                                "(run python -m checks.grading.bake)")
         if not check:
-            new = "\n".join(lines)
-            if new != text:
-                path.write_text(new)
-    for name in sorted(set(reg) - set(seen)) if not only else ():
-        problems.append(f"checks/grading/baked.py: {name} has no region in any notebook source")
+            if new:
+                text_new = data_text(new, path.stem)
+                if not dpath.exists() or dpath.read_text() != text_new:
+                    dpath.parent.mkdir(parents=True, exist_ok=True)
+                    dpath.write_text(text_new)
+            elif dpath.exists():
+                dpath.unlink()
+    if only:
+        return problems
+    stems = {p.stem for p in sources(root)}
+    for extra in sorted(Path(data).glob("*.json")):
+        if extra.stem not in stems:
+            problems.append(f"{extra}: data for the notebook {extra.stem}, which has no source in {root}")
+    for name in sorted(set(reg) - set(seen)):
+        problems.append(f"checks/grading/baked*.py: {name} has no region in any notebook source")
     return problems
-
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

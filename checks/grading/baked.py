@@ -2,36 +2,19 @@
 
 One function per region, named as the region: it returns ``{variable: value}``, computed from
 the references (td_lib and :mod:`checks.grading`) on the instructor's side. The test cell then
-reads plain numbers; the grading kernel imports no reference.
+reads plain numbers; the grading kernel imports no reference. The regions of the other
+notebooks' demos live beside this module, one module per topic (``baked_<topic>.py``); all of
+them register with :func:`checks.grading.registry.baked`, the bottom module, which
+:func:`checks.grading.registry.registry` imports them from (no import cycle).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-REGISTRY: dict[str, Callable[[], dict[str, Any]]] = {}
-
-
-def baked(fn: Callable[[], dict[str, Any]] | None = None, *, rtol: float | None = None,
-          digits: int | None = None, atol: float | None = None):
-    """Register ``fn`` as the content of the region named ``fn.__name__``; ``rtol``: the drift
-    tolerance of ``bake --check`` when the reference amplifies rounding (default 1e-12);
-    ``digits``: significant digits of a demo's reference result (rounded for the reader);
-    ``atol``: an absolute drift tolerance for values that are numerically zero (an ODE's noise)."""
-    def register(f):
-        if rtol is not None:
-            f.rtol = rtol
-        if atol is not None:
-            f.atol = atol
-        if digits is not None:
-            f.digits = digits
-        REGISTRY[f.__name__] = f
-        return f
-
-    return register(fn) if fn is not None else register
+from checks.grading.registry import baked
 
 
 # --------------------------------------------------------------- CNN vs LCN, lesson 3
@@ -408,13 +391,3 @@ def lemma_sweep_demo() -> dict[str, Any]:
     return {"_ref_lemma": {mode: el.lemma_sweep(ds, activation="gelu", alpha=0.25, n_factor=2.0, rng=0)
                            for mode, ds in (("full", [16, 32, 64, 128]), ("quick", [16, 24, 32]))}}
 
-
-# the regions of the other notebooks' demos live beside this module, one module per topic; importing them
-# here registers them (they import ``baked`` from this module, which is defined by now)
-from checks.grading import (  # noqa: E402,F401
-    baked_cnn_lcn,
-    baked_early_linear,
-    baked_escape,
-    baked_spectral_bias,
-    baked_teacher_nodes,
-)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from checks.grading.baked import baked
+from checks.grading.registry import baked
 
 __all__: list[str] = []
 

@@ -176,11 +176,7 @@ import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips
 # run them: the numbers below were computed beforehand by the course authors (200,000 fresh
 # samples drawn with `mixed_cumulant.sample`, torch seed 11), and are the same in quick and full
 # mode.
-# BEGIN BAKED bayes_rules_demo (expected values computed on the instructor's side; do not edit)
-_ref_bayes = {'exact': [0.69146246, 0.76802318, 0.8193571],
-              'hits': [0.693775, 0.7694, 0.820405],
-              'n': 200000, 'seed': 11}
-# END BAKED bayes_rules_demo
+# BAKED bayes_rules_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_1_two_moments.json)
 acc_m, acc_mu, acc_all = _ref_bayes["exact"]
 print(f"Bayes accuracy, beta = (1, 5, 10), d = 16:  means only {100 * acc_m:.3f} %,  "
       f"means + covariances {100 * acc_mu:.3f} %,  everything {100 * acc_all:.3f} %")
@@ -933,16 +929,7 @@ _a = torch.randn(5, generator=_gn, dtype=torch.float64)
 _X1 = torch.randn(4, 3, generator=_gn, dtype=torch.float64)
 _X2 = torch.randn(6, 3, generator=_gn, dtype=torch.float64)
 # K = J(X1) J(X2)^T of this network (tanh), with the Jacobian rows from autograd
-# BEGIN BAKED two_layer_ntk_visible (expected values computed on the instructor's side; do not edit)
-_Kref = [[4.146717269443592, 0.7681224726827593, 0.1464251836549872, -0.9739205319736632, 7.681367102192638,
-          0.526323370924444],
-         [4.851978956232527, 3.8057971085780173, -2.817498188611965, -1.1933773413146533, 4.295161554226296,
-          3.622098981451697],
-         [0.7400106941566651, 2.135593822461726, -3.399875847825217, -4.679978115704433, 0.0806482852597113,
-          2.038392738714001],
-         [-4.4285939612336325, -4.503227858493604, 3.695945174685755, 1.5772854462256036, -3.321066184557303,
-          -4.475448786938382]]
-# END BAKED two_layer_ntk_visible
+# BAKED two_layer_ntk_visible (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_1_two_moments.json)
 _Kref = torch.tensor(_Kref, dtype=torch.float64)
 _K = torch.as_tensor(_ntk(_X1, _X2, _W, _a, "tanh"))
 assert tuple(_K.shape) == (4, 6), f"K must have shape (n1, n2) = (4, 6), got {tuple(_K.shape)}"
@@ -958,35 +945,7 @@ _W4 = 0.7 * torch.randn(4, 4, generator=_gm, dtype=torch.float64)
 _a4 = torch.rand(4, generator=_gm, dtype=torch.float64) + 0.5
 _X4 = torch.randn(3, 4, generator=_gm, dtype=torch.float64)
 # the autograd NTK for other activations at the same point, and at (X4, W4, a4) for GELU
-# BEGIN BAKED two_layer_ntk_hidden (expected values computed on the instructor's side; do not edit)
-_Krefs = {'gelu': [[-0.5752933505620019, -0.249196715333409, 2.484089262498428, 0.1856819574905013,
-                    0.8336342999860491, -0.15642253354999391],
-                   [0.3960998038238112, 0.8226231627694928, -0.563023214216419, -0.3495202051369529,
-                    0.1431396227579799, 0.41666558089673156],
-                   [-0.08764348095125224, 2.0077702379872995, -3.9786377473131114, -1.1781897856525783,
-                    -0.3041649106964757, 0.8635193005205584],
-                   [-0.2801781340333808, -0.9626096659584895, 14.52603953291446, 4.1036757855332855,
-                    -1.2647578102920884, -0.4254509493241197]],
-          'erf': [[4.310996943633488, 0.5400233387562954, 0.2281798515394827, -0.9284653730089578,
-                   9.16982474560291, 0.4045679590728614],
-                  [5.526428398015631, 3.998410532651116, -3.111548183161483, -1.3539638201680306,
-                   4.7507325509874585, 4.044335168335931],
-                  [0.8197886689555215, 2.310207100944756, -3.4869005810094946, -5.6359738214582125,
-                   -0.0664124144247308, 2.231803067662868],
-                  [-5.123019673193008, -4.813235815373468, 4.111558793337708, 1.85015016488973,
-                   -3.782932737464473, -5.076654966460573]],
-          'linear': [[23.27815966283568, 25.07359935066901, -3.704949333439492, -6.178122088783297,
-                      24.933076174893962, 5.987438244110046],
-                     [21.220057355069336, 34.116017787046495, -11.570896295047625, -3.9237111205730693,
-                      18.657253303630508, 15.929044823062105],
-                     [5.759974332122, 19.52189948374093, -15.34957299971941, -9.793120028204978,
-                      5.144807594376245, 8.477208123490744],
-                     [-19.445495499437953, -38.41683261674859, 16.48164117315961, 3.96890946224478,
-                      -15.047823506819359, -20.48553881257461]]}
-_Kr4 = [[4.9722443711201505, 0.5758476964331324, 3.3391245884741148],
-        [0.5758476964331324, 0.7978870005535329, -1.5877506915758173],
-        [3.3391245884741148, -1.5877506915758173, 21.233881153991113]]
-# END BAKED two_layer_ntk_hidden
+# BAKED two_layer_ntk_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_1_two_moments.json)
 _Krefs = {_act: torch.tensor(_Kr, dtype=torch.float64) for _act, _Kr in _Krefs.items()}
 _Kr4 = torch.tensor(_Kr4, dtype=torch.float64)
 for _act, _Kr in _Krefs.items():

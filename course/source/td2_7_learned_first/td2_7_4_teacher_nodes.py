@@ -166,6 +166,7 @@ import numpy as np  # (matplotlib is imported by the demo cells that plot)
 from td_lib import teacher_student as ts  # trains with torch, one thread (small matrices)
 from td_lib.core.runtime import QUICK, pick, quick_note
 from td_lib.teacher_student import demos  # the seeded demo runs (Demos 7.4.1-7.4.4)
+from td_lib.teacher_student import figures as tsfig  # the demos' figures
 
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
 T0 = time.time()
@@ -194,42 +195,8 @@ import matplotlib.pyplot as plt
 
 exA = demos.node_order_demo(quick=QUICK, progress=True)
 S = demos.node_order_summary(exA)
-hA = exA.history
-steps_A = hA.t
-
-fig, axes = plt.subplots(2, 3, figsize=(13, 7.2))
-cmap = plt.get_cmap("rainbow")
-m = exA.teacher.width
-j = np.arange(1, m + 1)
-for c, p in enumerate((0.0, 1.0, 2.0)):
-    r = exA.select(p=p, factor=5)[0]
-    ax = axes[0, c]
-    for jj in range(m):
-        ax.plot(steps_A, hA.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=1.3,
-                label=f"teacher {jj + 1}" if c == 0 or jj in (0, m - 1) else None)
-    ax.axhline(0.95, color="k", ls=":", lw=1)
-    ax.set(title=f"p = {p:g}: best correlation per teacher node",
-           xlabel="SGD step", ylabel="best correlation", ylim=(0, 1.02))
-    if c == 0:
-        ax.legend(fontsize=7, ncol=2, loc="lower right")
-    ax = axes[1, c]
-    fm = S["first"][p]
-    late = 1.15 * steps_A[-1]
-    for row in fm:
-        ax.scatter(j, np.where(np.isfinite(row), row, late), s=18, alpha=0.6,
-                   c=[cmap(i / (m - 1)) for i in range(m)],
-                   marker="o")
-    med = S["median_first"][p]
-    ok = np.isfinite(med)
-    ax.plot(j[ok], med[ok], "k-", lw=1.5, label="median over runs")
-    ax.plot(j, med[0] * j**p, "k--", lw=1, label=r"$t\propto 1/\|v^*_j\| = j^{p}$")
-    ax.axhline(late, color="gray", ls=":", lw=1)
-    ax.text(10, late * 1.06, "not matched by the end", fontsize=7, color="gray", ha="right")
-    ax.set(xscale="log", yscale="log", xlabel="teacher node j (fan-out $j^{-p}$)",
-           ylabel="first step with correlation > 0.95", ylim=(50, 2.2 * steps_A[-1]),
-           title=f"p = {p:g}: first-match time vs fan-out")
-    ax.legend(fontsize=7, loc="lower right")
-plt.tight_layout()
+steps_A, m = exA.history.t, exA.teacher.width
+tsfig.node_order_figure(exA, S, bottom_title="p = {p:g}: first-match time vs fan-out")
 plt.show()
 
 quick_note(f"{len(exA.select(p=1.0, factor=5))} draw(s) per polarity and width, {steps_A[-1]:.0f} SGD steps")
@@ -269,25 +236,7 @@ for p in (0.0, 1.0, 2.0):
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-ax = axes[0]
-for f, col in zip((1, 2, 5), ("C0", "C1", "C2")):
-    if f in S["coverage_curve"]:
-        ax.plot(steps_A, S["coverage_curve"][f], color=col, lw=2, label=f"student ×{f}")
-ax.set(xlabel="SGD step", ylabel="teacher nodes matched (corr > 0.95), mean over runs",
-       title="p = 1: coverage in a fixed budget", ylim=(0, m + 0.3))
-ax.axhline(m, color="k", ls=":", lw=1, label="all teacher nodes")
-ax.legend()
-ax = axes[1]
-sel = exA.select(p=1.0, factor=5)
-spec = hA.corr[-1, sel].max(axis=1).ravel()
-vn = hA.vnorm[-1, sel].ravel()
-ax.scatter(spec, vn, s=12, alpha=0.6, label="student nodes (×5, all runs)")
-ax.axhline(0, color="k", lw=1, ls="--", label="Theorem 3: $v_k=0$ if unaligned")
-ax.set(xlabel="student node: best correlation with a teacher node",
-       ylabel=r"fan-out norm $\|v_k\|$", title="specialised nodes carry the output")
-ax.legend(fontsize=8)
-plt.tight_layout()
+tsfig.coverage_figure(exA, S, left_title="p = 1: coverage in a fixed budget")
 plt.show()
 
 quick_note(f"{len(exA.select(p=1.0, factor=1))} draw(s) per width, {steps_A[-1]:.0f} SGD steps")
@@ -333,27 +282,15 @@ exB = demos.focus_demo(quick=QUICK, progress=True)
 F = demos.focus_summary(exB)
 hB = exB.history
 quick_note(f"{hB.t[-1]:.0f} SGD steps")
-fig, ax = plt.subplots(figsize=(7.5, 4.2))
-r = F["run"] if F else 0  # without a focus shift (quick mode), still show run 0
-for jj in range(m):
-    ax.plot(hB.t, hB.best_corr[:, r, jj], color=cmap(jj / (m - 1)), lw=0.8, alpha=0.5)
+tsfig.focus_figure(exB, F, title="focus shifting (thin: best correlation of each teacher node, rainbow order)")
 if F:
-    k, j1, j2 = F["node"], F["j1"], F["j2"]
-    ax.plot(hB.t, hB.corr[:, r, j1, k], "k-", lw=2.2,
-            label=f"student node {k}: correlation with teacher {j1 + 1}")
-    ax.plot(hB.t, hB.corr[:, r, j2, k], "k--", lw=2.2,
-            label=f"student node {k}: correlation with teacher {j2 + 1}")
-    ax.axvline(F["step_peak"], color="gray", ls=":", lw=1)
+    k, j1, j2, r = F["node"], F["j1"], F["j2"], F["run"]
     print(f"run {r}, student node {k}: correlation with teacher {j1 + 1} peaks at "
           f"{F['peak']:.2f} (step {F['step_peak']}) and ends at {F['end_j1']:.2f}; with teacher "
           f"{j2 + 1} it ends at {F['end_j2']:.3f} (above 0.95 from step {F['step_match']:.0f}).")
     print("teacher nodes matched at the end, per run:", F["matched_end"])
-    ax.legend(fontsize=8, loc="lower right")  # only the focus-shift curves carry labels
 else:
     print("no focus shift found in this (quick) run")
-ax.set(xlabel="SGD step", ylabel="activation correlation", ylim=(0, 1.02),
-       title="focus shifting (thin: best correlation of each teacher node, rainbow order)")
-plt.tight_layout()
 plt.show()
 
 # %% [markdown]
@@ -395,21 +332,7 @@ import matplotlib.pyplot as plt
 
 teacher8, h8 = demos.fig8_demo(quick=QUICK, progress=True)
 S8 = demos.fig8_summary(h8)
-L8 = h8.rho_mean.shape[-1]
-fig, ax = plt.subplots(figsize=(8, 4.5))
-for layer in range(L8):
-    for r in range(S8["runs"]):
-        ax.plot(h8.t, h8.rho_mean[:, r, layer], color=f"C{layer}", lw=0.7, alpha=0.5)
-    ax.plot(h8.t, h8.rho_mean[:, :, layer].mean(axis=1), color=f"C{layer}", lw=2.2,
-            label=f"layer {layer + 1} ({teacher8.widths[layer]} teacher nodes): mean of {S8['runs']} seeds")
-for tau in (0.7, 0.9):
-    ax.axhline(tau, color="k", ls=":", lw=1)
-    ax.text(h8.t[-1], tau + 0.01, f"threshold {tau}", ha="right", fontsize=7)
-ax.set(xlabel="epoch (10 000 online samples)",
-       ylabel=r"$\rho_{\rm mean}$: mean best correlation", ylim=(0, 1.02),
-       title="deep teacher 10-15-20-25, student ×5 (thin lines: single seeds)")
-ax.legend(fontsize=8, loc="lower right")
-plt.tight_layout()
+tsfig.fig8_layers_figure(teacher8, h8, S8, title="deep teacher 10-15-20-25, student ×5 (thin lines: single seeds)")
 plt.show()
 quick_note(f"{h8.t[-1]:g} epochs")
 print("rho_mean per layer at epoch 0 (runs x layers):\n", S8["initial"])
@@ -424,24 +347,8 @@ for e, fs in S8["frac_special"].items():
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
 
-snaps = sorted(h8.snapshots)
-fig, axes = plt.subplots(L8, len(snaps), figsize=(3.2 * len(snaps) + 0.5, 2.3 * L8), sharex=True,
-                         squeeze=False)
-for c, e in enumerate(snaps):
-    sn = h8.snapshots[e]
-    for layer in range(L8):
-        ax = axes[L8 - 1 - layer, c]  # lowest layer at the bottom, as in a network diagram
-        for r in range(S8["runs"]):
-            ax.scatter(sn["node_corr"][layer][r], sn["fanout"][layer][r], s=5, alpha=0.5,
-                       color=f"C{r}", label=f"seed {r}" if (layer, c) == (0, 0) else None)
-        ax.set(xlim=(-0.02, 1.02), title=f"layer {layer + 1}, epoch {e:g}")
-        if c == 0:
-            ax.set_ylabel(r"$\sqrt{E_x\,\beta_{kk}(x)}$")
-        if layer == 0:
-            ax.set_xlabel("best correlation with a teacher node")
-axes[-1, 0].legend(fontsize=7, loc="upper left")
-fig.suptitle("Fig. 8 at CPU scale: student nodes per layer (dead nodes sit at correlation 0)", y=1.0)
-plt.tight_layout()
+tsfig.fig8_snapshots_figure(
+    h8, S8, suptitle="Fig. 8 at CPU scale: student nodes per layer (dead nodes sit at correlation 0)")
 plt.show()
 
 # %% [markdown]
@@ -563,116 +470,7 @@ passed("theorem6_closed_form")
 ### BEGIN HIDDEN TESTS
 _check_cf(_w, -3 * _w, np.zeros(2), "antiparallel vectors, θ = π")
 # 20 random pairs (w*, w_k) in 2 <= d <= 11 and Theorem 6 at each (instructor's side)
-# BEGIN BAKED theorem6_closed_form_hidden (expected values computed on the instructor's side; do not edit)
-_cases = [([1.3085050169209504, 0.9138619544865673, -0.7755616880360693, -1.109972391184261],
-           [2.5710641385360486, 1.5198821886188112, 5.403558786131867, 2.241208185040108]),
-          ([-1.239016349300122, -1.8767089445214984, 2.5148997005631597, 0.08286804429985957,
-            1.3748881834460938, -2.331953895542623, -0.7393051087147033, -2.187384629525598],
-           [2.1577095516484697, -3.537587291212118, -1.2761203824449496, 0.39134383344731416,
-            -1.59719159985306, -0.6028017727534436, -0.5300989240851425, 0.9990681803214663]),
-          ([0.1598765458009238, 1.1946432107599292, 0.6329405332016208, 4.6643532791856375, -1.867436464282008,
-            3.3742452735551898, -1.1328615882073712, -2.6953906398518224, 3.408031148767838,
-            -1.236671607100288, -1.0907209029098828],
-           [-6.071168274131103, 1.835360615058746, -3.3717181785335244, 2.251946198097388, 5.347703656484807,
-            -0.3321698183567996, -3.259880055924759, 1.140622047351601, 2.2040743481442617,
-            -0.7574949352522734, 0.050533802721301355]),
-          ([3.756364378689953, 2.1074975352751024, -2.57182212185246, -0.15933042633310232],
-           [-0.35969773035766445, -1.0356649989947082, -1.2994475579693106, -1.0730002875070253]),
-          ([0.19022208847007094, -0.13293429012822566, 0.1472564516825013, 0.06933351207261447,
-            0.02320328635071546, -0.1373773556898265, -0.07582705181271654, 0.32767851838472867],
-           [0.7413858313211186, 0.9133318142343115, 1.4541553657439374, -0.32718084704829403,
-            -0.8405524381954312, -0.08211876582873293, -0.3592809596197868, 1.0891640217252296]),
-          ([0.6676953513868754, 0.4046556279370488, 3.427817245817704, -1.514226430232734, -1.3348750473689517,
-            2.4699987276748563, -0.2969423700466731],
-           [-0.8195245845354011, 0.026228699950558373, 0.48546516299977976, -1.492296771981224,
-            -0.7812409742000047, 0.47560456153476544, 2.5280973997880394]),
-          ([-2.0964168760946613, 0.9713681003876067, -6.204356017925109, -0.12284984361216784,
-            -0.8188732089960068, -1.2883241122891655, 5.755280867365415],
-           [-0.10101330819141044, 0.3128108381224064, 2.119277837522356, -7.263497135700836,
-            -2.116070779293884, -6.781657262507153, -0.5787338208886931]),
-          ([0.11844008312459912, -0.1425783179476804, 0.13388949029992597, 0.12771048626550052,
-            0.2916722846092989],
-           [-3.5976166942046284, -1.643979353339017, 0.6973252695013346, -1.836934581011704,
-            -1.6111245444204148]),
-          ([1.2229608226231308, 0.7003494306769272, -0.5953763979126285],
-           [-3.5177531319967046, -0.9811889449083058, -0.1814121098595806]),
-          ([-0.2770771196679833, 0.21623572994450677, 0.8893386628957907],
-           [1.4887695212528365, 1.2072531529886477, -1.2913227644262006]),
-          ([0.37545286726946986, -2.3452679377283863, 2.4995090643803195, 3.0508211910969636,
-            -6.2416679131759345, 3.8712120328001287, -2.6516427818258514, 4.325442998629634],
-           [-0.12831128786421475, 1.9544416022907245, 0.8750051720968202, 0.031769605889751355,
-            0.24471169273963453, 2.373919637292481, 1.3929591117523725, 0.9334903526630309]),
-          ([1.717038585058368, 0.45301412096956917, -4.6551610446313125, 2.7021703913762494,
-            1.2654562419777375, -4.120675633098851, -1.9597277531157606, -0.7565358572338555,
-            0.9937462716523546],
-           [0.06036784670153035, -6.611930350602491, 2.213251540781263, -0.5725531314211831,
-            -5.935920836728807, -7.771576132661867, -3.6251650647846985, 1.2884732426463115,
-            -2.582975263129177]),
-          ([0.273909746953143, 1.0481289509706928], [-5.197098068488503, 9.520774105389105]),
-          ([-0.9090326202203127, -4.940222049836269, 5.75543967187443, -6.337446668229301, -5.000863156471822,
-            -5.508046681019803, -6.665037718589444],
-           [0.734959097504765, -3.954647326943364, -6.909133706776046, -1.1465735369315537,
-            -0.18647126619542134, 2.8415190503596657, -3.3632485379359065]),
-          ([-4.852805001627361, -0.5338968371267451, -1.8037798009615331, -7.010305454231563,
-            -0.6266535476834647, 5.34217035343151, 10.744360008515834, -7.017557100842453],
-           [3.6473288839379743, 3.989778932677132, -1.4720161974144663, 1.0125652717250766,
-            -2.0493286968086295, 1.8263040665607684, 3.9366145257613083, -0.8471423899155343]),
-          ([1.3745917784515558, 1.1455122753507905, -1.081458449688726, 2.1999546401934, 0.7698530279705061,
-            0.23673289370541933, 0.05298441526293852],
-           [0.40845745835080205, -0.508928241130169, -0.34887782329822176, -0.6908320469823642,
-            0.17569187408620057, 0.15272007248838387, -0.14051028392230688]),
-          ([2.2166910483140634, 2.1874841129809535, 0.0676152830102247, 0.193359097789998, 0.19022736962484108],
-           [-0.972251314142458, -0.48019392213187045, 0.6452816251262922, -0.0023906828917826988,
-            -0.3773726220753013]),
-          ([4.1984296239842696, 3.568348405214122, 2.6448309497893487, 0.42355009798730314, -2.904018411760681,
-            0.46570827204944215, -0.774167467940914, 1.4868918307308963, 2.45602636069301, -1.6377852910550066],
-           [0.0889017719200939, 0.13824803130246702, -0.8577595559485377, -0.2858668187389532,
-            0.14364165522490493, -0.3068552908402601, -0.48665870593555427, -0.6058284316288507,
-            3.1307626141677356, -0.3157905363774527]),
-          ([-6.552193252798012, 7.002495248605457, 0.0032039164213953355, -1.2374188483613902,
-            2.9502814393712913, 3.330598828184357, -1.279271551326075],
-           [-4.099863429519738, 1.6179103269159019, 0.7550510707486214, 3.626129909940721, -0.5266293911375365,
-            -2.3701616188794126, 0.5513881248141987]),
-          ([2.960664909507815, 1.8699561383874257, 2.4947871367069587, 2.0290116419285233],
-           [-4.386650490143016, 3.22613486511964, 2.761983860118202, -1.8933292842359424])]
-_refs = [[0.4269762691278598, 0.28435344529758044, 0.0948023882955625, -0.14012550978699315],
-         [0.054293592601427874, -1.0186683210605523, 0.39181798786935496, 0.08301615189301924,
-          0.06869657398725992, -0.6522323796289872, -0.2616138705528405, -0.35872475140841015],
-         [-0.7010584724067976, 0.5413836527655147, -0.24511764414832224, 1.5120362539744279,
-          0.15988229851017008, 0.8536623986530191, -0.6994453870067873, -0.5747357084702581,
-          1.1731882808201943, -0.4205351941533188, -0.28290558767767804],
-         [0.794932674412195, 0.11467575308647383, -1.1584205354277153, -0.4661182475576118],
-         [0.08404433509976791, -0.02134688550915338, 0.08805098532252478, 0.015029985254143199,
-          -0.014063837862906759, -0.04885688716634746, -0.03516701808402044, 0.13986661804900316],
-         [0.018427017306605634, 0.12778937169843194, 1.1412169556464458, -0.7891244919645027,
-          -0.576492638926786, 0.8503870847833667, 0.47435697453357173],
-         [-0.5212674756183271, 0.27773356373199926, -1.213550827691499, -1.0183688774252442,
-          -0.4862564430548705, -1.2349341101821831, 1.3145169673085895],
-         [-0.02186117743292255, -0.045053612633575046, 0.03219677261000719, 0.0008230624959201135,
-          0.032748167317730136],
-         [-0.015092496974532904, 0.02497015114741759, -0.054262256960158836],
-         [0.03774768968687098, 0.09671551002009962, 0.06456238310770132],
-         [0.04724066453010702, 0.20772799318988736, 1.068633227211998, 0.8524220551810228, -1.6088993630947277,
-          2.0993674823471515, -0.12135523241106831, 1.5960265699900127],
-         [0.47266116276909553, -0.4825848021479999, -1.0636692487617894, 0.6826792211329487,
-          -0.19961485945408017, -1.8331370123576212, -0.8653169384379515, -0.08776113038243065,
-          0.03368450177372001],
-         [0.04739995580264651, 0.5018133655030587],
-         [-0.04179156052666709, -2.1613339669214104, -0.28431603342146156, -1.8171582273524403,
-          -1.2591323781486072, -0.645422214517448, -2.4360568548488186],
-         [-0.21602014488831936, 1.176449826491458, -1.026057644463243, -1.735635011577036, -0.8708430890194201,
-          2.19153738235387, 4.495823146921428, -2.359780682154893],
-         [0.461679494210307, -0.0011022402987601397, -0.37573005588998953, 0.12806835181010204,
-          0.23445903090484116, 0.11693356316304915, -0.053190304413840865],
-         [0.008089798907136948, 0.12008350206648713, 0.15812095818533656, 0.019983882761467467,
-          -0.0680605597314618],
-         [1.227221192018815, 1.0648932805853397, 0.4546353448027289, 0.02105079803964505, -0.7773659573032649,
-          0.025747893326631265, -0.39018807636873426, 0.21251162973405457, 1.790904636078761,
-          -0.5767040511068373],
-         [-3.055820639563825, 2.5616830707396314, 0.1933581079104446, 0.5440439238923481, 0.7714334586001036,
-          0.4184727935335033, -0.2521968961843507],
-         [0.164509111177285, 0.8078408529774248, 0.8967481983081074, 0.24338638413184938]]
-# END BAKED theorem6_closed_form_hidden
+# BAKED theorem6_closed_form_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 for (_ws, _wk), _want in zip(_cases, _refs):
     _ws, _wk = np.array(_ws), np.array(_wk)
     _check_cf(_ws, _wk, np.array(_want), f"a random pair in d = {_ws.size}")
@@ -749,38 +547,7 @@ assert max(_secs) < 2.0, (
 passed("theorem6_monte_carlo")
 ### BEGIN HIDDEN TESTS
 # five pairs (w*, w_k) at prescribed angles, dimensions and norms, and Theorem 6 at each (instructor's side)
-# BEGIN BAKED theorem6_monte_carlo_hidden (expected values computed on the instructor's side; do not edit)
-_cases = [(0.4, 5,
-           [0.09027078444906103, 0.052122169476785774, -1.0011099275432793, 0.0622214423801007,
-            1.1104241847179008],
-           [-0.14461972551066057, 0.11420234482174724, -0.3181181093043886, -0.05174956804882499,
-            0.5934355990078426],
-           [0.02018167506623156, 0.037910062085080645, -0.4790714929984333, 0.020276737187172305,
-            0.5633342895706623]),
-          (1.6, 5,
-           [0.739118661184747, -1.1628803065997908, 0.07225402887353385, 0.5591821609406102,
-            -0.1830509858159083],
-           [0.06776423502192971, 0.35221870463545996, 0.2799818581384838, 0.47092344376332, -0.247368675834731],
-           [0.2044451967833487, -0.1652434465624705, 0.11317374043940615, 0.29773473145622764,
-            -0.1292401427806258]),
-          (2.8, 5,
-           [0.21454380046050725, -0.48931991836537364, 0.13441387912712197, -1.2538494055973677,
-            -0.6118264070436915],
-           [-0.14376980654074142, 0.3882752122757754, 0.07957618036241844, 0.5097762917694566,
-            0.22884135580823012],
-           [-0.004761270645576071, 0.01775662827308355, 0.016398864182320026, -0.009926834051676374,
-            -0.007118334529877789]),
-          (0.05, 2, [0.09264382466322693, -0.2853368566304908],
-           [1.0435619326624657, -3.861473616729471],
-           [0.04620724686940513, -0.1427014769080661]),
-          (3.0, 8,
-           [0.1693684946156481, 0.09288934732810453, -0.04408829282264448, -0.04966141650123134,
-            -0.033710989217442804, 0.205278286830677, -0.057671500731032596, -0.040917484000585334],
-           [-2.084922963656822, -1.2404317559707407, 0.510161436037537, 0.29936970551158376,
-            0.43308713659324166, -2.795795611956252, 1.1069349179389878, 0.7315708432741546],
-           [0.00030470351993145507, 3.7749520709207433e-06, -0.00013417230025508848, -0.0006148414236521654,
-            -3.0149342041279366e-05, -8.352532427360685e-05, 0.0005649903420050929, 0.0003102456818124904])]
-# END BAKED theorem6_monte_carlo_hidden
+# BAKED theorem6_monte_carlo_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 for _theta, _d, _ws, _wk, _exact in _cases:
     _ws, _wk, _exact = np.array(_ws), np.array(_wk), np.array(_exact)
     _mean, _se = (np.asarray(a, float) for a in _mc(_ws, _wk, 100_000, np.random.default_rng(99)))
@@ -804,64 +571,7 @@ import matplotlib.pyplot as plt
 from td_lib.own_work import demo_result
 
 thetas = np.linspace(0.05, np.pi - 0.05, 9)
-# BEGIN BAKED theorem6_scan_demo (expected values computed on the instructor's side; do not edit)
-_ref_scan6 = {'full': {'est': [[0.499858, 0.000737721],
-                               [0.491776, 0.0274502],
-                               [0.45226, 0.0821809],
-                               [0.36677, 0.138444],
-                               [0.250153, 0.158901],
-                               [0.134807, 0.137486],
-                               [0.0492656, 0.0831897],
-                               [0.00810755, 0.0275436],
-                               [1.33525e-05, 0.000402731]],
-                       'err': [[0.00176874, 0.00111864],
-                               [0.00177258, 0.00108126],
-                               [0.00175551, 0.000947151],
-                               [0.00162772, 0.000801553],
-                               [0.00131517, 0.000746711],
-                               [0.000849188, 0.000725479],
-                               [0.000392584, 0.000556863],
-                               [9.08105e-05, 0.000263388],
-                               [4.40823e-07, 1.14622e-05]],
-                       'exact': [[0.499987, 0.000397556],
-                                 [0.49186, 0.0276822],
-                                 [0.450499, 0.0835547],
-                                 [0.365356, 0.137236],
-                                 [0.25, 0.159155],
-                                 [0.134644, 0.137236],
-                                 [0.0495009, 0.0835547],
-                                 [0.00814045, 0.0276822],
-                                 [1.32563e-05, 0.000397556]],
-                       'zmax': 1.52515},
-              'quick': {'est': [[0.508671, 0.000752798],
-                                [0.497085, 0.0256367],
-                                [0.450612, 0.0793177],
-                                [0.366297, 0.133908],
-                                [0.247039, 0.1585],
-                                [0.135772, 0.138493],
-                                [0.0487703, 0.0824028],
-                                [0.00790368, 0.0268494],
-                                [1.34351e-05, 0.000401366]],
-                        'err': [[0.00460618, 0.00292475],
-                                [0.00464905, 0.00284939],
-                                [0.0045302, 0.00244495],
-                                [0.00422242, 0.00204082],
-                                [0.00336805, 0.00190854],
-                                [0.0021947, 0.00188072],
-                                [0.000997538, 0.00141048],
-                                [0.000226821, 0.000662428],
-                                [1.09802e-06, 2.86807e-05]],
-                        'exact': [[0.499987, 0.000397556],
-                                  [0.49186, 0.0276822],
-                                  [0.450499, 0.0835547],
-                                  [0.365356, 0.137236],
-                                  [0.25, 0.159155],
-                                  [0.134644, 0.137236],
-                                  [0.0495009, 0.0835547],
-                                  [0.00814045, 0.0276822],
-                                  [1.32563e-05, 0.000397556]],
-                        'zmax': 2.92336}}
-# END BAKED theorem6_scan_demo
+# BAKED theorem6_scan_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 scan6 = demo_result(lambda: ts.theorem6_scan(theorem6_closed_form, theorem6_monte_carlo, thetas,
                                              n=pick(400_000, 60_000)),
                     pick(_ref_scan6["full"], _ref_scan6["quick"]), "theorem6_closed_form and theorem6_monte_carlo")
@@ -912,40 +622,14 @@ print(f"largest deviation over the 9 angles and 4 coordinates: {zmax:.2f} standa
 
 # %% tags=["demo"]
 import matplotlib.pyplot as plt
-from matplotlib.ticker import NullFormatter
-
 from td_lib.own_work import demo_result
 
-# BEGIN BAKED eq10_scan_demo (expected values computed on the instructor's side; do not edit)
-_ref_eq10 = {'full': {'scales': [0.25, 0.5, 1.0, 2.0, 4.0],
-                      'mc': [0.149331, 0.147513, 0.148707, 0.149466, 0.15251],
-                      'mc_se': [0.00117459, 0.00127436, 0.00152427, 0.00210003, 0.00336693],
-                      'exact': [0.148282, 0.148282, 0.148282, 0.148282, 0.148282],
-                      'z': 2.91923, 'slope_mc': 0.00304111, 'slope_se': 0.00577552, 'slope_exact': 0.0},
-             'quick': {'scales': [0.25, 0.5, 1.0, 2.0, 4.0],
-                       'mc': [0.144522, 0.143978, 0.152101, 0.153185, 0.173486],
-                       'mc_se': [0.00364605, 0.00406604, 0.00488101, 0.00666164, 0.0109719],
-                       'exact': [0.148282, 0.148282, 0.148282, 0.148282, 0.148282],
-                       'z': 2.30048, 'slope_mc': 0.0473358, 'slope_se': 0.0177735, 'slope_exact': 0.0}}
-# END BAKED eq10_scan_demo
+# BAKED eq10_scan_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 n_eq10 = pick(200_000, 20_000)  # Monte Carlo inputs per point
 scan = demo_result(lambda: ts.eq10_norm_scan(which="w", n=n_eq10, cross_moment=theorem6_closed_form,
                                              monte_carlo=theorem6_monte_carlo),
                    pick(_ref_eq10["full"], _ref_eq10["quick"]), "theorem6_closed_form and theorem6_monte_carlo")
-c_w = scan["scales"]
-anchor = scan["exact"][np.argmin(np.abs(np.log(c_w)))]
-fig, ax = plt.subplots(figsize=(6.5, 4))
-ax.errorbar(c_w, scan["mc"], 2 * scan["mc_se"], fmt="o", ms=5, label="Monte Carlo of the gradient (±2 s.e.)")
-ax.plot(c_w, scan["exact"], "k-", label="closed form (corrected Theorem 6): flat")
-ax.plot(c_w, anchor * c_w, "C3--", label=r"eq. 10: $\propto\|w_k\|$ (anchored at $\|w_k\|=1$)")
-ax.set(xscale="log", yscale="log", xlabel=r"$\|w_k\|$ (direction and fan-outs fixed)",
-       ylabel=r"$\|P^\perp_{w_k}\dot w_k\|$: the part that turns $w_k$",
-       title="does the pull on $w_k$ scale with $\\|w_k\\|$?")
-ax.set_xticks(c_w, [f"{c:g}" for c in c_w])
-ax.xaxis.set_minor_formatter(NullFormatter())
-ax.yaxis.set_minor_formatter(NullFormatter())
-ax.legend(fontsize=8)
-plt.tight_layout()
+tsfig.eq10_pull_figure(scan, title="does the pull on $w_k$ scale with $\\|w_k\\|$?")
 plt.show()
 quick_note(f"{n_eq10} Monte Carlo inputs per point, and Demo 7.4.1's quick run for the norms")
 print(f"log-log slope against |w_k|: {scan['slope_mc']:.2f} ± {scan['slope_se']:.2f} (Monte Carlo), "
@@ -1078,21 +762,7 @@ assert _v2.shape == (3, 4) and np.allclose(_v2, np.asarray(_rhs(_g2.ravel(), 1.3
     f"angle_rhs on a 3 x 4 array of angles returned shape {_v2.shape}; expected (3, 4), entry by entry "
     "the values of the same angles passed as a flat array")
 # eq. 12's right-hand side at 50 angles in (0, π), α = 0.7 (instructor's side)
-# BEGIN BAKED angle_rhs_hidden (expected values computed on the instructor's side; do not edit)
-_ref_rhs = [-0.0034888010066217385, -0.02516905285441144, -0.045845965427358734, -0.0654417155716796,
-            -0.08388649823597925, -0.10111877033658521, -0.11708544652877055, -0.13174204630834055,
-            -0.14505279212375669, -0.15699065843484414, -0.16753737190890808, -0.1766833631975036,
-            -0.1844276709859282, -0.1907777992515042, -0.19574952890470257, -0.19936668521796816,
-            -0.2016608626696119, -0.20267110904327015, -0.202443570826155, -0.20103110214066824,
-            -0.19849283962300376, -0.19489374582826663, -0.19030412389360946, -0.18479910632820967,
-            -0.17845812092094349, -0.17136433686279437, -0.16360409427087252, -0.15526632037402124,
-            -0.1464419356760252, -0.13722325345117106, -0.12770337594820877, -0.1179755906825423,
-            -0.10813277018277756, -0.09826677852667656, -0.08846788795330722, -0.07882420877301657,
-            -0.06942113571515734, -0.060340813755703035, -0.05166162635352338, -0.04345770889575382,
-            -0.03579849001005692, -0.028748263245380493, -0.022365791453874437, -0.016703946025808904,
-            -0.011809382937568787, -0.007722257371064694, -0.004475978452231356, -0.0020970054377540824,
-            -0.0006046864538857581, -1.1140660336593797e-05]
-# END BAKED angle_rhs_hidden
+# BAKED angle_rhs_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 _g = np.linspace(0.01, np.pi - 0.01, 50)
 _ref = np.array(_ref_rhs)
 _v = np.asarray(_rhs(_g, 0.7), float)
@@ -1129,11 +799,7 @@ assert _slow < 10.0, (
 passed("escape_time_numeric")
 ### BEGIN HIDDEN TESTS
 # (ε, θ_end, α) and the exact escape time (an accurate quadrature of eq. 12, instructor's side)
-# BEGIN BAKED escape_numeric_hidden (expected values computed on the instructor's side; do not edit)
-_cases = [(0.05, 1.0, 0.5, 250.99637861966198), (0.002, 2.5, 3.0, 1044.1601237084633),
-          (0.3, 0.2, 2.0, 12.29488635727609), (0.01, 3.13, 1.0, 86.32303988793235),
-          (0.05, 0.01, 1.5, 90.46402482131266)]
-# END BAKED escape_numeric_hidden
+# BAKED escape_numeric_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 for _eps, _te, _a, _tr in _cases:
     _tn = float(_num(_eps, _te, _a))
     assert abs(_tn / _tr - 1) < 1e-5, (
@@ -1159,11 +825,7 @@ assert abs(_r[1] - 1) < abs(_r[0] - 1) and abs(_r[1] - 1) < 1e-3, (
 passed("escape_time_asymptotic")
 ### BEGIN HIDDEN TESTS
 # (ε, θ_end, α) and the asymptotic escape time (instructor's side)
-# BEGIN BAKED escape_asymptotic_hidden (expected values computed on the instructor's side; do not edit)
-_cases = [(0.05, 1.0, 0.5, 245.45964345948641), (0.002, 2.5, 3.0, 1043.9331823004222),
-          (0.3, 0.2, 2.0, 9.40398513275561), (0.01, 3.13, 1.0, 86.3213720422581),
-          (0.05, 0.01, 1.5, 82.43821307794818)]
-# END BAKED escape_asymptotic_hidden
+# BAKED escape_asymptotic_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 for _eps, _te, _a, _ar in _cases:
     _ta = float(_asy(_eps, _te, _a))
     assert abs(_ta - _ar) < 1e-8 * max(1.0, abs(_ar)), (
@@ -1198,57 +860,10 @@ def plateau_demo():
     return dict(traj=traj, t_exact=t_exact, t_asym=t_asym, t3=t3, a3=a3, gap3=t3 - a3)
 
 
-# BEGIN BAKED plateau_demo_reference (expected values computed on the instructor's side; do not edit)
-_ref_plateau = {'traj': [[3.04159, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0],
-                         [3.13159, 3.1297, 3.12692, 3.12246, 3.11408, 3.09264, 2.92143, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                         [3.13859, 3.13844, 3.13828, 3.13809, 3.13788, 3.13765, 3.13739, 3.13709, 3.13674,
-                          3.13633, 3.13585, 3.13527, 3.13457, 3.13368, 3.13254, 3.13102, 3.12888, 3.12566,
-                          3.12025, 3.10928, 3.07508, 0.0912786, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                          0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
-                         [3.14059, 3.14058, 3.14056, 3.14054, 3.14052, 3.14051, 3.14049, 3.14047, 3.14045,
-                          3.14043, 3.1404, 3.14038, 3.14036, 3.14033, 3.14031, 3.14028, 3.14025, 3.14022,
-                          3.14019, 3.14016, 3.14013, 3.14009, 3.14005, 3.14002, 3.13997, 3.13993, 3.13989,
-                          3.13984, 3.13979, 3.13974, 3.13968, 3.13962, 3.13955, 3.13949, 3.13941, 3.13934,
-                          3.13925, 3.13916, 3.13906, 3.13896, 3.13884, 3.13871, 3.13858, 3.13842, 3.13826,
-                          3.13807, 3.13786, 3.13762, 3.13736, 3.13705, 3.1367, 3.13628, 3.13579, 3.1352,
-                          3.13448, 3.13357, 3.1324, 3.13082, 3.12859, 3.1252, 3.11941, 3.1073, 3.06613,
-                          0.000346508, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]],
-                't_exact': [62829.7, 46839.2, 34918.2, 26031.0, 19405.7, 14466.4, 10784.2, 8039.11, 5992.63,
-                            4466.97, 3329.59, 2481.66, 1849.53, 1378.28, 1026.96, 765.044, 569.786, 424.218,
-                            315.695, 234.788, 174.467, 129.492, 95.9554, 70.9435, 52.2835, 38.354, 27.9449,
-                            20.1516, 14.2967, 9.87055],
-                't_asym': [62827.9, 46837.3, 34916.3, 26029.2, 19403.8, 14464.6, 10782.4, 8037.28, 5990.8,
-                           4465.14, 3327.75, 2479.83, 1847.7, 1376.45, 1025.13, 763.219, 567.964, 422.401,
-                           313.883, 232.983, 172.671, 127.709, 94.1894, 69.2005, 50.5712, 36.683, 26.3293,
-                           18.6106, 12.8562, 8.56637],
-                't3': 6281.02, 'a3': 6279.19, 'gap3': 1.8319}
-_ref_theorem6_time = {'c_inf': 1.83295, 't3': 6281.02, 't_s': 3140.51}
-# END BAKED plateau_demo_reference
+# BAKED plateau_demo_reference (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_4_teacher_nodes.json)
 plateau = demo_result(plateau_demo, _ref_plateau, "angle_rhs, escape_time_numeric and escape_time_asymptotic")
-fig, axes = plt.subplots(1, 2, figsize=(12, 4))
-for i, s0 in enumerate(starts):
-    axes[0].plot(tgrid, plateau["traj"][i], label=rf"$\pi-\theta(0)$ = {np.pi - s0:.0e}")
-axes[0].axhline(np.pi / 2, color="k", ls=":", lw=1)
-axes[0].set(xlabel=r"time $t$ ($\alpha = 1$)", ylabel=r"angle $\theta$ (rad)",
-            title="eq. 12: the slower the start, the longer the plateau near π")
-axes[0].legend(fontsize=8)
-axes[1].loglog(eps_grid, plateau["t_exact"], "o", ms=4, label="eq. 12, integrated")
-axes[1].loglog(eps_grid, plateau["t_asym"], "-",
-               label=r"$\frac{2\pi}{\alpha}\left(\frac{1}{\epsilon}-\frac{1}{\pi-\theta_{end}}\right)$")
-axes[1].set(xlabel=r"$\epsilon = \pi - \theta(0)$", ylabel=r"time to reach $\theta=\pi/2$",
-            title="escape time diverges like 1/ε")
-axes[1].legend(fontsize=8)
-plt.tight_layout()
+tsfig.plateau_figure(tgrid, starts, eps_grid, plateau, titles=(
+    "eq. 12: the slower the start, the longer the plateau near π", "escape time diverges like 1/ε"))
 plt.show()
 t3, a3 = plateau["t3"], plateau["a3"]
 print(f"eps = 1e-3: exact {t3:.2f}, asymptotic {a3:.2f}, difference {plateau['gap3']:.4f}; "
