@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["hermite_figure", "cumulant_direction_figure", "step_window_figure", "exact_loss_figure",
-           "staircase_figure"]
+__all__ = ["hermite_figure", "cumulant_direction_figure", "overlaps_figure", "escape_study_figure",
+           "step_window_figure", "exact_loss_figure", "staircase_figure"]
 
 
 def hermite_figure(s_relu, *, title: str):
@@ -63,6 +63,52 @@ def cumulant_direction_figure(xv, xv_minus, tt, plus_density, minus_density, *, 
     ax.plot(tt, minus_density, "C0", label="class −1, exact")
     ax.set(xlabel="$v\\cdot x$", ylabel="density", title=title)
     ax.legend(fontsize=8)
+    plt.tight_layout()
+    return fig
+
+
+def overlaps_figure(ref: dict, *, xlabel: str):
+    """One ReLU neuron trained by online spherical SGD on the mixed cumulant model, defined for
+    §7.2 of the course: the overlaps ``α_u`` and ``α_v`` of every run (thin) and their medians
+    (thick) over SGD steps, for independent and correlated latents (``ref``: the course's runs,
+    ``{"t": steps, "independent" | "correlated": {"alpha_u", "alpha_v": (time, run)}}``).
+    ``xlabel``: both panels' x label."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+    for ax, latents in zip(axes, ["independent", "correlated"]):
+        for key, name, col in [("alpha_u", "$\\alpha_u$", "C0"), ("alpha_v", "$\\alpha_v$", "C3")]:
+            trace = np.array(ref[latents][key])  # (time, run)
+            ax.plot(ref["t"], np.median(trace, axis=1), color=col, lw=2, label=f"median {name}")
+            ax.plot(ref["t"], trace, color=col, lw=0.4, alpha=0.4)
+        ax.set(xscale="symlog", xlabel=xlabel, title=f"{latents} latents, d = 32")
+    axes[0].set_ylabel("overlap")
+    axes[0].legend(fontsize=8)
+    plt.tight_layout()
+    return fig
+
+
+def escape_study_figure(dims, rows: dict, *, title: str):
+    """The escape-time study (Exercise 7.2.C), defined for §7.2 of the course: left, the median
+    escape time against ``d`` for each information exponent ``k`` with its law (dotted, anchored
+    at the first ``d``); right, the bootstrap distributions of the fitted slopes with the laws'
+    slopes (dotted). ``rows``: :func:`td_lib.higher_cumulants_demos.study_slopes`; ``title``: the
+    left panel's title."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 2, figsize=(10.5, 3.6))
+    for k, r in rows.items():
+        med, law, boot = r["med"], r["law"], r["boot"]
+        l, = ax[0].loglog(dims, med, "o-", label=f"k = {k}: slope {r['slope']:.2f} ± {boot.std():.2f}")
+        ax[0].loglog(dims, law * med[0] / law[0], ":", color=l.get_color(),
+                     label=f"law, slope {r['slope_law']:.2f}")
+        ax[1].hist(boot, bins=40, alpha=0.5, color=l.get_color(), label=f"k = {k}")
+        ax[1].axvline(r["slope_law"], color=l.get_color(), ls=":")
+    ax[0].set(xlabel="dimension d", ylabel="median samples to reach $\\alpha>1/2$", title=title)
+    ax[0].legend(fontsize=7)
+    ax[1].set(xlabel="log–log slope (bootstrap over runs)", ylabel="count",
+              title="slope spread; dotted: the laws' slopes")
+    ax[1].legend(fontsize=8)
     plt.tight_layout()
     return fig
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["kernel_flow_figure", "random_inputs_figure", "finite_width_figure", "basri_run_figure"]
+__all__ = ["kernel_flow_figure", "random_inputs_figure", "relu_spectrum_figure", "finite_width_figure",
+           "basri_run_figure"]
 
 
 def kernel_flow_figure(ts, amps, pred_rate, freqs, grid, snaps: dict, target_grid, *, title: str):
@@ -65,6 +66,29 @@ def random_inputs_figure(ts, amps: dict, pred_rate, freqs, *, title: str):
     ax.plot([], [], "k:", lw=1, label=r"$e^{-\hat k_\ell t}$")
     ax.set(xlabel="time t", ylabel="residual amplitude", ylim=(1e-4, 1.5), title=title)
     ax.legend(fontsize=7, ncol=2)
+    plt.tight_layout()
+    return fig
+
+
+def relu_spectrum_figure(ls, even, spectra: dict, *, title: str):
+    """The cosine coefficients of the two-layer ReLU NTK on the circle (Exercise 7.3.C, parts 1
+    and 2), defined for §7.3 of the course: without bias by quadrature on the frequencies ``ls``
+    (``spectra["no_bias"]``; the odd ``ℓ ≥ 3`` vanish and are drawn at 1e-12) and in Basri's
+    closed form on ``even`` (``spectra["basri"]``), with bias (``spectra["bias"]``), beside the
+    bias kernel's asymptote ``ℓ^{-2}/(√2 π²)``."""
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(5.4, 3.6))
+    plt.loglog(ls, np.maximum(spectra["no_bias"], 1e-12), "o", label="no bias, numerical (odd l >= 3: 0)")
+    plt.loglog(even, spectra["basri"], "k+", ms=9, label="no bias, closed form (Basri)")
+    plt.loglog(ls, spectra["bias"], "s", mfc="none", label="with bias, numerical")
+    plt.loglog(ls[1:], 1 / (np.sqrt(2) * np.pi**2) / ls[1:] ** 2, "k--", lw=0.8,
+               label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
+    plt.ylim(1e-5, 1)
+    plt.xlabel(r"frequency $\ell$")
+    plt.ylabel(r"cosine coefficient $a_\ell$")
+    plt.legend(fontsize=8)
+    plt.title(title)
     plt.tight_layout()
     return fig
 

@@ -89,6 +89,8 @@ print("quick mode" if QUICK else "full mode")
 # %% tags=["demo"]
 import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips them)
 
+from td_lib import two_moments_demos as demos  # the demos' computations and figures
+
 # %% [markdown]
 # # 7.1 Two moments are all a linear-in-input model sees
 #
@@ -662,21 +664,11 @@ assert set(_z) == _zk and [_z[("label", k)] for k in range(1, 5)] == [1, None, 3
 gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi)),
           5: 0.0, 6: 1 / (40 * math.sqrt(2 * math.pi))}
 tanh_c = {1: 1.0, 3: -1 / 3, 5: 2 / 15}
-try:
-    tables = {name: gradient_orders(cc, 5) for name, cc in
-              [("generic", {k: 1.0 for k in range(1, 6)}), ("GELU", gelu_c), ("tanh", tanh_c)]}
-except NotImplementedError:
-    tables = None
-    print("(write gradient_orders above to see the table)")
-except Exception as exc:  # noqa: BLE001 - the demo must not stop Run All
-    tables = None
-    print(f"(gradient_orders raised {type(exc).__name__}: {exc}; run its test cell to see why)")
+tables = demos.student_value(lambda: {name: gradient_orders(cc, 5) for name, cc in [
+    ("generic", {k: 1.0 for k in range(1, 6)}), ("GELU", gelu_c), ("tanh", tanh_c)]},
+    "(write gradient_orders above to see the table)", "(gradient_orders raised {exc}; run its test cell to see why)")
 if tables:
-    fmt = lambda o: "  -  " if o is None else f"eps^{o}"
-    print(f"{'statistic':12s}" + "".join(f"{nm:>10s}" for nm in tables))
-    for key in [("label", k) for k in range(1, 6)] + [("input", p) for p in range(2, 5)]:
-        lab = f"E[y x^{key[1]}]" if key[0] == "label" else f"E[x^{key[1]}]"
-        print(f"{lab:12s}" + "".join(f"{fmt(t[key]):>10s}" for t in tables.values()))
+    print(demos.order_table(tables, [("label", k) for k in range(1, 6)] + [("input", p) for p in range(2, 5)]))
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71B_3_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **7.1.B.3.** An odd $\sigma$ has $c_k=0$ for every even $k$. In the first sum only odd $k$
@@ -793,37 +785,16 @@ for _name, _c, _kw, _want in (
 # $\tfrac12\kappa_4\,v^{\otimes4}$.
 
 # %% tags=["demo"]
-# class +1 of the data: two Gaussian bumps along v; of the clone: one Gaussian
-plus_data = mixed_cumulant.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, labels=(1,))
-plus_clone = mixed_cumulant.mixture_components(spikes, beta_m=1.0, beta_u=5.0, beta_v=10.0, clone=True, labels=(1,))
-W1, a1 = (t.numpy() for t in nets.init_weights(d, 32, eps=1.0, rng=0))
-eps_grid = np.geomspace(0.01, 0.1, pick(5, 3))
-
-
-NODES = pick(16, 10)
-
-
-def grad_gap(act, eps, nodes=NODES):
-    # class -1 is the same in both, so the difference is half the class-+1 difference
-    g_d = nets.mixture_population_gradient(eps * W1, eps * a1, act, plus_data, nodes=nodes)
-    g_c = nets.mixture_population_gradient(eps * W1, eps * a1, act, plus_clone, nodes=nodes)
-    return 0.5 * math.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(g_d, g_c)))
-
-
+# the demo's initial weights (width 32, seed 0) scaled to size eps; the gap between the exact
+# population gradients on the data (class +1: two Gaussian bumps along v) and on the clone
+eps_grid, NODES, theory = np.geomspace(0.01, 0.1, pick(5, 3)), pick(16, 10), {"gelu": 4, "tanh": 5}
 quick_note(f"{len(eps_grid)} values of eps and {NODES} quadrature nodes")
-fig, ax = plt.subplots(figsize=(5.2, 3.6))
-for act, p_th, col in [("gelu", 4, "C0"), ("tanh", 5, "C1")]:
-    gaps = np.array([grad_gap(act, e) for e in eps_grid])
-    p_fit = np.polyfit(np.log(eps_grid), np.log(gaps), 1)[0]
-    print(f"{act}: fitted exponent {p_fit:.3f} (theory {p_th})")
-    ax.loglog(eps_grid, gaps, "o", color=col, label=f"{act}: exact quadrature, slope {p_fit:.2f}")
-    ax.loglog(eps_grid, gaps[0] * (eps_grid / eps_grid[0]) ** p_th, ":", color=col,
-              label=rf"theory $\propto\varepsilon^{p_th}$")
-ax.set(xlabel=r"weight scale $\varepsilon$",
-       ylabel=r"$\|\nabla L_{\rm data}-\nabla L_{\rm clone}\|$",
-       title="population gradients, data vs clone")
-ax.legend(fontsize=8)
-plt.tight_layout()
+gaps, fits = {}, {}
+for act, p_th in theory.items():
+    gaps[act] = demos.clone_gradient_gaps(spikes, act, eps_grid, width=32, nodes=NODES, rng=0)
+    fits[act] = np.polyfit(np.log(eps_grid), np.log(gaps[act]), 1)[0]
+    print(f"{act}: fitted exponent {fits[act]:.3f} (theory {p_th})")
+demos.gradient_gap_figure(eps_grid, gaps, fits, theory, title="population gradients, data vs clone")
 plt.show()
 
 # %% [markdown]
@@ -835,22 +806,9 @@ plt.show()
 # %% tags=["demo"]
 g = nets.train_two_layer(torch.stack([X, Xc]), Y, "gelu", 0.1, steps=T, X_test=Xt, y_test=Yt,
                          progress="GELU on data and clone")
-gap = np.abs(g.out[:, 0] - g.out[:, 1]).mean(1) / np.maximum(np.abs(g.out[:, 0]).mean(1), 1e-12)
-
-fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-ax[0].semilogx(g.t[1:], g.acc[1:, 0], label="trained on data")
-ax[0].semilogx(g.t[1:], g.acc[1:, 1], "--", label="trained on clone")
-for level, name in [(acc_m, "Bayes, means only"), (acc_mu, "Bayes, means + covariances")]:
-    ax[0].axhline(level, color="gray", lw=0.8, ls=":")
-    ax[0].text(1.2, level + 0.004, f"{name} ({level:.3f})", fontsize=8)
-ax[0].set(xlabel="GD step", ylabel="test accuracy (real data)", title="GELU net, small init")
-ax[0].legend(fontsize=8, loc="lower right")
-ax[1].loglog(g.t[1:], gap[1:], label="relative output gap, data vs clone")
-ax[1].loglog(g.t[1:], g.rms_pre[1:, 0], label="RMS pre-activation (trained on data)")
-ax[1].set(xlabel="GD step", ylabel="relative gap; RMS pre-activation",
-          title="the gap opens as the pre-activations grow")
-ax[1].legend(fontsize=8)
-plt.tight_layout()
+gap = demos.relative_output_gap(g.out)
+demos.clone_training_figure(g, gap, {"Bayes, means only": acc_m, "Bayes, means + covariances": acc_mu},
+                            title="GELU net, small init")
 plt.show()
 
 quick_note(f"{T} GD steps instead of 1500, recorded at fewer steps, so most steps below are missing")
@@ -948,18 +906,15 @@ _X4 = torch.randn(3, 4, generator=_gm, dtype=torch.float64)
 # BAKED two_layer_ntk_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_1_two_moments.json)
 _Krefs = {_act: torch.tensor(_Kr, dtype=torch.float64) for _act, _Kr in _Krefs.items()}
 _Kr4 = torch.tensor(_Kr4, dtype=torch.float64)
-for _act, _Kr in _Krefs.items():
-    _Kg = torch.as_tensor(_ntk(_X1, _X2, _W, _a, _act))
-    _e = (_Kg - _Kr).abs().max().item() if tuple(_Kg.shape) == (4, 6) else float("inf")
-    assert _e < 1e-12, (
-        f"empirical_ntk for act = {_act!r} (same W, a, X1, X2): expected the product of the autograd "
-        f"Jacobians, got shape {tuple(_Kg.shape)}, max |got - expected| = {_e:.2e}.")
+_cases = [(f"empirical_ntk for act = {_act!r} (same W, a, X1, X2)", (_X1, _X2, _W, _a, _act), _Kr, (4, 6))
+          for _act, _Kr in _Krefs.items()]
 # another point: a square W (d = N = 4), positive readouts, X2 = X1
-_Ks = torch.as_tensor(_ntk(_X4, _X4, _W4, _a4, "gelu"))
-_e = (_Ks - _Kr4).abs().max().item() if tuple(_Ks.shape) == (3, 3) else float("inf")
-assert _e < 1e-12, (
-    f"empirical_ntk(X, X, W, a, 'gelu') with d = N = 4: expected the product of the autograd Jacobians, "
-    f"got shape {tuple(_Ks.shape)}, max |got - expected| = {_e:.2e}.")
+_cases.append(("empirical_ntk(X, X, W, a, 'gelu') with d = N = 4", (_X4, _X4, _W4, _a4, "gelu"), _Kr4, (3, 3)))
+for _what, _args, _Kr, _shape in _cases:
+    _Kg = torch.as_tensor(_ntk(*_args))
+    _e = (_Kg - _Kr).abs().max().item() if tuple(_Kg.shape) == _shape else float("inf")
+    assert _e < 1e-12, (f"{_what}: expected the product of the autograd Jacobians, got shape {tuple(_Kg.shape)}, "
+                        f"max |got - expected| = {_e:.2e}.")
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71C_12_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
@@ -1053,14 +1008,11 @@ for _w, _want in _diffs.items():
 # in $x$, and 7.1.B and this exercise give the same ordering.
 
 # %% tags=["demo"]
-try:
-    for w_ in (1.0, 0.1):
-        g_, r_ = tanh_sq_moment(w_, "gaussian"), tanh_sq_moment(w_, "rademacher")
-        print(f"w = {w_}: Gaussian {g_:.6f}, Rademacher {r_:.6f}, difference {g_ - r_:.4e}")
-except NotImplementedError:
-    print("(write tanh_sq_moment above to see the exact values)")
-except Exception as exc:  # noqa: BLE001 - the demo must not stop Run All
-    print(f"(tanh_sq_moment raised {type(exc).__name__}: {exc}; run its test cell to see why)")
+vals = demos.student_value(lambda: [(w_, tanh_sq_moment(w_, "gaussian"), tanh_sq_moment(w_, "rademacher"))
+                                    for w_ in (1.0, 0.1)], "(write tanh_sq_moment above to see the exact values)",
+                           "(tanh_sq_moment raised {exc}; run its test cell to see why)")
+for w_, g_, r_ in vals or []:
+    print(f"w = {w_}: Gaussian {g_:.6f}, Rademacher {r_:.6f}, difference {g_ - r_:.4e}")
 w_ = 0.1
 print("series through w^4, w^6, w^8:",
       [f"{s:.4e}" for s in np.cumsum([-4 / 3 * w_**4, 17 / 45 * 14 * w_**6, -62 / 315 * 104 * w_**8])])

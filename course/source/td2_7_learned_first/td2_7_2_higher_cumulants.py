@@ -61,14 +61,15 @@ import math
 import numpy as np
 
 from td_lib import escape, hermite, mixed_cumulant
-from td_lib.core import activations, gaussian
-from td_lib.core.runtime import QUICK, pick, progress, quick_note
+from td_lib.core import activations
+from td_lib.core.runtime import QUICK, pick, quick_note
 
 print("quick mode" if QUICK else "full mode")
 
 # %% tags=["demo"]
 import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips them)
 
+from td_lib import higher_cumulants_demos as demos  # the demos' computations
 from td_lib import higher_cumulants_figures as cfig  # the demos' figures
 
 # %% [markdown]
@@ -91,11 +92,7 @@ from td_lib import higher_cumulants_figures as cfig  # the demos' figures
 # are shipped with the notebook as numbers.
 
 # %% tags=["demo"]
-z = np.linspace(-3, 3, 7)
-V6 = lambda x: np.polynomial.hermite_e.hermevander(x, 5)  # columns He_0..He_5
-gram = gaussian.gaussian_expectation(lambda x: (V6(x)[:, :, None] * V6(x)[:, None, :]).reshape(len(x), -1)).reshape(6, 6)
-print("E[He_j He_k] / k! - delta_jk, max |.|:",
-      np.abs(gram / [math.factorial(k) for k in range(6)] - np.eye(6)).max())
+print("E[He_j He_k] / k! - delta_jk, max |.|:", demos.hermite_gram_error(6))  # He_0..He_5, by quadrature
 
 # BAKED hermite_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 s_relu, s_tanh = np.array(_s_relu), np.array(_s_tanh)  # sigma_0..sigma_10, by quadrature
@@ -124,11 +121,9 @@ plt.show()
 # `td_lib.mixed_cumulant.sample`.
 
 # %% tags=["demo"]
-d_demo = 16
-spikes16 = mixed_cumulant.orthonormal_spikes(d_demo).numpy()
+spikes16 = mixed_cumulant.orthonormal_spikes(16).numpy()
 Xd, yd = mixed_cumulant.sample(pick(200000, 20000), spikes=spikes16, rng=np.random.default_rng(3))
-xv = (Xd @ spikes16[2])[yd > 0]
-xv_minus = (Xd @ spikes16[2])[yd < 0]
+xv, xv_minus = (Xd @ spikes16[2])[yd > 0], (Xd @ spikes16[2])[yd < 0]  # v.x in class +1, class -1
 k4 = np.mean(xv**4) - 3 * np.mean(xv**2) ** 2
 print(f"class +1 along v: mean {xv.mean():+.4f}, variance {xv.var():.4f}, "
       f"kappa_4 {k4:.3f} (Monte Carlo, {xv.size} samples)")
@@ -235,17 +230,7 @@ for name, f in examples.items():
 
 # %% tags=["demo"]
 # BAKED mcm_overlaps_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
-fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
-for ax, latents in zip(axes, ["independent", "correlated"]):
-    for key, name, col in [("alpha_u", "$\\alpha_u$", "C0"), ("alpha_v", "$\\alpha_v$", "C3")]:
-        trace = np.array(_ref_overlaps[latents][key])  # (time, run)
-        ax.plot(_ref_overlaps["t"], np.median(trace, axis=1), color=col, lw=2, label=f"median {name}")
-        ax.plot(_ref_overlaps["t"], trace, color=col, lw=0.4, alpha=0.4)
-    ax.set(xscale="symlog", xlabel="SGD step (one fresh sample each)",
-           title=f"{latents} latents, d = 32")
-axes[0].set_ylabel("overlap")
-axes[0].legend(fontsize=8)
-plt.tight_layout()
+cfig.overlaps_figure(_ref_overlaps, xlabel="SGD step (one fresh sample each)")
 plt.show()
 
 # %% [markdown]
@@ -756,42 +741,18 @@ from td_lib.own_work import demo_result
 
 # BAKED escape_study_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 dims = pick([16, 32, 64], [8, 16])  # quick mode: a small version of the study
-study_runs = 48
-
-
-def run_study(escape_times):
-    cases = [(k, d) for k in (1, 2, 3) for d in dims]
-    return {(k, d): np.asarray(escape_times(k, d, escape.STEPS[k](d), runs=study_runs, t_max=10**6,
-                                            seed=7200 + 100 * k + d), dtype=float)
-            for k, d in progress(cases, desc="escape-time study")}
-
-
-study = demo_result(lambda: run_study(escape_times), pick(_ref_study["full"], _ref_study["quick"]),
-                    "escape_times")
+# 48 runs per point, at the steps delta = escape.STEPS[k](d); one seed per point
+study = demo_result(lambda: demos.escape_study(escape_times, dims, runs=48, t_max=10**6, progress=True),
+                    pick(_ref_study["full"], _ref_study["quick"]), "escape_times")
 quick_note("d = 8 and 16 instead of 16, 32 and 64, so the slopes differ")
-fig, ax = plt.subplots(1, 2, figsize=(10.5, 3.6))
-slopes = {}
-for k in (1, 2, 3):
-    med = np.array([np.median(study[k, d]) for d in dims])
-    law = np.array([escape.LAWS[k](d) for d in dims])
-    slope, boot = escape.bootstrap_slope(dims, [study[k, d] for d in dims], 2000, rng=k)
-    slope_law = escape.loglog_slope(dims, law)
-    slopes[k] = (slope, boot.std(), *np.quantile(boot, [0.05, 0.95]))
+rows = demos.study_slopes(study, dims, n_boot=2000)  # medians, laws, slopes and their bootstrap
+for k, r in rows.items():
+    med, law, boot = r["med"], r["law"], r["boot"]
+    lo, hi = np.quantile(boot, [0.05, 0.95])
     print(f"k={k}: medians {med.tolist()}, ratio to the law {np.round(med / law, 2).tolist()}, "
-          f"slope {slope:.2f} ± {boot.std():.2f} (bootstrap 90% interval "
-          f"{slopes[k][2]:.2f}–{slopes[k][3]:.2f}); law's slope {slope_law:.2f}")
-    l, = ax[0].loglog(dims, med, "o-", label=f"k = {k}: slope {slope:.2f} ± {boot.std():.2f}")
-    ax[0].loglog(dims, law * med[0] / law[0], ":", color=l.get_color(),
-                 label=f"law, slope {slope_law:.2f}")
-    ax[1].hist(boot, bins=40, alpha=0.5, color=l.get_color(), label=f"k = {k}")
-    ax[1].axvline(slope_law, color=l.get_color(), ls=":")
-ax[0].set(xlabel="dimension d", ylabel="median samples to reach $\\alpha>1/2$",
-          title="search time vs information exponent")
-ax[0].legend(fontsize=7)
-ax[1].set(xlabel="log–log slope (bootstrap over runs)", ylabel="count",
-          title="slope spread; dotted: the laws' slopes")
-ax[1].legend(fontsize=8)
-plt.tight_layout()
+          f"slope {r['slope']:.2f} ± {boot.std():.2f} (bootstrap 90% interval "
+          f"{lo:.2f}–{hi:.2f}); law's slope {r['slope_law']:.2f}")
+cfig.escape_study_figure(dims, rows, title="search time vs information exponent")
 plt.show()
 
 # %% [markdown]
@@ -820,15 +781,9 @@ plt.show()
 # BAKED escape_sweep_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 deltas = np.geomspace(0.03, 10, pick(10, 5))
 sweep_runs, sweep_tmax = pick(32, 8), pick(60000, 3000)
-
-
-def run_sweep(escape_times):
-    T = np.stack([np.asarray(escape_times(3, 64, dl, runs=sweep_runs, t_max=sweep_tmax, seed=7299 + i), dtype=float)
-                  for i, dl in enumerate(progress(deltas, desc="step-size sweep"))])
-    return {"med": np.median(T, axis=1), "never": np.isinf(T).mean(axis=1)}
-
-
-sweep = demo_result(lambda: run_sweep(escape_times), pick(_ref_sweep["full"], _ref_sweep["quick"]), "escape_times")
+sweep = demo_result(lambda: demos.escape_sweep(escape_times, deltas, runs=sweep_runs, t_max=sweep_tmax, k=3, d=64,
+                                                progress=True),
+                    pick(_ref_sweep["full"], _ref_sweep["quick"]), "escape_times")
 med_sweep, never = sweep["med"], sweep["never"]
 quick_note("5 step parameters, 8 runs each, at most 3000 steps, instead of 10, 32 and 60000")
 for dl, m, f in zip(deltas, med_sweep, never):
@@ -1036,16 +991,11 @@ assert np.shape(_g) == (3,) and np.allclose(_g, _ref, rtol=1e-12, atol=1e-14), (
 # the model's latents, computed on the instructor's side, shipped as numbers on the grid `al`)
 # is what your coefficients approximate. This figure uses your loss_coefficients; without it,
 # it shows the exact loss alone.
-try:
-    coef = {corr: loss_coefficients(5.0, 10.0, corr, s2, s4) for corr in (False, True)}
-except NotImplementedError:
-    coef = None
-    print("loss_coefficients is not written yet (7.2.D.3): the figure shows the exact loss "
-          "without the dotted Hermite approximations.")
-except Exception as exc:  # noqa: BLE001 - any failure of the exercise's function: plot without it
-    coef = None
-    print(f"loss_coefficients failed ({type(exc).__name__}: {exc}): the figure shows the exact "
-          "loss without the dotted Hermite approximations.")
+coef = demos.student_value(
+    lambda: {corr: loss_coefficients(5.0, 10.0, corr, s2, s4) for corr in (False, True)},
+    "loss_coefficients is not written yet (7.2.D.3): the figure shows the exact loss without the dotted "
+    "Hermite approximations.", "loss_coefficients failed ({exc}): the figure shows the exact loss without "
+    "the dotted Hermite approximations.")
 al = np.linspace(-0.3, 0.3, 61)
 # BAKED exact_relu_loss_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 cfig.exact_loss_figure(al, _ref_loss, coef, title="variance direction")

@@ -69,6 +69,7 @@ print("quick mode" if QUICK else "full mode")
 import matplotlib.pyplot as plt
 
 from td_lib import circle_net
+from td_lib import spectral_bias_demos as demos  # the demos' computations
 from td_lib import spectral_bias_figures as sbfig  # the demos' figures
 
 # %% [markdown]
@@ -124,26 +125,14 @@ from td_lib import spectral_bias_figures as sbfig  # the demos' figures
 # is $\ell=1$. The cell below checks these three facts numerically.
 
 # %% tags=["demo"]
-from numpy.polynomial import chebyshev as C
-
-theta_chk = np.linspace(0, 2 * np.pi, 257)
-cheb_err = max(np.abs(np.cos(l * theta_chk) - C.chebval(np.cos(theta_chk), [0] * l + [1])).max()
-               for l in range(12))
-print(f"max |cos(l theta) - T_l(cos theta)| for l <= 11: {cheb_err:.1e}")
+print(f"max |cos(l theta) - T_l(cos theta)| for l <= 11: {demos.chebyshev_error(11):.1e}")
 
 # (cos phi)^k: which frequencies does it contain?
-phi_grid = 2 * np.pi * np.arange(64) / 64
 for kk in range(1, 7):
-    amp = np.abs(np.fft.rfft(np.cos(phi_grid) ** kk))[:9] / 64
-    print(f"(cos phi)^{kk}: frequencies present {np.nonzero(amp > 1e-12)[0].tolist()}")
+    print(f"(cos phi)^{kk}: frequencies present {demos.frequencies_present(kk)}")
 
-# A bias-free ReLU network: its odd part f(x) - f(-x) is linear in x.
-W_par = rng.standard_normal((50, 2))
-a_par = rng.standard_normal(50)
-f_par = lambda th: np.maximum(np.c_[np.cos(th), np.sin(th)] @ W_par.T, 0) @ a_par
-odd = (f_par(theta_chk) - f_par(theta_chk + np.pi)) / 2
-lin = np.c_[np.cos(theta_chk), np.sin(theta_chk)] @ (W_par.T @ a_par) / 2
-print(f"max |odd part - (x . sum_r a_r w_r)/2|: {np.abs(odd - lin).max():.1e}")
+# A bias-free ReLU network (50 units drawn from rng): its odd part f(x) - f(-x) is linear in x.
+print(f"max |odd part - (x . sum_r a_r w_r)/2|: {demos.odd_part_error(rng, 50):.1e}")
 
 # %% [markdown]
 # ## Scope
@@ -539,26 +528,17 @@ for _args, _want in (((8, 1), 64.0), ((6, 2, 1.5), 3**1.5), ((3, 9, 2.0), 1 / 9)
 
 # %% tags=["demo"]
 n_flow, kappa, freqs = 256, 4.0, np.array([1, 4, 8])
-vm = lambda a, b: kernels.von_mises(a[:, None] - b[None, :], kappa)
-target = lambda t: np.sin(np.outer(t, freqs)).sum(axis=1)
 theta_eq = 2 * np.pi * np.arange(n_flow) / n_flow        # equispaced training inputs
 grid = 2 * np.pi * np.arange(1024) / 1024
 # BAKED von_mises_rates_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
 pred_rate = demo_result(lambda: np.array([float(vm_eigenvalue(l, kappa)) for l in freqs]),  # population
                         _ref_rates, "vm_eigenvalue", rtol=1e-6)                            # eigenvalues k_hat_l
 ts = np.geomspace(0.3, 3e5, 80)
-
-def flow_amplitudes(theta_train, times):
-    """Residual amplitude of each frequency of f_t - target on the grid, shape (F, T)."""
-    F = kf.kernel_flow_predict(vm(theta_train, theta_train), vm(grid, theta_train),
-                               target(theta_train), times)
-    return kf.residual_per_frequency(F - target(grid)[:, None], freqs), F
-
-amps_eq, F_eq = flow_amplitudes(theta_eq, ts)
+flow = dict(kappa=kappa, freqs=freqs, grid=grid)  # von Mises kernel, target sum_l sin(l theta)
+amps_eq, F_eq = demos.flow_amplitudes(theta_eq, ts, **flow)  # residual amplitude per frequency, f_t
 snap_t = [3.0, 100.0, 3000.0]
-_, F_snap = flow_amplitudes(theta_eq, snap_t)
-
-sbfig.kernel_flow_figure(ts, amps_eq, pred_rate, freqs, grid, dict(zip(snap_t, F_snap.T)), target(grid),
+_, F_snap = demos.flow_amplitudes(theta_eq, snap_t, **flow)
+sbfig.kernel_flow_figure(ts, amps_eq, pred_rate, freqs, grid, dict(zip(snap_t, F_snap.T)), demos.sine_target(grid, freqs),
                          title="kernel gradient flow, equispaced inputs")
 plt.show()
 print("population eigenvalues k_l:", dict(zip(freqs.tolist(), np.round(pred_rate, 6).tolist())))
@@ -587,7 +567,7 @@ theta_rand = {n: np.random.default_rng(73).uniform(0, 2 * np.pi, n) for n in n_r
 quick_note("n = 256 only; the text also quotes n = 1024")
 amps_rand = {}
 for n in n_rand:
-    A_r, _ = flow_amplitudes(theta_rand[n], np.r_[ts, 1000.0])   # last column: t = 1000
+    A_r, _ = demos.flow_amplitudes(theta_rand[n], np.r_[ts, 1000.0], **flow)   # last column: t = 1000
     print(f"random inputs, n = {n}: residual amplitudes at t = 1000 for l = {freqs.tolist()}:",
           np.round(A_r[:, -1], 4).tolist())
     amps_rand[n] = A_r[:, :-1]
@@ -807,19 +787,7 @@ spectra = demo_result(lambda: {"no_bias": np.array([float(cos_coef(K_nobias, l))
                                "bias": np.array([float(cos_coef(K_bias, l)) for l in ls_C]),
                                "basri": np.array([float(basri(l)) for l in even_C])},
                       _ref_spectra, "cos_coef and basri", rtol=1e-6)
-a_nb_C, a_b_C = spectra["no_bias"], spectra["bias"]
-plt.figure(figsize=(5.4, 3.6))
-plt.loglog(ls_C, np.maximum(a_nb_C, 1e-12), "o", label="no bias, numerical (odd l >= 3: 0)")
-plt.loglog(even_C, spectra["basri"], "k+", ms=9, label="no bias, closed form (Basri)")
-plt.loglog(ls_C, a_b_C, "s", mfc="none", label="with bias, numerical")
-plt.loglog(ls_C[1:], 1 / (np.sqrt(2) * np.pi**2) / ls_C[1:] ** 2, "k--", lw=0.8,
-           label=r"$\ell^{-2}/(\sqrt{2}\pi^2)$ (bias asymptote)")
-plt.ylim(1e-5, 1)
-plt.xlabel(r"frequency $\ell$")
-plt.ylabel(r"cosine coefficient $a_\ell$")
-plt.legend(fontsize=8)
-plt.title("two-layer ReLU NTK on the circle")
-plt.tight_layout()
+sbfig.relu_spectrum_figure(ls_C, even_C, spectra, title="two-layer ReLU NTK on the circle")
 plt.show()
 
 # %% nbgrader={"grade": false, "grade_id": "ex73C_finite_width", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -1041,19 +1009,8 @@ W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
 widths = np.unique(np.geomspace(10, 5000, pick(10, 5)).astype(int))
 phi_C = np.linspace(-np.pi, np.pi, 121)
 
-
-def finite_width_demo():
-    a_mc, se_mc = kernels.finite_width_coefficients(W_mc, np.arange(7), kernel=finite_width_ntk, n_grid=256,
-                                                    batches=100)
-    rows = np.stack([np.asarray(finite_width_ntk(phi_C, np.zeros(1), W_mc[:N]), dtype=float)[:, 0]
-                     for N in (20, 200, 20000)])
-    gaps = np.stack([kernels.finite_width_gap(finite_width_ntk, widths, bias=bias, repeats=pick(20, 8), rng=7325)
-                     for bias in (False, True)])
-    return dict(a_mc=a_mc, se_mc=se_mc, rows=rows, gaps=gaps, basri=np.array([float(basri(l)) for l in range(7)]))
-
-
 # BAKED finite_width_demo_reference (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
-fw = demo_result(finite_width_demo, {**_ref_fw, "gaps": pick(_ref_fw_gaps["full"], _ref_fw_gaps["quick"])},
+fw = demo_result(lambda: demos.finite_width_demo(finite_width_ntk, basri, W_mc, phi_C, widths, repeats=pick(20, 8)), {**_ref_fw, "gaps": pick(_ref_fw_gaps["full"], _ref_fw_gaps["quick"])},
                  "finite_width_ntk and basri")
 a_mc, se_mc = fw["a_mc"], fw["se_mc"]
 print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
