@@ -111,14 +111,20 @@ chromium: ## Debian's chromium for the browser test (apt; skipped when present)
 sandbox: ## Debian's bubblewrap, the grading sandbox (apt, as root or with sudo; skipped when present)
 	bash .ci/install_bubblewrap.sh
 
+# The unit tests run on two processes (pytest-xdist, one file per process at a time); the slow,
+# pipeline and browser tests share one session (one Dask cluster, the graded classes) and run after.
+UNIT := not slow and not pipeline and not browser
+XDIST := -n 2 --dist loadfile
+
 test: setup chromium sandbox ## the whole suite: lint, layer contracts, unit, slow, checks, nbgrader pipeline, browser; test-numerics
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -p no:cacheprovider --durations=30
+	$(PY) -m pytest -p no:cacheprovider $(XDIST) -m "$(UNIT)" --durations=15
+	$(PY) -m pytest -p no:cacheprovider -m "not ($(UNIT))" --durations=30
 	$(MAKE) --no-print-directory test-numerics
 
 test-fast: setup ## unit tests only (no slow, pipeline or browser tests)
-	$(PY) -m pytest -p no:cacheprovider -m "not slow and not pipeline and not browser"
+	$(PY) -m pytest -p no:cacheprovider $(XDIST) -m "$(UNIT)"
 
 # The second numeric configuration (issue 21): the unit tests again with ONE thread for numpy's
 # and scipy's OpenBLAS, OpenMP and torch's intra-op pool (MKL), where the default run uses every
@@ -132,9 +138,9 @@ NUMERICS_ENV := $(if $(filter native,$(CORETYPE)),-u OPENBLAS_CORETYPE -u OPENBL
   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 \
   $(if $(filter-out native,$(CORETYPE)),OPENBLAS_CORETYPE=$(CORETYPE))
 
-test-numerics: setup ## unit tests on 1 BLAS/OpenMP/torch thread (part of make test); by hand: CORETYPE=Zen|native
+test-numerics: setup ## unit tests but the machinery's, on 1 BLAS/OpenMP/torch thread per process (part of make test); by hand: CORETYPE=Zen|native
 	env $(NUMERICS_ENV) $(PY) tests/numerics_support.py --threads 1
-	env $(NUMERICS_ENV) $(PY) -m pytest -p no:cacheprovider -m "not slow and not pipeline and not browser"
+	env $(NUMERICS_ENV) $(PY) -m pytest -p no:cacheprovider $(XDIST) -m "$(UNIT) and not machinery"
 
 figures: setup ## full-resolution CNN/LCN figures into build/figures/
 	$(PY) scripts/cnn_lcn_figures.py

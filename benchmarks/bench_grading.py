@@ -79,12 +79,12 @@ def main(argv: list[str] | None = None) -> int:
         secs = time.perf_counter() - t0
         per_nb: dict[str, list[float]] = {}
         for r in recs.values():
-            for nb, s in (r.get("timing") or {}).items():
+            for nb, s in r.timing.items():
                 per_nb.setdefault(nb, []).append(s)
         runs[f"tools.grade W={w}"] = {"seconds": secs, "workers": w,
-                                      "task_seconds": sorted(r.get("seconds") or 0 for r in recs.values()),
+                                      "task_seconds": sorted(r.seconds or 0 for r in recs.values()),
                                       "notebook_exec_seconds": {k: sum(v) / len(v) for k, v in per_nb.items()},
-                                      "cells": {s: r.get("cells") for s, r in recs.items()}}
+                                      "cells": {s: r.cells for s, r in recs.items()}}
     ref = runs.get("serial nbgrader", next(iter(runs.values())))["seconds"]
     print(f"{n} submissions of {a.assignment} ({', '.join(nbs) if nbs else 'all notebooks'})")
     print(f"{'run':22s} {'total s':>8s} {'s/submission':>13s} {'speed-up':>9s}")

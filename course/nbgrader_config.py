@@ -24,7 +24,8 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from tools.nbgrader_ext import GradingExecute, ReleaseAwareOverwriteCells
+from tools.grading.execute import GradingExecute
+from tools.nbgrader_ext import ReleaseAwareOverwriteCells
 
 c = get_config()  # noqa: F821
 
@@ -89,8 +90,8 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties, CheckCellMetadata,
 ]
 
-# Budgets instead of failures (tools/nbgrader_ext.py; tools/grade.py grades with a sandboxed
-# subclass of GradingExecute, so both grading paths use these): a flood, a hang or a crash
+# Budgets instead of failures (steps of GradingExecute, tools/grading/steps.py; tools/grade.py
+# grades with the same class, its grader steps added, so both grading paths use these): a flood, a hang or a crash
 # costs the student the cells it affects, the rest is graded and the class goes on.
 # - Output: a cell keeps 100 kB of text (the first and the last 50 kB, one line in between
 #   saying how much was cut), 5 MB of images and other display data; its error messages are
@@ -121,15 +122,14 @@ c.GradingExecute.max_kernel_restarts = 3
 # Right after GetGrades, the parts no one has graded yet (the gradebook's needs_manual_grade) are
 # marked: the page says "to be graded by your instructor" for them and splits the score into
 # autograded and hand-graded points, and generate_feedback logs a WARNING (tools/feedback_page.py).
-from tools.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
-
 # Feedback pages are one file with no script (nbgrader's release_feedback ships each page alone):
 # maths as MathML written at generation time, the course's own small style sheet (AA colours,
 # underlined links, text that wraps), no MathJax, Bootstrap or classic notebook CSS
 # (tools/feedback_page.py; template tools/templates/td_feedback). The template and its filters are
 # set on generate_feedback's own exporter class, not on every HTMLExporter: the Formgrader builds an
 # HTMLExporter from this configuration too, and must keep nbgrader's `formgrade` template.
-from tools.site import configure_feedback  # noqa: E402
+from tools.feedback_page import configure_feedback  # noqa: E402
+from tools.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
 
 configure_feedback(c)
 c.HTMLExporter.filters = dict(SANITIZING_FILTERS)

@@ -23,6 +23,30 @@ def pytest_report_header(config) -> str:
     return ns.describe()
 
 
+#: Test files about the course's machinery (build, exchange, grading, pages, the repository's own
+#: structure): their verdicts do not depend on the order of floating-point reductions, so the
+#: second numeric configuration (``make test-numerics``: one BLAS/OpenMP/torch thread) leaves
+#: them out. Every other unit test runs in both configurations: td_lib's and checks' tests, and
+#: those that run the course's exercises and tests against solutions, fake students and mutants.
+MACHINERY = frozenset({
+    "test_budgets.py", "test_cli_help.py", "test_clone.py", "test_code_counts.py", "test_collect_zip.py",
+    "test_edition_answers.py", "test_equation_index.py", "test_exchange_identity.py", "test_feedback_page.py",
+    "test_grade.py", "test_handout.py", "test_hub.py", "test_install_resolution.py", "test_instructor_path.py",
+    "test_layers.py", "test_live_grading.py", "test_live_grading_hub.py", "test_live_grading_pages.py",
+    "test_mistakes.py", "test_nbgrader_ext.py", "test_no_student_script.py", "test_one_place.py",
+    "test_pipeline.py", "test_release_lint.py", "test_remote_tests.py", "test_report.py", "test_repo.py",
+    "test_safe_files.py", "test_site.py", "test_student_edition.py", "test_student_lab.py",
+    "test_tick_last.py", "test_tools.py", "test_trust_boundary.py",
+})
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark the tests of :data:`MACHINERY` files ``machinery``."""
+    for item in items:
+        if item.path.name in MACHINERY:
+            item.add_marker(pytest.mark.machinery)
+
+
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO

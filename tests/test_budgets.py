@@ -31,6 +31,8 @@ from nbformat.notebooknode import NotebookNode
 
 from tools import env, sandbox
 from tools import nbgrader_ext as ext
+from tools.grading import steps
+from tools.grading.execute import GradingExecute
 
 A = "budgets"
 MB = 1 << 20
@@ -143,9 +145,9 @@ def _msg(kind: str, **content) -> dict:
 
 
 def test_capped_execute_applies_the_cap_message_by_message_without_a_kernel():
-    pre = ext.CappedOutputExecute(max_output_bytes=1000, max_display_bytes=3000)
+    pre = GradingExecute(max_output_bytes=1000, max_display_bytes=3000)
     cell = NotebookNode(cell_type="code", source="", metadata={"execution": {}}, outputs=[])
-    pre._cap = ext.OutputCap(pre.max_output_bytes, pre.max_display_bytes)
+    pre.step(steps.CapOutput).begin()
     pre.clear_before_next_output = False
     for i in range(100):
         pre.output(cell.outputs, _msg("stream", name="stdout", text=f"{i:03d}" + "." * 96 + "\n"), None, 0)
@@ -164,12 +166,12 @@ def test_capped_execute_applies_the_cap_message_by_message_without_a_kernel():
 
 
 def test_grading_execute_is_all_three():
-    names = [c.__name__ for c in ext.GradingExecute.__mro__]
-    assert names[:5] == ["GradingExecute", "RecoveringExecute", "BudgetExecute", "CappedOutputExecute",
-                         "KernelClientExecute"]
+    names = [type(s).__name__ for s in GradingExecute().steps]
+    assert names == ["SkipDemo", "Recovery", "Budget", "CapOutput"]
+    assert GradingExecute.__mro__[1].__name__ == "Execute"  # one class over nbgrader's: no mixins
     for trait in ("max_output_bytes", "max_display_bytes", "kernel_flush_bytes", "max_message_bytes",
                   "max_queued_messages", "notebook_budget", "max_kernel_restarts"):
-        assert ext.GradingExecute.class_traits()[trait].metadata.get("config"), trait
+        assert GradingExecute.class_traits()[trait].metadata.get("config"), trait
 
 
 def test_course_config_sets_every_budget_explicitly():
@@ -372,7 +374,7 @@ def test_parallel_sandboxed_grader_survives_500_mb_too(graded, tmp_path):
         peak_kb = next(iter(client.run(lambda: int(next(
             ln for ln in open("/proc/self/status") if ln.startswith("VmHWM")).split()[1])).values()))
     print(f"\npath 2: {time.monotonic() - t0:.1f} s, worker peak {peak_kb / 1024:.0f} MB")
-    assert {s: (r["score"], r["errors"]) for s, r in recs.items()} == {
+    assert {s: (r.score, r.errors) for s, r in recs.items()} == {
         "flood": (3.0, []), "correct": (3.0, []), "flood_call": (3.0, []), "crash": (2.0, [])}
     assert cell_scores(course, "flood") == cell_scores(course, "flood_call") == FULL
     for student, cell in (("flood", "ex_square"), ("flood_call", "test_square")):
@@ -382,7 +384,7 @@ def test_parallel_sandboxed_grader_survives_500_mb_too(graded, tmp_path):
     assert cell_scores(course, "crash") == {**FULL, "test_square": 0.0}
     died = [o for o in outputs(course, "crash", "test_square") if o.get("output_type") == "error"]
     assert died and "KernelDied" in died[-1]["evalue"] + died[-1]["ename"], died
-    assert not recs["crash"]["flags"], recs["crash"]["flags"]
+    assert not recs["crash"].flags, recs["crash"].flags
     assert peak_kb / 1024 < 600, f"the grading worker peaked at {peak_kb / 1024:.0f} MB"
 
 
@@ -434,7 +436,7 @@ def test_a_slow_honest_notebook_is_cut_at_its_budget_not_dropped():
     from nbgrader.utils import determine_grade
 
     nb = slow_honest_notebook()
-    pre = ext.GradingExecute(notebook_budget=SLOW_BUDGET, timeout=90)
+    pre = GradingExecute(notebook_budget=SLOW_BUDGET, timeout=90)
     t0 = time.monotonic()
     nb, _ = pre.preprocess(nb, {})
     took = time.monotonic() - t0

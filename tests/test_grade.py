@@ -88,8 +88,10 @@ def small(tmp_path_factory):
 
 # ------------------------------------------------------------------------ fast
 def test_probe_expression_is_valid_python():
-    compile(grade.PROBE_EXPR, "<probe>", "eval")
-    assert grade._probe_diff({"a": 1, "b": 2}, {"a": 1, "b": 3}) == ["b"]
+    from tools.grading import integrity
+
+    compile(integrity.PROBE_EXPR, "<probe>", "eval")
+    assert integrity.probe_diff({"a": 1, "b": 2}, {"a": 1, "b": 3}) == ["b"]
 
 
 def test_hostile_fixture_names_real_cells():
@@ -103,34 +105,48 @@ def test_hostile_fixture_names_real_cells():
 # ------------------------------------------------------------------------ slow
 # Every kind of submission (full marks, blank, partial, raising, looping, a tampered test cell, a
 # delegating answer) on one notebook, graded by serial nbgrader autograde and by the parallel
-# sandboxed grader: the same table, cell by cell. The grader's code is the same for every
-# notebook; every notebook of both assignments goes through it in conftest.py's graded_class
-# (tests/test_pipeline.py checks each student's score there).
+# sandboxed grader: the same table, cell by cell. The parallel side is the session's graded class
+# (conftest.py's graded_class: every notebook of the assignment, every fake student, graded once
+# and shared with tests/test_pipeline.py, which checks each student's score there); the serial
+# side grades one notebook of the same submissions. The notebook is the one that holds the
+# looping answer (one per assignment, tools.pipeline.plan_students), so all seven kinds meet.
+def loop_notebook(assignment: str) -> str:
+    """The notebook whose ``loop`` submission loops (the first with a raising variant)."""
+    return next(src.stem for src in pipeline.source_paths(assignment)
+                if fake_students.variant_answers(src, "raises")[0])
+
+
 @pytest.fixture(scope="session")
-def whole_class(tmp_path_factory):
-    """The one-notebook scratch course (7.1b) with every fake student, and its serial table."""
-    course, plan = make_course(tmp_path_factory.mktemp("whole") / "course", A1, [SMALL], students=pipeline.STUDENTS)
-    serial = clone(course, tmp_path_factory.mktemp("whole-serial") / "course")
+def whole_class(tmp_path_factory, graded_class):
+    """The graded class, the notebook of the comparison, and the serial table of that notebook's
+    submissions (the very files the graded class was given) graded alone by ``nbgrader autograde``."""
+    g = graded_class(A1)
+    eq = loop_notebook(A1)
+    serial, plan = make_course(tmp_path_factory.mktemp("whole-serial") / "course", A1, [eq],
+                               students=pipeline.STUDENTS)
+    for s in pipeline.STUDENTS:  # the very files (the plan's notebooks again, but with fresh cell ids)
+        name = Path("submitted") / s / A1 / f"{eq}.ipynb"
+        shutil.copyfile(g.pristine / name, serial / name)
     pipeline.autograde(A1, course=serial)
-    return course, plan, table(serial, A1)
+    return g, eq, plan, table(serial, A1)
 
 
 @pytest.mark.pipeline
-def test_parallel_equals_serial(whole_class, client, tmp_path):
-    course, plan, serial = whole_class
+def test_parallel_equals_serial(whole_class, client):
+    g, eq, plan, serial = whole_class
     students = pipeline.STUDENTS
-    course = clone(course, tmp_path / "course")
-    recs = grade.grade(A1, course, client=client, progress=False, students=list(students))
-    assert sorted(recs) == sorted(students)
-    assert all(not r["errors"] and not r["flags"] for r in recs.values()), recs
-    got = table(course, A1)
-    assert_same(got, serial, students)
+    assert sorted(g.records) == sorted(students)
+    assert all(not r.errors and not r.flags for r in g.records.values()), g.records
+    got = table(g.course, A1)
+    cells = {k: v for k, v in got["cells"].items() if k[1] == eq}
+    assert {k[0] for k in cells} == set(students)
+    assert cells == serial["cells"], "the parallel grader's cells differ from serial autograde's"
     for s in students:
-        assert float(got["rows"][(A1, s)]["score"]) == pytest.approx(plan.expected[s])
-    # nbgrader's own checksum warnings (tampered test cells) come back from the tasks.
-    assert set(pipeline.checksum_warnings(grade.combined_log(recs))) == {"tampered"}
+        score = sum(v[0] or 0.0 for k, v in cells.items() if k[0] == s and len(k) == 3)
+        assert float(serial["rows"][(A1, s)]["score"]) == pytest.approx(plan.expected[s]), s
+        assert score == pytest.approx(plan.expected[s]), f"{s}: {eq} scores {score}, expected {plan.expected[s]}"
     # A re-run grades nothing.
-    assert grade.grade(A1, course, client=client, progress=False, students=list(students)) == {}
+    assert grade.grade(A1, g.course, client=client, progress=False, students=list(students)) == {}
 
 
 @pytest.mark.pipeline
@@ -170,9 +186,9 @@ def test_killed_worker_still_gives_the_full_table(small, client, tmp_path):
     recs = grade.grade(A1, course, client=client, progress=False, force=True)
     t.join()
     assert killed, "no worker was killed"
-    assert killed[0] not in {r["worker_pid"] for r in recs.values()}, "a task finished on the killed worker"
+    assert killed[0] not in {r.worker_pid for r in recs.values()}, "a task finished on the killed worker"
     assert sorted(recs) == ["blank", "partial", "solutions"]
-    assert all(r["score"] is not None and not r["errors"] for r in recs.values()), recs
+    assert all(r.score is not None and not r.errors for r in recs.values()), recs
     assert_same(table(course, A1), serial, ["blank", "partial", "solutions"])
     # nbgrader's feedback works on what the merge wrote (and shows no hidden test).
     pipeline.nbgrader("generate_feedback", A1, "--force", course=course)
@@ -200,13 +216,13 @@ def test_corrupt_and_missing_notebooks_are_reported_and_the_rest_graded(small, c
     (course / "submitted" / "loop" / A1 / "timestamp.txt").write_text("2026-11-30 12:00:00.000000 UTC")
     recs = grade.grade(A1, course, client=client, progress=False)
     pts = pipeline.test_points(src)
-    assert recs["loop"]["score"] == sum(pts.values()) - pts["test_ex71bB_ntk"] and not recs["loop"]["errors"]
+    assert recs["loop"].score == sum(pts.values()) - pts["test_ex71bB_ntk"] and not recs["loop"].errors
     loop_nb = nbformat.read(str(course / "autograded" / "loop" / A1 / f"{SMALL}.ipynb"), as_version=4)
     assert any(o.get("ename") in ("CellTimeoutError", "KeyboardInterrupt") for c in loop_nb.cells
                for o in c.get("outputs", []))
-    assert "unreadable notebook" in " ".join(recs["corrupt"]["errors"])
-    assert "missing" in " ".join(recs["missing"]["errors"])
-    assert recs["corrupt"]["score"] == recs["missing"]["score"] == 0
+    assert "unreadable notebook" in " ".join(recs["corrupt"].errors)
+    assert "missing" in " ".join(recs["missing"].errors)
+    assert recs["corrupt"].score == recs["missing"].score == 0
     got = table(course, A1)
     assert_same(got | {"cells": {k: v for k, v in got["cells"].items() if k[0] in ("solutions", "blank", "partial")}},
                 serial, ["solutions", "blank", "partial"])
@@ -238,9 +254,9 @@ def test_hostile_submissions_get_zero_where_affected(small, client, tmp_path):
     for student, spec in HOSTILE[SMALL].items():
         cells = {k[2]: v[0] for k, v in got["cells"].items() if k[0] == student and k[2] in pts}
         want = {g: 0.0 if g in spec["fails"] else p for g, p in pts.items()}
-        assert cells == want, (student, cells, recs[student].get("errors"))
-        assert bool(recs[student]["flags"]) == spec["flagged"], (student, recs[student]["flags"])
-    flagged = recs["hostile_patcher"]["flags"][SMALL]
+        assert cells == want, (student, cells, recs[student].errors)
+        assert bool(recs[student].flags) == spec["flagged"], (student, recs[student].flags)
+    flagged = recs["hostile_patcher"].flags[SMALL]
     assert any("numpy.allclose" in f for f in flagged) and any("builtins.abs" in f for f in flagged)
     # Nothing outside the sandbox was touched; the rest of the class is graded as serially.
     con = sqlite3.connect(course / "gradebook.db")
@@ -249,7 +265,7 @@ def test_hostile_submissions_get_zero_where_affected(small, client, tmp_path):
     assert not list(course.rglob("PWNED_BY_STUDENT")) and not (env.REPO / "PWNED_BY_STUDENT").exists()
     # No payload sent through the channel ran on the trusted side (a521584's runner ran it, as root).
     assert not Path("/tmp/PWNED_BY_COMMANDER").exists()
-    assert any("protocol violation" in f for f in recs["hostile_commander"]["flags"][SMALL])
+    assert any("protocol violation" in f for f in recs["hostile_commander"].flags[SMALL])
     # The working folder is a capped tmpfs: 600 MB do not fit, the student's own cell says so.
     filler = nbformat.read(str(course / "autograded" / "hostile_filler" / A1 / f"{SMALL}.ipynb"), as_version=4)
     said = " ".join(o.get("text", "") for c in filler.cells for o in c.get("outputs", []))

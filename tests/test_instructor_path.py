@@ -13,8 +13,8 @@ exchange in a temporary folder:
                          alice = ``partial``, bob = ``delegates``, carol stays ``blank``
     student-submit
     instructor-collect   nbgrader collect
-    instructor-autograde nbgrader autograde (the README's path for trusted submissions)
-    instructor-grade     make grade A=... (both assignments again, in parallel on Dask,
+    instructor-autograde nbgrader autograde of one assignment (the README's path for trusted submissions)
+    instructor-grade     make grade A=... (both assignments, in parallel on Dask,
                          sandboxed: tools/grade.py); what follows reads its results
     instructor-feedback  generate_feedback; release_feedback; export
     student-feedback     nbgrader fetch_feedback
@@ -59,6 +59,7 @@ from tools import env, fake_students, nbcore, pipeline, readme_blocks
 
 REPO = env.REPO
 ASSIGNMENTS = ("td2_7_learned_first", "cnn_lcn")
+TRUSTED = "cnn_lcn"  # the assignment the README's plain `nbgrader autograde` block grades
 STUDENTS = {"alice": "partial", "bob": "delegates", "carol": "blank"}  # student id -> plan kind
 TAMPERED = ("mallory", "cnn_lcn")  # a 4th submission, collected by hand: locked test cells edited
 BLOCK_TIMEOUT_S = 1500
@@ -217,8 +218,11 @@ def test_readme_marks_the_whole_lifecycle():
         assert name in blocks, f"README.md has no block marked <!-- test: {name} -->"
         for cmd in commands:
             assert cmd in blocks[name], f"README block {name!r} lacks {cmd!r}"
-        for a in ASSIGNMENTS if name not in ("student-setup", "instructor-collect-zip") else ():
+        for a in ASSIGNMENTS if name not in ("student-setup", "instructor-collect-zip", "instructor-autograde") else ():
             assert a in blocks[name], f"README block {name!r} does not name {a}"
+    # nbgrader's own autograde is shown on one assignment (trusted submissions only); make grade
+    # grades both.
+    assert TRUSTED in blocks["instructor-autograde"]
     readme = (REPO / "README.md").read_text()
     assert "nbgrader formgrader" not in readme, "`nbgrader formgrader` is not a command: use make formgrader"
     assert "make formgrader" in readme

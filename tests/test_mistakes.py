@@ -224,7 +224,7 @@ def _hints_in_feedback(a: str, course, records: dict) -> None:
     checked = 0
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         for student, rec in records.items():
-            for nb, seen in rec["mistakes"].items():
+            for nb, seen in rec.mistakes.items():
                 grades = {g.name: g for g in gb.find_submission_notebook(nb, a, student).grades}
                 graded = nbformat.read(str(course / "autograded" / student / a / f"{nb}.ipynb"), as_version=4)
                 page = html.unescape((course / "feedback" / student / a / f"{nb}.html").read_text())
@@ -318,29 +318,22 @@ def test_the_grader_takes_only_a_mistake_it_sent_and_its_own_hint(reply, shown):
 
     from nbformat.v4 import new_code_cell
 
-    from tools.remote_tests import RemoteTestsMixin
+    from tools.remote_tests import RemoteTests
 
-    class Grader(RemoteTestsMixin):
-        timeout = 30
-        max_output_bytes = 0
-        td_mistakes = {"t": [{"name": "real", "hint": "The instructor's hint.", "program": "", "defines": []}]}
-
-        def __init__(self):
-            self.td_mistaken = {}
-            self.td_runner_command = lambda fd: [sys.executable, "-c", FAKE_RUNNER, str(fd), json.dumps(reply)]
-
-    g = Grader()
+    known = {"t": [{"name": "real", "hint": "The instructor's hint.", "program": "", "defines": []}]}
+    g = RemoteTests(None, lambda fd: [sys.executable, "-c", FAKE_RUNNER, str(fd), json.dumps(reply)],
+                    mistakes=known, mistaken={})
     cell = new_code_cell("assert False", metadata={"nbgrader": {"grade_id": "t", "grade": True}})
     try:
-        asyncio.run(g._td_run_test(cell, 0))
+        asyncio.run(g.run_test(cell, 0, 30))
     finally:
-        g._td_close()
+        g.close()
     err = next(o for o in cell.outputs if o["output_type"] == "error")
     assert err["ename"] == "AssertionError"
     if shown is None:
-        assert err["evalue"] == "wrong" and g.td_mistaken == {}
+        assert err["evalue"] == "wrong" and g.mistaken == {}
     else:
-        assert err["evalue"] == f"wrong\n\n{MISTAKE_LEAD} {shown}" and g.td_mistaken == {"t": "real"}
+        assert err["evalue"] == f"wrong\n\n{MISTAKE_LEAD} {shown}" and g.mistaken == {"t": "real"}
 
 
 @pytest.mark.slow
@@ -358,7 +351,7 @@ def test_the_live_service_shows_the_mistake_as_its_policy_says(mistake_classes):
       for student, rec in records.items():
           res = worker.result(course, a, student, rec, notebooks=mistakes.notebooks(a))
           cells = {(c["notebook"], c["grade_id"]): c for c in res["cells"]}
-          for nb, seen in rec["mistakes"].items():
+          for nb, seen in rec.mistakes.items():
               for test, name in seen.items():
                   assert cells[(nb, test)]["mistake"] == {"name": name, "hint": hints[(nb, test)][name]}
           pol = policy.AssignmentPolicy()

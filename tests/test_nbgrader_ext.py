@@ -8,6 +8,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from tools import nbgrader_ext as ext
+from tools.grading.execute import GradingExecute
 
 TEST_CELL = """assert f(1) == 2, "f(1) should be 2"
 ### BEGIN HIDDEN TESTS
@@ -86,7 +87,7 @@ def _demo_nb():
 
 
 def test_grading_execute_skips_demo_cells_and_runs_the_rest(tmp_path):
-    nb, _ = ext.GradingExecute(timeout=30).preprocess(_demo_nb(), {"metadata": {"path": str(tmp_path)}})
+    nb, _ = GradingExecute(timeout=30).preprocess(_demo_nb(), {"metadata": {"path": str(tmp_path)}})
     setup, demo, test = nb.cells
     assert [o.get("text") for o in demo.outputs] == [ext.DEMO_NOTE] and demo.execution_count is None
     assert not any(o.output_type == "error" for c in nb.cells for o in c.outputs), "a cell raised"
@@ -104,7 +105,7 @@ def test_autograde_chain_is_nbgraders_with_grading_execute():
     ours = list(cfg.Autograde.autograde_preprocessors)
     default = list(Autograde.class_traits()["autograde_preprocessors"].default())
     # LimitOutput (cuts after the fact, first lines only) is superseded by GradingExecute's caps.
-    assert ours == [ext.GradingExecute if p is Execute else p for p in default if p is not LimitOutput], ours
+    assert ours == [GradingExecute if p is Execute else p for p in default if p is not LimitOutput], ours
 
 
 @pytest.mark.pipeline
@@ -115,7 +116,7 @@ def test_grading_execute_recovers_from_a_dead_kernel_and_caps_a_flood(tmp_path):
         new_code_cell("import os\nos._exit(1)"),
         new_code_cell("print(2 * x)"),
     ], metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
-    nb, _ = ext.GradingExecute(timeout=30).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    nb, _ = GradingExecute(timeout=30).preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     _, flood, crash, after = nb.cells
     text = "".join(o.get("text", "") for o in flood.outputs)
     assert len(text) < 100_200 and "4.9 MB of output cut while grading" in text

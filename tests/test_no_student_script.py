@@ -312,7 +312,7 @@ def formgrader_page(course: Path, template: str | None, monkeypatch) -> str:
 
 
 # As configured (the course's feedback template set on generate_feedback's own exporter class,
-# tools.site.FeedbackExporter), the Formgrader renders with nbgrader's formgrade template, exactly as
+# tools.feedback_page.FeedbackExporter), the Formgrader renders with nbgrader's formgrade template, exactly as
 # when that template is named explicitly (as nbgrader's formgrader extension sets it).
 def test_formgrader_view_runs_no_student_script(course, browser, monkeypatch, tmp_path):
     html = formgrader_page(course, None, monkeypatch)

@@ -307,7 +307,7 @@ def test_report_page_matches_the_gradebook(assignment, pages, graded_class, plan
     if assignment == A1:  # graded by make grade's grader: its own records, nobody flagged
         recs = graded_class(A1).records
         timing = {r[0]: float(r[1]) for r in rows(soup.find("table", id="grading-time"))}
-        assert timing == {st: round(r["seconds"], 1) for st, r in recs.items()} and soup.find(id="flagged-none")
+        assert timing == {st: round(r.seconds, 1) for st, r in recs.items()} and soup.find(id="flagged-none")
         # the same class without make grade's records (plain nbgrader autograde): the page says so
         bare = shutil.copytree(course, tmp_path / "bare", symlinks=True,
                                ignore=shutil.ignore_patterns(grade.RESULTS_DIR))

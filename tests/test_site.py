@@ -33,7 +33,7 @@ The executed notebooks behind the site are checked too: one final line per progr
 A student's feedback page is checked the same way (math typeset offline, as MathML written by
 generate_feedback, no script; nothing fetched): nbgrader generate_assignment / autograde /
 generate_feedback run on a tiny notebook in a scratch course whose config adds
-``tools.site.FEEDBACK_CONFIG`` (the lines course/nbgrader_config.py carries);
+``tools.feedback_page.FEEDBACK_CONFIG`` (the lines course/nbgrader_config.py carries);
 ``tests/test_feedback_page.py`` checks the page's accessibility, size and grades.
 
 Screenshots: ``build/site-shots/home.png``, ``build/site-shots/<section>.png`` (and the same
@@ -771,7 +771,7 @@ def _tiny_assignment(path: Path) -> None:
 
 
 def test_feedback_page_offline(tmp_path, offline_page):
-    from tools.site import FEEDBACK_CONFIG
+    from tools.feedback_page import FEEDBACK_CONFIG
 
     course = tmp_path / "course"
     _tiny_assignment(course / "source" / "a" / "nb.ipynb")

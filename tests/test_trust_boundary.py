@@ -3,7 +3,7 @@
 A real IPython kernel plays the student: its notebook code replaces the data channel's server
 (``__td_rpc__``), reaches the kernel's stdin channel, rebinds the names a test reads, answers
 with forged, replayed, oversized and out-of-order messages, or stays silent. The grader's side
-is the course's own (:class:`tools.remote_tests.RemoteTestsMixin`, a real test runner process).
+is the course's own (:class:`tools.remote_tests.RemoteTests`, a real test runner process).
 Every payload, if anything on the trusted side executed it or named an operation by it, would
 leave a marker file on the host; each test checks that none exists, that the verdict is the one
 an honest grader gives (the cell fails, with a ``ProtocolViolation`` where the kernel broke the
@@ -34,25 +34,23 @@ HONEST = ("from td_lib.own_work import own_work, passed\n_f = own_work(double, '
 DOUBLE = "def double(x):\n    return 2 * x\n"
 
 
-class Grader(remote_tests.RemoteTestsMixin):
-    """The grader's side of the channel around a real kernel (what SandboxExecute adds to nbgrader)."""
+class Grader(remote_tests.RemoteTests):
+    """The grader's side of the channel around a real kernel (the grading executor's TestRunner step)."""
 
     timeout = 20
-    max_output_bytes = 100_000
 
     def __init__(self, km, kc, declarable=None):
+        super().__init__(self, declarable=declarable, max_output_bytes=100_000)
         self.km, self.kc = km, kc
-        self._td_flags: set[str] = set()
-        self.td_declarable = declarable
 
     async def student(self, code: str) -> None:
         """Run one of the student's cells in the kernel."""
-        await self._td_kernel(code, 30)
+        await self.kernel_run(code, 30)
 
     async def test(self, source: str, grade_id: str = "test_x") -> NotebookNode:
         cell = NotebookNode(cell_type="code", source=source, outputs=[], execution_count=None,
                             metadata={"nbgrader": {"grade_id": grade_id}})
-        return await self._td_run_test(cell, 0)
+        return await self.run_test(cell, 0, self.timeout)
 
 
 def error_of(cell) -> dict | None:
@@ -83,14 +81,14 @@ def grader(loop):
         kc.start_channels()
         await kc.wait_for_ready(timeout=60)
         g = Grader(km, kc)
-        await g._td_install()
+        await g.install()
         return g
 
     g = loop.run_until_complete(start())
     yield g
 
     async def stop():
-        g._td_close()
+        g.close()
         g.kc.stop_channels()
         await g.km.shutdown_kernel(now=True)
 
@@ -122,13 +120,13 @@ def evil_server(call: str = "self.out = ''", describe: str = HONEST_DESCRIBE) ->
 def assert_violation(g: Grader, cell, path: Path) -> None:
     err = error_of(cell)
     assert err is not None and err["ename"] == remote_tests.VIOLATION, cell.outputs
-    assert any("protocol violation" in f for f in g._td_flags), g._td_flags
+    assert any("protocol violation" in f for f in g.flags), g.flags
     assert not path.exists(), "a payload from the kernel ran on the trusted side"
 
 
 def assert_next_student_graded(g: Grader, loop) -> None:
     """The runner is still healthy: an honest answer, with the server installed afresh, passes."""
-    run(loop, g._td_install())
+    run(loop, g.install())
     run(loop, g.student(DOUBLE))
     cell = run(loop, g.test(HONEST, "test_next"))
     assert error_of(cell) is None and "honest ok" in text_of(cell), cell.outputs
@@ -145,7 +143,7 @@ def test_input_in_student_code_raises_and_opens_no_channel(grader, loop, tmp_pat
     cell = run(loop, grader.test(HONEST))
     err = error_of(cell)
     assert err["ename"] == "RuntimeError" and "input() is not available" in err["evalue"], cell.outputs
-    assert not path.exists() and not grader._td_flags
+    assert not path.exists() and not grader.flags
     assert_next_student_graded(grader, loop)
 
 
@@ -250,7 +248,7 @@ def test_rebinding_a_name_the_test_reads_does_not_change_its_reference(grader, l
 def test_a_name_no_answer_cell_defines_is_never_taken_from_the_kernel(grader, loop):
     """A helper an earlier test cell defined is not in the next cell's namespace, and a name the
     notebook defines outside its answer cells is not fetched: the student's no-op cannot stand in."""
-    grader.td_declarable = frozenset({"double"})
+    grader.declarable = frozenset({"double"})
     run(loop, grader.student(DOUBLE + "def _check(*a, **k):\n    return None\n"))
     first = run(loop, grader.test("def _check(x):\n    assert x == 7, 'not seven: the check itself is strict'\n"
                                   "_check(7)\n"))
@@ -343,7 +341,9 @@ def test_the_kernel_disk_is_capped_and_a_full_disk_is_the_students_own_error(tmp
     os.chmod(work / "data.txt", 0o644)
 
     async def go():
-        km = sandbox.SandboxKernelManager(kernel_name="python3", workdir=str(work), work_size=16 << 20)
+        from tools.grading.kernel import SandboxKernelManager
+
+        km = SandboxKernelManager(kernel_name="python3", workdir=str(work), work_size=16 << 20)
         await km.start_kernel()
         kc = km.client()
         kc.start_channels()

@@ -32,8 +32,10 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
+from pathlib import Path
 
 import nh3
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
@@ -358,3 +360,49 @@ FILTERS = {
     "td_latex": "tools.feedback_page.latex_output",
     "td_feedback_css": "tools.feedback_page.feedback_css",
 }
+
+
+# ------------------------------------------------------------------- nbgrader configuration
+def configure_feedback(c) -> None:
+    """Set the course's feedback pages on the nbgrader configuration ``c`` (course/nbgrader_config.py
+    calls it; tests/test_site.py and tests/test_feedback_page.py through :data:`FEEDBACK_CONFIG`): the
+    preprocessors (grades, then the parts not graded yet marked, hidden-test lines scrubbed, hidden
+    tests cleared, student HTML cleaned) and, on generate_feedback's own exporter class, the course's
+    template and filters (maths as MathML, no script, the course's own style sheet)."""
+    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
+
+    from tools.nbgrader_ext import ScrubHiddenOutputs
+    from tools.sanitize import SanitizeStudentHTML
+
+    c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
+                                        SanitizeStudentHTML]
+    c.ClearHiddenTests.enforce_metadata = False
+    c.GenerateFeedback.exporter_class = FeedbackExporter
+    c.FeedbackExporter.template_name = "td_feedback"
+    c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
+    c.FeedbackExporter.filters = FILTERS
+    c.FeedbackExporter.sanitize_html = True
+
+
+#: the lines a scratch course's nbgrader_config.py adds for the course's feedback pages
+FEEDBACK_CONFIG = "from tools.feedback_page import configure_feedback\nconfigure_feedback(c)\n"
+
+
+class FeedbackExporter(HTMLExporter):
+    """The exporter of ``nbgrader generate_feedback`` alone (``c.GenerateFeedback.exporter_class``).
+
+    A subclass so that the course's feedback template (``c.FeedbackExporter.template_name``) and
+    filters (``c.FeedbackExporter.filters``: maths as MathML) reach feedback pages only: the
+    Formgrader builds a plain ``HTMLExporter`` from the same configuration and keeps nbgrader's
+    ``formgrade`` template and its filters. Everything else set on ``c.HTMLExporter``
+    (``sanitize_html``, the Bootstrap path generate_feedback adds, which the course's template
+    does not use) applies to both.
+    """
+
+
+def feedback_template_basedirs() -> list[str]:
+    """``HTMLExporter.extra_template_basedirs`` for ``nbgrader generate_feedback``: ours
+    (``td_feedback``, a whole page built on nbconvert's ``classic`` cells; nbgrader's own
+    ``feedback`` template is not used, and nbgrader adds its folder only when this option is
+    unset)."""
+    return [str(Path(__file__).resolve().parent / "templates")]

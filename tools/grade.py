@@ -7,25 +7,24 @@ One Dask task per student: the task builds a private working copy of the course 
 ``nbgrader_config.py``, a snapshot of the gradebook that holds the assignment's source
 notebooks and no student, the student's submission) and runs nbgrader's own ``Autograde``
 on it -- the sanitizing step (``ClearOutput`` ... ``ReleaseAwareOverwriteCells``) and the
-autograde step up to, not including, ``SaveAutoGrades``; ``Execute`` is replaced by
-:class:`SandboxExecute`, whose kernels run in the sandbox of ``tools/sandbox.py`` with the
-course's per-cell timeout. The task returns the executed notebooks. The coordinator (this
+autograde step up to, not including, ``SaveAutoGrades``, whose ``Execute`` is the course's
+:class:`tools.grading.execute.GradingExecute` configured with its grader steps
+(``grader_steps``: kernels in the sandbox of ``tools/sandbox.py``, test cells in a test runner,
+the integrity probe) and the course's per-cell timeout. The task returns the executed notebooks
+and each notebook's report (:class:`tools.grading.record.NotebookReport`). The coordinator (this
 process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
 course, reading those executed notebooks: no sanitizing preprocessor, no ``Execute``, the
 course's remaining autograde preprocessors (``SaveAutoGrades``, ``AssignLatePenalties``,
 ``CheckCellMetadata``). So nbgrader itself writes ``gradebook.db`` and ``autograded/``
 exactly as a serial ``nbgrader autograde`` would (tests/test_grade.py compares the export).
 
-Integrity: before the first cell and after every autograded test cell, the grader asks the
-kernel (a silent ``user_expressions`` request) for fingerprints of the functions tests rely
-on (numpy's ``allclose``/``isclose``/``array_equal``/``testing.*``, ``math.isclose``, builtins
-such as ``abs``/``all``/``isinstance``, IPython's execution and traceback machinery, AST and
-input transformers, trace hooks). A test cell after which any of them differs from the
-kernel's own state before the first cell gets an ``IntegrityError`` output, so it scores 0,
-and the student is flagged in the log line and in ``course/.grade/<assignment>/<student>.json``.
+Integrity (``tools/grading/integrity.py``): a test cell after which functions the tests rely on
+differ from the kernel's own before the first cell gets an ``IntegrityError`` output, so it
+scores 0, and the student is flagged in the log line and in the record.
 
 Results: a tqdm bar (count, rate, ETA), one log line per submission (student, score, seconds,
-errors, flags), ``course/.grade/<assignment>/<student>.json`` per student. A student whose
+errors, flags), one :class:`tools.grading.record.GradingRecord` per student, written to
+``course/.grade/<assignment>/<student>.json``. A student whose
 record matches the submission's timestamp is skipped unless ``--force``. A failing notebook
 (corrupt JSON) is left out, recorded as an error and scored 0 by nbgrader as a missing one;
 the student's other notebooks are graded (a submission with no readable notebook at all gets a
@@ -40,7 +39,6 @@ import argparse
 import ast
 import base64
 import contextlib
-import json
 import logging
 import os
 import shutil
@@ -55,218 +53,12 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from tools import env, mistakes, nbcore
+from tools.grading.record import GradingRecord, NotebookReport
 
 RESULTS_DIR = ".grade"
 log = logging.getLogger("tools.grade")
 
-# ------------------------------------------------------------------ integrity probe
-PROBE_NAMES = {
-    "builtins": ["abs", "all", "any", "isinstance", "issubclass", "len", "float", "int", "bool", "round",
-                 "min", "max", "sum", "sorted", "repr", "str", "type", "print", "hasattr", "getattr",
-                 "callable", "zip", "range", "enumerate", "map", "filter", "set", "list", "tuple", "dict",
-                 "exec", "eval", "compile", "__import__", "id"],
-    "math": ["isclose", "isfinite", "isnan", "fabs", "sqrt"],
-    "numpy": ["allclose", "isclose", "array_equal", "array_equiv", "all", "any", "abs", "absolute", "isfinite",
-              "isnan", "asarray", "array", "max", "min", "sum", "mean", "linalg.norm", "ndarray"],
-    "numpy.testing": ["assert_allclose", "assert_array_almost_equal", "assert_almost_equal", "assert_equal",
-                      "assert_array_equal", "assert_array_less", "assert_approx_equal"],
-}
-PROBE_SRC = r'''
-import sys, hashlib, importlib
-def _code(c):
-    parts = [c.co_code.hex(), repr(c.co_names), repr(c.co_varnames), c.co_filename, str(c.co_firstlineno)]
-    parts += [_code(k) if hasattr(k, "co_code") else repr(k) for k in c.co_consts]
-    return "|".join(parts)
-def _fp(o):
-    c = getattr(o, "__code__", None)
-    h = hashlib.sha256(_code(c).encode()).hexdigest()[:16] if c is not None else ""
-    d = getattr(o, "__defaults__", None)
-    return [id(o), type(o).__name__, h, repr(d)[:200] if d is not None else ""]
-out = {}
-for mod, names in NAMES.items():
-    m = importlib.import_module(mod)
-    for n in names:
-        o = m
-        try:
-            for part in n.split("."):
-                o = getattr(o, part)
-        except AttributeError:
-            o = None
-        out[mod + "." + n] = _fp(o)
-from IPython import get_ipython
-ip = get_ipython()
-for n in ("run_cell", "run_code", "run_ast_nodes", "run_cell_async", "showtraceback", "_showtraceback",
-          "showsyntaxerror", "transform_cell"):
-    out["ipython." + n] = _fp(getattr(type(ip), n, None)) + [n in ip.__dict__]
-out["ipython.ast_transformers"] = [repr(t)[:80] for t in ip.ast_transformers]
-_tm = ip.input_transformer_manager
-out["ipython.input_transformers"] = [repr(t)[:80] for t in
-                                     ip.input_transformers_post + _tm.cleanup_transforms + _tm.line_transforms]
-_lib = ("IPython", "ipykernel", "matplotlib", "matplotlib_inline", "comm", "ipywidgets", "tqdm", "torch")
-out["ipython.events"] = sorted(f"{k}:{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', f)}"
-                               for k, v in ip.events.callbacks.items() for f in v
-                               if not str(getattr(f, "__module__", "")).split(".")[0] in _lib)
-out["sys.trace"] = [repr(sys.gettrace()), repr(sys.getprofile())]
-out["sys.excepthook"] = _fp(sys.excepthook)
-result = __import__("json").dumps(out)
-'''
-PROBE_EXPR = f"(lambda ns: (exec({PROBE_SRC!r}, ns), ns['result'])[1])({{'NAMES': {PROBE_NAMES!r}}})"
-INTEGRITY_ENAME = "IntegrityError"
-# Filled by SandboxExecute in the worker process (one task at a time per worker).
-_EXEC_REPORT: dict[str, dict] = {}
-# notebook -> the folder of its student edition of td_lib (set by grade_submission in the worker)
-_EDITIONS: dict[str, str] = {}
-# the folder of the test runner's edition of td_lib, when the task's runners are sandboxed (set by
-# grade_submission in the worker)
-_SANDBOX_RUNNER: list[str] = []
 RUNNER_EDITION = "<test runner>"  # its key among the editions a task receives
-# notebook -> the names its answer cells define in the course's source: all a test may ask the kernel for
-_DECLARABLE: dict[str, frozenset] = {}
-# notebook -> test cell -> the known mistakes of its exercise (tools.mistakes), sent to the runner
-_MISTAKES: dict[str, dict] = {}
-
-
-def _probe_diff(before: dict, after: dict) -> list[str]:
-    return sorted(k for k in set(before) | set(after)
-                  if k in before and (k not in after or before[k] != after[k]))
-
-
-_SANDBOXED: dict[type, type] = {}
-
-
-def _integrity_error(changed: list[str]):
-    """The error output a test cell gets when, after it ran, functions the tests rely on differ
-    from the kernel's own before the first cell (``changed``: their names): it scores 0."""
-    from nbformat.notebooknode import NotebookNode
-
-    return NotebookNode(
-        output_type="error", ename=INTEGRITY_ENAME,
-        evalue="the submission replaced functions the tests rely on: " + ", ".join(changed[:8]),
-        traceback=[f"{INTEGRITY_ENAME}: this test cannot be trusted; replaced: {', '.join(changed)}"])
-
-
-class _SandboxSteps:
-    """What ``SandboxExecute`` adds to the course's Execute (:func:`_sandbox_execute_class`
-    mixes it in before ``RemoteTestsMixin`` and the Execute class): the integrity probe, test
-    cells in the test runner, the student edition of td_lib, the report of each notebook."""
-
-    async def _probe(self) -> dict | None:
-        """The kernel's fingerprints of the functions tests rely on (``PROBE_EXPR``); None if
-        the kernel could not answer."""
-        from nbclient.util import ensure_async
-
-        msg_id = await ensure_async(self.kc.execute("", silent=True, store_history=False,
-                                                    user_expressions={"fp": PROBE_EXPR}))
-        reply = await self.async_wait_for_reply(msg_id)
-        try:
-            res = reply["content"]["user_expressions"]["fp"]
-            return json.loads(ast.literal_eval(res["data"]["text/plain"]))
-        except Exception:
-            return None
-
-    async def _td_check_integrity(self, cell) -> None:
-        """After an autograded cell: flag and fail it if the fingerprints moved from the baseline."""
-        now = await self._probe()
-        changed = ["probe failed (the kernel's import/exec machinery was replaced)"] if now is None \
-            else _probe_diff(self._td_baseline, now)
-        if changed:
-            self._td_flags.update(changed)
-            cell.outputs.append(_integrity_error(changed))
-
-    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
-        """Run one cell: a test cell in the test runner, any other in the kernel; time it and
-        check the integrity after an autograded one."""
-        from nbgrader import utils as nbutils
-
-        if self._td_baseline is None:
-            self._td_baseline = await self._probe() or {}
-            await self._td_install()  # before any student code
-        t0 = time.perf_counter()
-        if nbcore.is_test(cell) and cell.source.strip():  # out of the student's reach (tools/remote_tests.py)
-            cell = await self._td_run_test(cell, cell_index)
-            ensure = getattr(self, "async_ensure_kernel", None)
-            if ensure is not None:  # the student's function killed the kernel: a fresh one, replayed
-                await ensure()
-        else:
-            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-        self._td_cells.append((cell.metadata.get("nbgrader", {}).get("grade_id", cell_index),
-                               round(time.perf_counter() - t0, 3)))
-        if cell.cell_type == "code" and nbutils.is_grade(cell) and cell.source.strip():
-            await self._td_check_integrity(cell)
-        return cell
-
-    async def async_on_kernel_restart(self):
-        """A restarted kernel: its own baseline, the test runner's channel again."""
-        await super().async_on_kernel_restart()
-        self._td_baseline = await self._probe() or {}  # the fresh kernel's own fingerprints
-        await self._td_install()  # the data channel's server, before the replayed cells
-
-    def create_kernel_manager(self):
-        """The kernel manager, pointed at the notebook's student edition of td_lib if any."""
-        km = super().create_kernel_manager()
-        edition = _EDITIONS.get(getattr(self, "_td_notebook", ""))
-        if edition and hasattr(km, "td_lib"):
-            km.td_lib = edition
-        return km
-
-    def preprocess(self, nb, resources=None, km=None):
-        """Execute the notebook; report its time, flags, cells and failed lines in ``_EXEC_REPORT``."""
-        from tools import sandbox
-
-        self._td_notebook = (resources or {}).get("unique_key", "")
-        self._td_baseline, self._td_flags, self._td_cells = None, set(), []
-        self.td_failed_lines = {}  # grade_id -> line where the test cell failed (tools/remote_tests.py)
-        self.td_declarable = _DECLARABLE.get(self._td_notebook)
-        self.td_mistakes = _MISTAKES.get(self._td_notebook, {})
-        self.td_mistaken = {}  # grade_id -> the known mistake its failure looks like (tools/remote_tests.py)
-        slot = None
-        if _SANDBOX_RUNNER:  # the test runner in a sandbox of its own, under a uid of its own (as root)
-            slot = sandbox.UidSlot() if os.geteuid() == 0 else None
-            self.td_runner_command = sandbox.runner_command(_SANDBOX_RUNNER[0], uid=slot.uid if slot else None)
-        t0 = time.perf_counter()
-        try:
-            return super().preprocess(nb, resources, km)
-        finally:
-            self._td_close()
-            if slot is not None:
-                sandbox.kill_uid(slot.uid)
-                slot.release()
-            name = (resources or {}).get("unique_key", "?")
-            _EXEC_REPORT[name] = {"seconds": round(time.perf_counter() - t0, 2), "flags": sorted(self._td_flags),
-                                  "cells": self._td_cells, "failed_lines": self.td_failed_lines,
-                                  "mistakes": self.td_mistaken}
-
-
-def _sandbox_execute_class(base: type | None = None) -> type:
-    """The course's Execute preprocessor (``base``; nbgrader's ``Execute`` by default, the
-    course configures ``tools.nbgrader_ext.GradingExecute``) with sandboxed kernels and the
-    integrity probe: the task executes exactly the cells a serial autograde executes."""
-    from nbclient.util import run_sync
-    from nbgrader.preprocessors import Execute
-
-    from tools.remote_tests import RemoteTestsMixin
-
-    base = base or Execute
-    if base in _SANDBOXED:
-        return _SANDBOXED[base]
-
-    class SandboxExecute(_SandboxSteps, RemoteTestsMixin, base):
-        """The course's Execute with sandboxed kernels, test cells in a test runner
-        (tools/remote_tests.py) and the integrity probe."""
-
-        execute_cell = run_sync(_SandboxSteps.async_execute_cell)
-
-    SandboxExecute.__qualname__ = SandboxExecute.__name__ = f"Sandbox{base.__name__}"
-    _SANDBOXED[base] = SandboxExecute
-    return SandboxExecute
-
-
-def __getattr__(name):
-    if name == "SandboxExecute":
-        cls = _sandbox_execute_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(name)
 
 
 # ------------------------------------------------------------------------- helpers
@@ -292,15 +84,18 @@ def _write_tree(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def _split_preprocessors(cfg: Config):
-    """(task's autograde preprocessors, coordinator's) around SaveAutoGrades."""
+    """(task's autograde preprocessors, coordinator's) around SaveAutoGrades; the task's execute
+    step is the course's :class:`~tools.grading.execute.GradingExecute` (an ``Execute`` of
+    another class, nbgrader's own in a config without it, is replaced by it)."""
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute, SaveAutoGrades
+
+    from tools.grading.execute import GradingExecute
 
     pps = list(cfg.Autograde.autograde_preprocessors) if "autograde_preprocessors" in cfg.Autograde \
         else list(Autograde.class_traits()["autograde_preprocessors"].default())
     cut = pps.index(SaveAutoGrades)
-    task = [_sandbox_execute_class(p) if isinstance(p, type) and issubclass(p, Execute) else p
-            for p in pps[:cut]]
+    task = [GradingExecute if isinstance(p, type) and issubclass(p, Execute) else p for p in pps[:cut]]
     return task, pps[cut:]
 
 
@@ -338,7 +133,6 @@ def answer_names(course: Path, assignment: str, notebooks: list[str]) -> dict[st
     """notebook -> the names its answer cells define (functions, classes, assigned names) in the
     course's source, with the solutions: the student's work a test cell may read (nothing else
     of the student's notebook reaches a test; docs/GRADING.md)."""
-    import ast
 
     out: dict[str, list[str]] = {}
     for nb in notebooks:
@@ -411,13 +205,16 @@ def _readable_files(job: dict, notebooks: list[str], errors: list[str]) -> dict[
     return files
 
 
-def _task_config(course: Path, work: Path, shared: dict) -> Config:
+def _task_config(course: Path, work: Path, shared: dict, scratch: Path, reports: Path) -> Config:
     """The private course's config: the task's autograde preprocessors, sandboxed kernels working
-    in ``work`` with the grading limits, killed at once when their notebook is done."""
+    in ``work`` with the grading limits, killed at once when their notebook is done, and what the
+    executor's grader steps need (``tools.grading.execute.grader_steps``): where test cells run,
+    the editions of td_lib (written under ``scratch``, sandboxed), the names a test may ask the
+    kernel for, the known mistakes, the folder of the notebooks' reports (``reports``)."""
     cfg = load_config(course)
     task_pps, _ = _split_preprocessors(cfg)
     cfg.Autograde.autograde_preprocessors = task_pps
-    cfg.Execute.kernel_manager_class = "tools.sandbox.SandboxKernelManager"
+    cfg.Execute.kernel_manager_class = "tools.grading.kernel.SandboxKernelManager"
     # Outputs are in once the last cell ran: kill the kernel (its whole PID namespace) at once
     # instead of nbclient's graceful shutdown (about 1 s per notebook).
     cfg.Execute.shutdown_kernel = "immediate"
@@ -426,42 +223,45 @@ def _task_config(course: Path, work: Path, shared: dict) -> Config:
     cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
     for k, v in shared.get("limits", {}).items():
         setattr(cfg.SandboxKernelManager, k, v)
+    editions = _install_editions(scratch, shared)
+    cfg.GradingExecute.runner = "sandbox" if shared["sandbox"] else "process"
+    cfg.GradingExecute.runner_edition = editions.pop(RUNNER_EDITION, "")
+    cfg.GradingExecute.editions = editions
+    cfg.GradingExecute.declarable = {nb: list(v) for nb, v in shared.get("declarable", {}).items()}
+    cfg.GradingExecute.known_mistakes = dict(shared.get("mistakes", {}))
+    cfg.GradingExecute.report_dir = str(reports)
     return cfg
 
 
-def _install_editions(scratch: Path, shared: dict) -> None:
-    """Sandboxed: write each notebook's student edition of td_lib under ``scratch``, readable by
-    the kernel's uid, and name it in ``_EDITIONS`` (each notebook's kernel imports its own)."""
-    _EDITIONS.clear()
-    _SANDBOX_RUNNER.clear()
-    _DECLARABLE.clear()
-    _DECLARABLE.update({nb: frozenset(v) for nb, v in shared.get("declarable", {}).items()})
-    _MISTAKES.clear()
-    _MISTAKES.update(shared.get("mistakes", {}))
+def _install_editions(scratch: Path, shared: dict) -> dict[str, str]:
+    """Sandboxed: write each notebook's student edition of td_lib (and the test runner's, under
+    :data:`RUNNER_EDITION`) under ``scratch``, readable by the kernel's uid; notebook -> its folder."""
+    editions: dict[str, str] = {}
     if not shared["sandbox"]:
-        return
+        return editions
     for i, (nb, lib_files) in enumerate(shared.get("student_lib", {}).items()):
         lib = scratch / "student_lib" / str(i) / "td_lib"
         _write_tree(lib, lib_files)
         for p in [lib.parent.parent, lib.parent, lib, *lib.rglob("*")]:
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
-        _EDITIONS[nb] = str(lib)
-    _SANDBOX_RUNNER.append(_EDITIONS.pop(RUNNER_EDITION, ""))
+        editions[nb] = str(lib)
+    return editions
 
 
-def _collect_task(out: dict, res: dict, done: Path) -> None:
-    """Into ``out``: nbgrader's log and failure, the executed notebooks in ``done`` and what
-    ``SandboxExecute`` reported (flags, seconds, cells, failed lines) per notebook."""
+def _collect_task(out: dict, res: dict, done: Path, reports: Path) -> None:
+    """Into ``out``: nbgrader's log and failure, the executed notebooks in ``done`` and what the
+    executor reported per notebook in ``reports`` (flags, seconds, cells, failed lines, mistakes)."""
     out["log"] = res.get("log", "")
     if not res.get("success"):
         out["errors"].append("nbgrader autograde failed: " + (res.get("error") or "")[-600:])
     for nb in sorted(done.glob("*.ipynb")) if done.exists() else []:
         out["notebooks"][nb.name] = nb.read_text()
-    out["flags"] = {k: v["flags"] for k, v in _EXEC_REPORT.items() if v["flags"]}
-    out["timing"] = {k: v["seconds"] for k, v in _EXEC_REPORT.items()}
-    out["cells"] = {k: v["cells"] for k, v in _EXEC_REPORT.items()}
-    out["failed_lines"] = {k: v["failed_lines"] for k, v in _EXEC_REPORT.items() if v["failed_lines"]}
-    out["mistakes"] = {k: v["mistakes"] for k, v in _EXEC_REPORT.items() if v.get("mistakes")}
+    report = {p.stem: NotebookReport.read(p) for p in sorted(reports.glob("*.json"))}
+    out["flags"] = {k: v.flags for k, v in report.items() if v.flags}
+    out["timing"] = {k: v.seconds for k, v in report.items()}
+    out["cells"] = {k: v.cells for k, v in report.items()}
+    out["failed_lines"] = {k: v.failed_lines for k, v in report.items() if v.failed_lines}
+    out["mistakes"] = {k: v.mistakes for k, v in report.items() if v.mistakes}
 
 
 def grade_submission(job: dict, shared: dict) -> dict:
@@ -492,18 +292,18 @@ def grade_submission(job: dict, shared: dict) -> dict:
         work = scratch / "work"
         work.mkdir()
         _write_tree(work, kernel_files(files, shared["extras"]))
-        cfg = _task_config(course, work, shared)
-        _install_editions(scratch, shared)
+        reports = scratch / "reports"
+        reports.mkdir()
+        cfg = _task_config(course, work, shared, scratch, reports)
         if shared["sandbox"]:  # read (then copied onto the kernel's capped tmpfs) by the kernel's own uid
             for p in [work, *work.rglob("*")]:
                 os.chmod(p, 0o755 if p.is_dir() else 0o644)
-        _EXEC_REPORT.clear()
         coursedir = CourseDirectory(config=cfg)
         api = NbGraderAPI(coursedir=coursedir, config=cfg)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader (worker's stderr)
             res = api.autograde(assignment, student, force=True, create=True)
-        _collect_task(out, res, course / "autograded" / student / assignment)
+        _collect_task(out, res, course / "autograded" / student / assignment, reports)
     except Exception as e:
         import traceback
         out["errors"].append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
@@ -514,8 +314,9 @@ def grade_submission(job: dict, shared: dict) -> dict:
 
 
 # ----------------------------------------------------------------------- merge
-def merge(result: dict, course: Path, cfg: Config) -> dict:
-    """Write one task's executed notebooks into the course with nbgrader (the only writer)."""
+def merge(result: dict, course: Path, cfg: Config) -> GradingRecord:
+    """Write one task's executed notebooks into the course with nbgrader (the only writer); the
+    submission's record (its scores from the gradebook), written to its file."""
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -545,20 +346,22 @@ def merge(result: dict, course: Path, cfg: Config) -> dict:
                 res = api.autograde(assignment, student, force=True, create=True)
         else:  # nothing readable: nbgrader's rule for a missing notebook, for every notebook
             res = _record_empty(course, assignment, student, mcfg)
-    record = {k: result.get(k) for k in ("student", "assignment", "seconds", "errors", "flags", "timing", "host")}
-    record["notebooks"] = sorted(result["notebooks"])
-    record["worker_pid"] = result.get("pid")
+    errors = list(result.get("errors") or [])
     if not res.get("success"):
-        record["errors"] = list(record["errors"] or []) + ["merge failed: " + (res.get("error") or "")[-400:]]
+        errors.append("merge failed: " + (res.get("error") or "")[-400:])
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         s = gb.find_submission(assignment, student)
-        record.update(score=s.score, max_score=s.max_score, timestamp=str(s.timestamp),
-                      auto_score=s.code_score, auto_max=s.max_code_score,
-                      hand_score=s.written_score + s.task_score, hand_max=s.max_written_score + s.max_task_score,
-                      hand_pending=bool(s.needs_manual_grade))
+        record = GradingRecord(
+            student=student, assignment=assignment, seconds=result.get("seconds"), errors=errors,
+            flags=result.get("flags") or {}, timing=result.get("timing") or {}, host=result.get("host"),
+            notebooks=sorted(result["notebooks"]), worker_pid=result.get("pid"),
+            score=s.score, max_score=s.max_score, timestamp=str(s.timestamp),
+            auto_score=s.code_score, auto_max=s.max_code_score,
+            hand_score=s.written_score + s.task_score, hand_max=s.max_written_score + s.max_task_score,
+            hand_pending=bool(s.needs_manual_grade))
     rec_dir = course / RESULTS_DIR / assignment
     rec_dir.mkdir(parents=True, exist_ok=True)
-    (rec_dir / f"{student}.json").write_text(json.dumps(record, indent=1))
+    record.write(rec_dir / f"{student}.json")
     return record
 
 
@@ -586,35 +389,36 @@ def submissions(course: Path, assignment: str) -> list[str]:
 
 
 def already_graded(course: Path, assignment: str, student: str) -> bool:
-    rec = course / RESULTS_DIR / assignment / f"{student}.json"
+    rec_file = course / RESULTS_DIR / assignment / f"{student}.json"
     ts = course / "submitted" / student / assignment / "timestamp.txt"
-    if not rec.exists():
+    if not rec_file.exists():
         return False
-    data = json.loads(rec.read_text())
-    if data.get("notebooks") and not (course / "autograded" / student / assignment).is_dir():
+    rec = GradingRecord.read(rec_file)
+    if rec.notebooks and not (course / "autograded" / student / assignment).is_dir():
         return False
     stamp = ts.read_text().strip() if ts.exists() else ""
-    return data.get("submitted_stamp", "") == stamp
+    return (rec.submitted_stamp or "") == stamp
 
 
-def log_line(rec: dict) -> str:
-    errs = "; ".join(e.splitlines()[0] for e in rec.get("errors") or []) or "-"
-    flags = "; ".join(f"{nb}: {', '.join(v)}" for nb, v in (rec.get("flags") or {}).items())
-    return (f"{rec['student']:16s} {score_text(rec)}  {rec.get('seconds') or 0:5.1f} s  errors: {errs}"
+def log_line(rec: GradingRecord) -> str:
+    """One line per submission: student, score, seconds, errors, flags."""
+    errs = "; ".join(e.splitlines()[0] for e in rec.errors) or "-"
+    flags = "; ".join(f"{nb}: {', '.join(v)}" for nb, v in rec.flags.items())
+    return (f"{rec.student:16s} {score_text(rec)}  {rec.seconds or 0:5.1f} s  errors: {errs}"
             + (f"  FLAGGED: {flags}" if flags else ""))
 
 
-def score_text(rec: dict) -> str:
+def score_text(rec: GradingRecord) -> str:
     """A record's score split into autograded and hand-graded points: ``52/52 autograded, 45
     points to grade by hand`` (or ``+ 40/45 by hand`` once they are graded)."""
-    if rec.get("score") is None:
+    if rec.score is None:
         return "not graded"
-    if rec.get("auto_max") is None:  # a record written before the split was kept
-        return f"{rec['score']:g}/{rec['max_score']:g}"
-    text = f"{rec['auto_score']:g}/{rec['auto_max']:g} autograded"
-    if rec.get("hand_max"):
-        text += (f", {rec['hand_max']:g} points to grade by hand" if rec.get("hand_pending")
-                 else f" + {rec['hand_score']:g}/{rec['hand_max']:g} by hand")
+    if rec.auto_max is None:  # a record written before the split was kept
+        return f"{rec.score:g}/{rec.max_score:g}"
+    text = f"{rec.auto_score:g}/{rec.auto_max:g} autograded"
+    if rec.hand_max:
+        text += (f", {rec.hand_max:g} points to grade by hand" if rec.hand_pending
+                 else f" + {rec.hand_score:g}/{rec.hand_max:g} by hand")
     return text
 
 
@@ -691,35 +495,33 @@ def _submit(client, shared_f, course: Path, assignment: str, todo: list[str]) ->
     return futures
 
 
-def _record(future, job: dict, course: Path, assignment: str, cfg: Config) -> dict:
+def _record(future, job: dict, course: Path, assignment: str, cfg: Config) -> GradingRecord:
     """The record of one finished task: merged into the course and written to
     ``course/.grade/<assignment>/<student>.json``; a task that could not run or merge keeps the
-    old grades and says why."""
+    old grades and says why (its record has no score)."""
     try:
         result = future.result()
     except Exception as e:  # the task could not run (e.g. its workers kept dying): keep old grades
-        return {"student": job["student"], "errors": [f"not graded: {type(e).__name__}: {e}"],
-                "score": None}
+        return GradingRecord(student=job["student"], errors=[f"not graded: {type(e).__name__}: {e}"])
     try:
         rec = merge(result, course, cfg)
     except Exception as e:  # the batch goes on; this student is reported and regraded next run
-        return {"student": job["student"], "score": None, "seconds": result.get("seconds"),
-                "errors": [*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
-                "flags": result.get("flags")}
-    rec["submitted_stamp"] = job["stamp"]
-    rec["log"] = result["log"]
-    rec["cells"] = result.get("cells")
-    rec["failed_lines"] = result.get("failed_lines") or {}
-    rec["mistakes"] = result.get("mistakes") or {}  # notebook -> test cell -> known mistake (tools.mistakes)
-    (course / RESULTS_DIR / assignment / f"{job['student']}.json").write_text(
-        json.dumps({k: v for k, v in rec.items() if k != "log"}, indent=1))
+        return GradingRecord(student=job["student"], seconds=result.get("seconds"),
+                             errors=[*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
+                             flags=result.get("flags") or {})
+    rec.submitted_stamp = job["stamp"]
+    rec.log = result["log"]
+    rec.cells = result.get("cells") or {}
+    rec.failed_lines = result.get("failed_lines") or {}
+    rec.mistakes = result.get("mistakes") or {}  # notebook -> test cell -> known mistake (tools.mistakes)
+    rec.write(course / RESULTS_DIR / assignment / f"{job['student']}.json")
     return rec
 
 
 def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
           scheduler: str | None = None, force: bool = False, students: list[str] | None = None,
           sandbox: bool = True, limits: dict | None = None, progress: bool = True,
-          echo=print) -> dict[str, dict]:
+          echo=print) -> dict[str, GradingRecord]:
     """Grade every (or every missing) submission; return student -> record."""
     from distributed import as_completed
     from tqdm import tqdm
@@ -729,7 +531,7 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
         _require_sandbox()
     cfg = load_config(course)
     todo = _to_grade(course, assignment, students, force, echo)
-    records: dict[str, dict] = {}
+    records: dict[str, GradingRecord] = {}
     if not todo:
         return records
     shared = _shared_inputs(course, assignment, cfg, sandbox, limits)
@@ -751,9 +553,9 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
     return records
 
 
-def combined_log(records: dict[str, dict]) -> str:
+def combined_log(records: dict[str, GradingRecord]) -> str:
     """All task logs (nbgrader's own messages: checksum warnings name ``submitted/<student>/``)."""
-    return "\n".join(r.get("log") or "" for _, r in sorted(records.items()))
+    return "\n".join(r.log for _, r in sorted(records.items()))
 
 
 HELP = """\
@@ -824,10 +626,10 @@ def main(argv: list[str] | None = None) -> int:
     recs = grade(a.assignment, a.course, workers=a.workers, scheduler=a.scheduler, force=a.force,
                  students=a.students.split(",") if a.students else None, sandbox=not a.no_sandbox,
                  limits={"mem_limit": int(a.mem_gb * (1 << 30))})
-    bad = [s for s, r in recs.items() if r.get("errors") or r.get("flags")]
+    bad = [s for s, r in recs.items() if r.errors or r.flags]
     print(f"graded {len(recs)} submission(s) of {a.assignment} in {time.perf_counter() - t0:.0f} s; "
           f"with errors or flags: {', '.join(bad) or 'none'}; library messages in {log_file}")
-    return 1 if any(r.get("score") is None for r in recs.values()) else 0
+    return 1 if any(not r.graded for r in recs.values()) else 0
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ from pathlib import Path
 import nbformat
 
 from tools import fake_students, nbcore, nbtool, pipeline
+from tools.grading.record import GradingRecord
 
 STUDENTS = ("reference", "delegates", "home_delegates")
 HOME_DELEGATES = fake_students.FIXTURES / "home_delegates"
@@ -173,11 +174,12 @@ def _hidden(src: str) -> set[int]:
             nbcore.BEGIN_HIDDEN in b or nbcore.END_HIDDEN in b}
 
 
-def graded_verdicts(course: Path, assignment: str, student: str, stem: str, record: dict) -> dict[str, tuple[str, str]]:
+def graded_verdicts(course: Path, assignment: str, student: str, stem: str,
+                    record: GradingRecord) -> dict[str, tuple[str, str]]:
     """The visible verdict of every test cell of the graded notebook (``autograded/``), from the
     error outputs and the line the grader recorded where each failing cell stopped."""
     nb = nbformat.read(str(course / "autograded" / student / assignment / f"{stem}.ipynb"), as_version=4)
-    lines_by_nb = record.get("failed_lines") or {}
+    lines_by_nb = record.failed_lines or {}
     lines = lines_by_nb.get(stem) or lines_by_nb.get(f"{stem}.ipynb") or {}
     out = {}
     for c in nb.cells:
@@ -239,12 +241,14 @@ def _assignment_rows(course: Path, assignment: str, plan: dict, client, root: Pa
         records = grading.result()
     rows = []
     for (student, stem), got in home.items():
-        rec = records.get(student, {})
+        rec = records.get(student)
+        if rec is None:
+            raise RuntimeError(f"grading {student} gave no record")
         # a notebook the student did not submit (not run for this student) is no error here
-        errors = [e for e in rec.get("errors") or [] if not (e.endswith(": missing from the submission")
-                                                             and e.split(".ipynb:")[0] not in subs[student])]
-        if errors or rec.get("flags") or rec.get("score") is None:
-            raise RuntimeError(f"grading {student} failed: {errors} {rec.get('flags')}")
+        errors = [e for e in rec.errors or [] if not (e.endswith(": missing from the submission")
+                                                      and e.split(".ipynb:")[0] not in subs[student])]
+        if errors or rec.flags or rec.score is None:
+            raise RuntimeError(f"grading {student} failed: {errors} {rec.flags}")
         graded = graded_verdicts(course, assignment, student, stem, rec)
         for gid, (h, hn) in got.items():
             g, gn = graded.get(gid, ("fail", "not graded"))

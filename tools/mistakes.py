@@ -14,9 +14,9 @@ known mistakes to the test runner with the cell (:func:`for_runner`); when the c
 runner calls each mistake's functions on the inputs the test gave the student's functions and
 compares the results (:func:`tools.runner.recognise`): on a match, the failure's message ends
 with "This looks like a known mistake: <hint>" and the grading record names the mistake
-(``record["mistakes"][notebook][test cell]``). Nothing of it reaches the student's kernel, and
-a failure stays a failure. What the student sees of a hidden part's message (the hint with it)
-is the live service's policy.
+(``GradingRecord.mistakes[notebook][test cell]``, ``tools/grading/record.py``). Nothing of it
+reaches the student's kernel, and a failure stays a failure. What the student sees of a hidden
+part's message (the hint with it) is the live service's policy.
 
     python -m tools.mistakes [--assignment A] [--workers N] [--no-sandbox]   (make mistakes)
 
@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools import env, fake_students, nbcore
+from tools.grading.record import GradingRecord
 
 FIXTURES = fake_students.FIXTURES
 MIN_MISTAKES = 2
@@ -320,10 +321,10 @@ def planters(assignment: str) -> dict[tuple[str, str, str], str]:
     return {(m.notebook, m.exercise, m.name): s for s, planted in plan(assignment).items() for m in planted}
 
 
-def recognised(ex: Exercise, m: Mistake, records: dict[str, dict], student: str) -> bool:
+def recognised(ex: Exercise, m: Mistake, records: dict[str, GradingRecord], student: str) -> bool:
     """Did one of ``ex``'s test cells name ``m`` in ``student``'s grading record?"""
-    rec = records.get(student) or {}
-    seen = (rec.get("mistakes") or {}).get(ex.notebook) or {}
+    rec = records.get(student)
+    seen = (rec.mistakes.get(ex.notebook) or {}) if rec is not None else {}
     return any(seen.get(t) == m.name for t in ex.tests)
 
 
@@ -332,7 +333,8 @@ def summary_line(n: int, m: int, k: int, l_: int) -> str:
             f"{k} known mistakes, {l_} recognised")
 
 
-def check_class(assignment: str, records: dict[str, dict], echo=print) -> tuple[list[Exercise], dict, list[str]]:
+def check_class(assignment: str, records: dict[str, GradingRecord],
+                echo=print) -> tuple[list[Exercise], dict, list[str]]:
     """Per exercise of ``assignment``, which known mistakes the graded fake class's records
     show recognised: (exercises, {(exercise, mistake): bool}, problems)."""
     found: dict[tuple[str, str], bool] = {}
@@ -354,7 +356,7 @@ def check_class(assignment: str, records: dict[str, dict], echo=print) -> tuple[
 
 
 def grade_class(assignment: str, root: Path, workers: int | None = None, sandbox: bool = True,
-                client=None) -> tuple[Path, dict[str, dict]]:
+                client=None) -> tuple[Path, dict[str, GradingRecord]]:
     """Build and grade (``tools.grade``, as ``make grade``) the fake class of ``assignment`` under
     ``root``; (course, student -> grading record)."""
     from tools import grade

@@ -4,7 +4,7 @@ While ``python -m tools.grade`` grades a notebook, every autograded test cell ru
 runner** (:mod:`tools.runner`): a separate process, sandboxed as an unprivileged user of its own
 (``tools/sandbox.py``), started per notebook, that holds the cell's code, its hidden inputs and
 its expected values. The student's kernel (sandboxed too) runs the other cells: imports, data
-and the student's answers. The grader, this module's :class:`RemoteTestsMixin`, stands between
+and the student's answers. The grader, this module's :class:`RemoteTests`, stands between
 them and is the only party that talks to both::
 
     grader ──"run cell"──▶ runner ──"call my_ntk(X, W, v)"──▶ grader ──▶ student's kernel
@@ -140,22 +140,57 @@ class _Cell:
             self.violation = f"{what} (sent: {shown[:300]!r})"
 
 
-class RemoteTestsMixin:
-    """For an nbgrader ``Execute`` preprocessor: autograded test cells run in a test runner,
-    every other cell in the kernel (see the module docstring). ``tools/grade.py`` mixes it into
-    its sandboxed Execute and sets :attr:`td_runner_command` (the sandboxed runner)."""
+class RemoteTests:
+    """Autograded test cells run in a test runner, their calls answered by the student's kernel.
 
-    td_runner_command = None  # fd -> argv of a sandboxed runner (tools.sandbox.runner_command)
-    #: the names the notebook's answer cells define in the course's source (None: not known); a
-    #: test cell's free names outside it are never asked of the kernel
-    td_declarable: frozenset | None = None
-    _td_seq = 0
+    The grader's side of the channel (see the module docstring), for one notebook at a time:
+    :meth:`install` puts the data channel's server in a fresh kernel, :meth:`run_test` runs one
+    test cell in the runner (started on the first one) and sets the cell's outputs,
+    :meth:`close` ends the runner. The grading executor (``tools.grading.steps.TestRunner``)
+    holds one per notebook.
 
-    def _td_next_id(self) -> int:
-        self._td_seq = int(getattr(self, "_td_seq", 0)) + 1
-        return self._td_seq
+    Parameters
+    ----------
+    kernel : object
+        Whatever holds the student's kernel: its ``kc`` (client) and ``km`` (manager) are read
+        at each request (a restarted kernel has a new client).
+    runner_command : callable, optional
+        ``fd -> argv`` of a sandboxed runner (``tools.sandbox.runner_command``); None: the
+        runner runs unsandboxed (``--no-sandbox``, and the protocol's own tests).
+    declarable : frozenset of str, optional
+        The names the notebook's answer cells define in the course's source; a test cell's free
+        names outside it are never asked of the kernel (None: not known, no filter).
+    mistakes : dict, optional
+        Test cell grade id -> the known mistakes of its exercise (``tools.mistakes``), sent to the runner.
+    max_output_bytes : int
+        Cap of a test cell's stream output and error message (0: none).
+    flags : set of str, optional
+        Where protocol violations are flagged (the notebook's integrity flags).
+    failed_lines : dict, optional
+        Where the line of each failing test cell goes (grade id -> line); None: not asked.
+    mistaken : dict, optional
+        Where the known mistake each failing test recognised goes (grade id -> name); None: not kept.
+    """
 
-    async def _td_kernel(self, code: str, timeout: float, user_expressions: dict | None = None,
+    def __init__(self, kernel, runner_command=None, declarable: frozenset | None = None,
+                 mistakes: dict | None = None, max_output_bytes: int = 0, flags: set | None = None,
+                 failed_lines: dict | None = None, mistaken: dict | None = None) -> None:
+        self.kernel = kernel
+        self.runner_command = runner_command
+        self.declarable = declarable
+        self.mistakes = mistakes or {}
+        self.max_output_bytes = int(max_output_bytes or 0)
+        self.flags = flags if flags is not None else set()
+        self.failed_lines = failed_lines
+        self.mistaken = mistaken
+        self._seq = 0
+        self._runner: RunnerProcess | None = None
+
+    def _next_id(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    async def kernel_run(self, code: str, timeout: float, user_expressions: dict | None = None,
                          stdin_hook=None, on_stream=None) -> dict:
         """Run ``code`` in the student's kernel; its stream output goes to ``on_stream(name, text)``.
         Raises ``TimeoutError`` after ``timeout`` s and ``DeadKernelError`` if the kernel dies."""
@@ -168,7 +203,7 @@ class RemoteTestsMixin:
             if on_stream is not None and msg["header"]["msg_type"] == "stream":
                 on_stream(str(msg["content"].get("name", "stdout")), str(msg["content"].get("text", "")))
 
-        task = asyncio.ensure_future(ensure_async(self.kc.execute_interactive(
+        task = asyncio.ensure_future(ensure_async(self.kernel.kc.execute_interactive(
             code, silent=False, store_history=False, user_expressions=user_expressions or {},
             allow_stdin=stdin_hook is not None, stdin_hook=stdin_hook or (lambda m: None),
             output_hook=on_output, timeout=timeout)))
@@ -176,17 +211,17 @@ class RemoteTestsMixin:
             done, _ = await asyncio.wait({task}, timeout=1.0)
             if done:
                 return task.result()["content"]
-            if not await ensure_async(self.km.is_alive()):
+            if not await ensure_async(self.kernel.km.is_alive()):
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
                 raise DeadKernelError("the kernel died")
 
-    async def _td_value(self, code: str, timeout: float, **kw):
+    async def _value(self, code: str, timeout: float, **kw):
         """Run ``code`` and read the server's answer (``__td_rpc__.out``), parsed as JSON.
         Raises :class:`tools.wire.ProtocolViolation` for anything but a JSON text."""
         for attempt in (0, 1):
-            content = await self._td_kernel(code, timeout, user_expressions={"r": f"{SERVER}.out"}, **kw)
+            content = await self.kernel_run(code, timeout, user_expressions={"r": f"{SERVER}.out"}, **kw)
             res = content.get("user_expressions", {}).get("r", {})
             if res.get("status") == "ok":
                 text = res.get("data", {}).get("text/plain", "")
@@ -198,43 +233,43 @@ class RemoteTestsMixin:
                     raise wire.ProtocolViolation("an answer that is not a string") from None
                 return wire.parse(value)
             if attempt == 0:  # a restarted kernel, or a submission that deleted the server: install again
-                await self._td_install()
+                await self.install()
         raise RuntimeError("the student's kernel did not answer the grader")
 
-    async def _td_install(self) -> None:
+    async def install(self) -> None:
         """Put the server (:class:`tools.wire.Server`) in the student's kernel."""
-        await self._td_kernel(INSTALL, timeout=60)
+        await self.kernel_run(INSTALL, timeout=60)
 
-    async def _td_describe(self, names: list[str], cell: _Cell) -> dict:
+    async def _describe(self, names: list[str], cell: _Cell) -> dict:
         """What the kernel's notebook defines under ``names`` (each checked: a function, a value
         as data, missing, unreadable); a violation or a silent kernel leaves every name missing."""
         missing = {n: {"kind": "missing"} for n in names}
-        req_id = self._td_next_id()
+        req_id = self._next_id()
         code = f"{SERVER}.describe({wire.dumps({'id': req_id, 'names': names})!r})"
         try:
-            answer = await self._td_value(code, max(1.0, cell.deadline - time.monotonic()))
+            answer = await self._value(code, max(1.0, cell.deadline - time.monotonic()))
             return wire.check_describe(answer, req_id, names)["info"]
         except wire.ProtocolViolation as v:
             cell.violate(f"the answer about the names {names} was not the one asked for: {v}", str(v))
             return missing
         except TimeoutError:  # a silent kernel: stop what it is doing, every name is missing
-            await self._td_interrupt()
+            await self._interrupt()
             return missing
         except Exception:  # noqa: BLE001 - a dead kernel: every name is missing
             return missing
 
-    async def _td_interrupt(self) -> None:
+    async def _interrupt(self) -> None:
         """Interrupt the kernel after a request ran out of time, so it is free for the next one."""
         from nbclient.util import ensure_async
 
-        await ensure_async(self.km.interrupt_kernel())
+        await ensure_async(self.kernel.km.interrupt_kernel())
         with contextlib.suppress(Exception):
-            await self._td_value(f"{SERVER}.out = ''", 15)
+            await self._value(f"{SERVER}.out = ''", 15)
 
-    def _td_stdin_hook(self, call_id: int, runner_id, registered: set, cell: _Cell, add_stream):
+    def _stdin_hook(self, call_id: int, runner_id, registered: set, cell: _Cell, add_stream):
         """The kernel's stdin channel during call ``call_id``: a call-back request, checked, goes
         to the runner; anything else is a violation and the student's code gets an error."""
-        runner = self._td_runner
+        runner = self._runner
 
         def hook(req):
             prompt = req.get("content", {}).get("prompt", "")
@@ -243,17 +278,17 @@ class RemoteTestsMixin:
             except wire.ProtocolViolation as v:
                 cell.violate(f"a request on the kernel's input channel that is not a call-back of this call: {v}",
                              prompt)
-                self.kc.input(json.dumps({"err": {"ename": VIOLATION, "evalue": "refused by the grader"}}))
+                self.kernel.kc.input(json.dumps({"err": {"ename": VIOLATION, "evalue": "refused by the grader"}}))
                 return
             runner.send({"op": "callback", "id": runner_id, "cb": cb["cb"], "args": cb["args"],
                          "kwargs": cb["kwargs"]})
-            self.kc.input(json.dumps(self._td_callback_result(cell, runner_id, add_stream)))
+            self.kernel.kc.input(json.dumps(self._callback_result(cell, runner_id, add_stream)))
 
         return hook
 
-    def _td_callback_result(self, cell: _Cell, runner_id, add_stream) -> dict:
+    def _callback_result(self, cell: _Cell, runner_id, add_stream) -> dict:
         """The runner's answer to a call-back (its output relayed), as data for the kernel."""
-        runner = self._td_runner
+        runner = self._runner
         while True:
             m = runner.recv(cell.deadline)
             if m is None:
@@ -269,7 +304,7 @@ class RemoteTestsMixin:
             else:
                 return {"err": {"ename": "RuntimeError", "evalue": "the test runner sent a message out of turn"}}
 
-    async def _td_call(self, msg: dict, cell: _Cell, add_stream) -> dict:
+    async def _call(self, msg: dict, cell: _Cell, add_stream) -> dict:
         """Run one call of the runner in the student's kernel; the answer, checked, as
         ``{"ok", "after"}`` or ``{"err"}`` (built here from the checked fields)."""
         name = msg.get("name")
@@ -278,13 +313,13 @@ class RemoteTestsMixin:
         args = msg.get("args")
         n_args = len(args["l"]) if isinstance(args, dict) and isinstance(args.get("l"), list) else 0
         registered = wire.callbacks_in([args, msg.get("kwargs")])
-        call_id = self._td_next_id()
+        call_id = self._next_id()
         request = {"id": call_id, "name": name, "exercise": msg.get("exercise"), "args": args,
                    "kwargs": msg.get("kwargs")}
         code = f"{SERVER}.call({wire.dumps(request)!r})"
         try:
-            answer = await self._td_value(code, max(1.0, cell.deadline - time.monotonic()),
-                                          stdin_hook=self._td_stdin_hook(call_id, msg.get("id"), registered, cell,
+            answer = await self._value(code, max(1.0, cell.deadline - time.monotonic()),
+                                          stdin_hook=self._stdin_hook(call_id, msg.get("id"), registered, cell,
                                                                           add_stream),
                                           on_stream=add_stream)
             reply = wire.check_reply(answer, call_id, n_args, cell.declared)
@@ -292,7 +327,7 @@ class RemoteTestsMixin:
             cell.violate(f"the answer to a call of {name} was not in the expected form: {v}", str(v))
             return {"err": {"ename": VIOLATION, "evalue": "the answer was refused by the grader"}}
         except TimeoutError:
-            await self._td_interrupt()  # the interrupted call is over
+            await self._interrupt()  # the interrupted call is over
             return {"err": {"ename": "CellTimeoutError",
                             "evalue": f"your function {name} did not return before the cell's time limit"}}
         except Exception as exc:  # noqa: BLE001 - a dead kernel, a kernel that does not answer
@@ -307,49 +342,51 @@ class RemoteTestsMixin:
             return {"err": {"ename": VIOLATION, "evalue": "a message of the call was refused by the grader"}}
         return {"err": reply["err"]} if "err" in reply else {"ok": reply["ok"], "after": reply["after"]}
 
-    def _td_start_runner(self) -> RunnerProcess:
-        if getattr(self, "_td_runner", None) is None:
-            self._td_runner = RunnerProcess(self.td_runner_command)
-        return self._td_runner
+    def _start_runner(self) -> RunnerProcess:
+        if self._runner is None:
+            self._runner = RunnerProcess(self.runner_command)
+        return self._runner
 
-    def _td_drop_runner(self) -> None:
-        if getattr(self, "_td_runner", None) is not None:
-            self._td_runner.kill()
+    def _drop_runner(self) -> None:
+        if self._runner is not None:
+            self._runner.kill()
             with contextlib.suppress(OSError):
-                os.close(self._td_runner.fd)
-            self._td_runner = None
+                os.close(self._runner.fd)
+            self._runner = None
 
-    async def _td_serve(self, cell: _Cell, add_stream) -> dict | None:
+    async def _serve(self, cell: _Cell, add_stream) -> dict | None:
         """Answer the runner's requests until the cell is done; the cell's error, or None."""
-        runner = self._td_runner
+        runner = self._runner
         while True:
             msg = runner.recv(cell.deadline + GRACE)
             if msg is None:
-                self._td_drop_runner()
+                self._drop_runner()
                 return {"ename": "CellTimeoutError", "evalue": "the test did not finish before the cell's time limit"}
             op = msg.get("op")
             if op == "stream":
                 add_stream(str(msg.get("name")), str(msg.get("text")))
             elif op == "need":
                 names = [n for n in msg.get("names", []) if n in cell.declared]
-                runner.send({"op": "names", "id": msg.get("id"), "info": await self._td_describe(names, cell)})
+                runner.send({"op": "names", "id": msg.get("id"), "info": await self._describe(names, cell)})
             elif op == "call":
-                runner.send({"op": "result", "id": msg.get("id"), **await self._td_call(msg, cell, add_stream)})
+                runner.send({"op": "result", "id": msg.get("id"), **await self._call(msg, cell, add_stream)})
             elif op == "done":
                 err = msg.get("error")
                 named = msg["mistake"].get("name") if isinstance(msg.get("mistake"), dict) else None
                 cell.mistake = next((m for m in cell.mistakes if m["name"] == named), None)  # one we sent
                 return err if isinstance(err, dict) else None
             else:
-                self._td_drop_runner()
+                self._drop_runner()
                 return {"ename": "RuntimeError", "evalue": "the test runner sent a message out of turn"}
 
-    async def _td_run_test(self, cell, index: int):
+    async def run_test(self, cell, index: int, timeout: float | None):
+        """Run test cell ``cell`` (the ``index``-th of its notebook) in the runner, within
+        ``timeout`` seconds (None: 90); set its outputs and execution count; return it."""
         from tools.nbgrader_ext import OutputCap, cap_error, error_output
 
-        runner = self._td_start_runner()
+        runner = self._start_runner()
         outputs: list = []
-        cap = OutputCap(int(getattr(self, "max_output_bytes", 0) or 0), 0)  # the test's and the student's prints
+        cap = OutputCap(self.max_output_bytes, 0)  # the test's and the student's prints
 
         def add_stream(name: str, text: str) -> None:
             name = name if name in ("stdout", "stderr") else "stdout"
@@ -361,48 +398,47 @@ class RemoteTestsMixin:
             else:
                 outputs.append(_stream_output(name, shown))
 
-        timeout = self._get_timeout(cell) if hasattr(self, "_get_timeout") else self.timeout
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", str(index))
-        declarable = getattr(self, "td_declarable", None)
-        declared = [n for n in free_names(cell.source) if declarable is None or n in declarable]
+        declared = [n for n in free_names(cell.source) if self.declarable is None or n in self.declarable]
         state = _Cell(declared, time.monotonic() + float(timeout or 90))
         label = f"<test cell {grade_id}>"
         request = {"op": "run", "source": cell.source, "label": label, "student": sorted(state.declared)}
-        known = (getattr(self, "td_mistakes", None) or {}).get(grade_id)
+        known = self.mistakes.get(grade_id)
         if known:  # the instructor's known mistakes of the exercise (tools.mistakes), never the kernel's
             state.mistakes = list(known)
             request.update(mistakes=state.mistakes, budget=max(0.0, state.deadline - time.monotonic()))
         runner.send(request)
-        error = await self._td_serve(state, add_stream)
+        error = await self._serve(state, add_stream)
         outputs += cap.finish()
-        lines = getattr(self, "td_failed_lines", None)  # tools/grade.py collects them per notebook
-        if error and lines is not None and self._td_runner is not None:
-            self._td_runner.send({"op": "where"})
-            msg = self._td_runner.recv(min(time.monotonic() + 10, state.deadline + GRACE))
+        lines = self.failed_lines
+        if error and lines is not None and self._runner is not None:
+            self._runner.send({"op": "where"})
+            msg = self._runner.recv(min(time.monotonic() + 10, state.deadline + GRACE))
             if msg and msg.get("op") == "where" and isinstance(msg.get("line"), int):
                 lines[grade_id] = int(msg["line"])
         if state.violation:  # the cell fails, whatever the test concluded; the student is flagged
-            flags = getattr(self, "_td_flags", None)
-            if flags is not None:
-                flags.add(f"protocol violation in {grade_id}: {state.violation}")
+            self.flags.add(f"protocol violation in {grade_id}: {state.violation}")
             error = {"ename": VIOLATION, "evalue": (
                 "a message from your notebook's kernel was not an answer the grader asked for, so this test "
                 "cannot be trusted and scores 0: " + state.violation)}
         if error and state.mistake and not state.violation:
-            seen = getattr(self, "td_mistaken", None)  # tools/grade.py collects them per notebook
+            seen = self.mistaken
             if seen is not None:
                 seen[grade_id] = str(state.mistake.get("name"))
             error = {**error, "evalue": f"{error.get('evalue')}\n\n{MISTAKE_LEAD} {state.mistake['hint']}"}
         if error:
             error = cap_error({"ename": str(error.get("ename")), "evalue": str(error.get("evalue"))},
-                              int(getattr(self, "max_output_bytes", 0) or 0))
+                              self.max_output_bytes)
             outputs.append(error_output(error["ename"], error["evalue"]))
         cell.outputs = outputs
-        self.code_cells_executed = getattr(self, "code_cells_executed", 0) + 1
-        cell.execution_count = self.code_cells_executed
+        count = getattr(self.kernel, "code_cells_executed", 0) + 1  # nbclient's count of the cells run
+        with contextlib.suppress(AttributeError):
+            self.kernel.code_cells_executed = count
+        cell.execution_count = count
         return cell
 
-    def _td_close(self) -> None:
-        if getattr(self, "_td_runner", None) is not None:
-            self._td_runner.close()
-            self._td_runner = None
+    def close(self) -> None:
+        """End the test runner (a fresh one starts at the next test cell)."""
+        if self._runner is not None:
+            self._runner.close()
+            self._runner = None

@@ -37,7 +37,6 @@ import datetime as dt
 import hashlib
 import html
 import io
-import json
 import re
 import statistics
 import sys
@@ -49,7 +48,9 @@ from pathlib import Path
 import nbformat
 
 from tools import env, mistakes, similarity
-from tools.grade import INTEGRITY_ENAME, RESULTS_DIR
+from tools.grade import RESULTS_DIR
+from tools.grading.integrity import INTEGRITY_ENAME
+from tools.grading.record import GradingRecord
 
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "report.html.j2"
 #: a number in a message: an integer, a decimal or scientific float, with its sign, also as a
@@ -229,10 +230,10 @@ def failures(course: Path, assignment: str, students: list[str],
     return ordered, integrity
 
 
-def misconceptions(assignment: str, records: dict[str, dict],
+def misconceptions(assignment: str, records: dict[str, GradingRecord],
                    failed: dict[str, set[tuple[str, str]]]) -> list[ExerciseMistakes]:
     """Per graded code exercise with known mistakes (``tools.mistakes``), the students whose
-    failing test named each (``records[student]["mistakes"]``), and the students who failed one of
+    failing test named each (``records[student].mistakes``), and the students who failed one of
     its tests with no known mistake named. Empty without ``make grade``'s records."""
     if not records:
         return []
@@ -247,7 +248,8 @@ def misconceptions(assignment: str, records: dict[str, dict],
                 bad = [t for t in ex.tests if (nb, t) in failed[student]]
                 if not bad:
                     continue
-                seen = ((records.get(student) or {}).get("mistakes") or {}).get(nb) or {}
+                rec = records.get(student)
+                seen = (rec.mistakes.get(nb) or {}) if rec is not None else {}
                 names = {seen[t] for t in bad if seen.get(t) in known}
                 for n in sorted(names):
                     known[n].students.append(student)
@@ -257,13 +259,13 @@ def misconceptions(assignment: str, records: dict[str, dict],
     return out
 
 
-def grade_records(course: Path, assignment: str) -> dict[str, dict]:
+def grade_records(course: Path, assignment: str) -> dict[str, GradingRecord]:
     """student -> the record ``make grade`` (tools/grade.py) wrote for the submission."""
     out = {}
     for p in sorted((course / RESULTS_DIR / assignment).glob("*.json")):
         try:
-            out[p.stem] = json.loads(p.read_text())
-        except (OSError, ValueError):
+            out[p.stem] = GradingRecord.read(p)
+        except (OSError, ValueError, TypeError):
             continue
     return out
 
@@ -286,10 +288,10 @@ def collect(assignment: str, course: Path = env.COURSE, threshold: float = simil
     for s in subs:
         rec = records.get(s.student)
         if rec:
-            s.seconds = rec.get("seconds")
-            s.timing = dict(rec.get("timing") or {})
-            s.flags = {nb: list(v) for nb, v in (rec.get("flags") or {}).items() if v}
-            s.errors = [e.splitlines()[0] for e in rec.get("errors") or []]
+            s.seconds = rec.seconds
+            s.timing = dict(rec.timing)
+            s.flags = {nb: list(v) for nb, v in rec.flags.items() if v}
+            s.errors = [e.splitlines()[0] for e in rec.errors]
         for nb, msgs in integrity.get(s.student, {}).items():
             if nb not in s.flags:
                 s.flags[nb] = msgs

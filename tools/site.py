@@ -40,8 +40,8 @@ Staging does, per notebook:
 Math is typeset in the browser by MathJax 3 (SVG output, a single file) copied from the
 ``sphinx-mathjax-offline`` wheel into ``_static/mathjax/`` (:func:`mathjax_dir`). nbgrader's
 feedback pages need no script: their maths is MathML written when they are generated
-(:class:`FeedbackExporter`, :func:`feedback_template_basedirs`; template
-``tools/templates/td_feedback``; :mod:`tools.feedback_page`).
+(:mod:`tools.feedback_page`: its exporter, template ``tools/templates/td_feedback`` and the
+nbgrader configuration ``course/nbgrader_config.py`` applies, without importing this module).
 """
 
 from __future__ import annotations
@@ -65,7 +65,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from docutils import nodes as docutils_nodes
-from nbconvert.exporters import HTMLExporter
 
 REPO = Path(__file__).resolve().parent.parent
 SITE = REPO / "site"
@@ -75,7 +74,6 @@ STAGE = REPO / "build" / "site-src"
 STUDENT_OUT = REPO / "build" / "site-student"
 STUDENT_STAGE = REPO / "build" / "site-student-src"
 SOURCE = REPO / "course" / "source"
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 FIGURES = SITE / "figures.toml"
 MATHJAX_FILE = "tex-svg-full.js"
 EDITIONS = ("solutions", "student")
@@ -111,53 +109,6 @@ def mathjax_dir() -> Path:
     if not (path / MATHJAX_FILE).exists():
         raise RuntimeError(f"{path / MATHJAX_FILE} missing from sphinx-mathjax-offline")
     return path
-
-
-def configure_feedback(c) -> None:
-    """Set the course's feedback pages on the nbgrader configuration ``c`` (course/nbgrader_config.py
-    calls it; tests/test_site.py and tests/test_feedback_page.py through :data:`FEEDBACK_CONFIG`): the
-    preprocessors (grades, then the parts not graded yet marked, hidden-test lines scrubbed, hidden
-    tests cleared, student HTML cleaned) and, on generate_feedback's own exporter class, the course's
-    template and filters (maths as MathML, no script, the course's own style sheet)."""
-    from nbgrader.preprocessors import ClearHiddenTests, GetGrades
-
-    from tools.feedback_page import FILTERS as FEEDBACK_FILTERS
-    from tools.feedback_page import MarkPendingGrades
-    from tools.nbgrader_ext import ScrubHiddenOutputs
-    from tools.sanitize import SanitizeStudentHTML
-
-    c.GenerateFeedback.preprocessors = [GetGrades, MarkPendingGrades, ScrubHiddenOutputs, ClearHiddenTests,
-                                        SanitizeStudentHTML]
-    c.ClearHiddenTests.enforce_metadata = False
-    c.GenerateFeedback.exporter_class = FeedbackExporter
-    c.FeedbackExporter.template_name = "td_feedback"
-    c.FeedbackExporter.extra_template_basedirs = feedback_template_basedirs()
-    c.FeedbackExporter.filters = FEEDBACK_FILTERS
-    c.FeedbackExporter.sanitize_html = True
-
-
-#: the lines a scratch course's nbgrader_config.py adds for the course's feedback pages
-FEEDBACK_CONFIG = "from tools.site import configure_feedback\nconfigure_feedback(c)\n"
-
-
-class FeedbackExporter(HTMLExporter):
-    """The exporter of ``nbgrader generate_feedback`` alone (``c.GenerateFeedback.exporter_class``).
-
-    A subclass so that the course's feedback template (``c.FeedbackExporter.template_name``) and
-    filters (``c.FeedbackExporter.filters``: maths as MathML) reach feedback pages only: the
-    Formgrader builds a plain ``HTMLExporter`` from the same configuration and keeps nbgrader's
-    ``formgrade`` template and its filters. Everything else set on ``c.HTMLExporter``
-    (``sanitize_html``, the Bootstrap path generate_feedback adds, which the course's template
-    does not use) applies to both.
-    """
-
-
-def feedback_template_basedirs() -> list[str]:
-    """``HTMLExporter.extra_template_basedirs`` for ``nbgrader generate_feedback``: ours
-    (``td_feedback``, a whole page built on nbconvert's ``classic`` cells; nbgrader's own
-    ``feedback`` template is not used, and nbgrader adds its folder only when this option is
-    unset)."""
-    return [str(TEMPLATES)]
 
 
 # ------------------------------------------------------------------------------ labels

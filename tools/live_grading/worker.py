@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools import mistakes, safe_files
+from tools.grading.record import GradingRecord
 from tools.live_grading.policy import hidden_lines
 from tools.live_grading.queue import Queue, Row
 
@@ -536,9 +537,9 @@ class CourseGrader:
         job = {"student": row.student, "assignment": row.assignment, "stamp": stamp}
         with p.lock:  # one writer of the service's course at a time (nbgrader's gradebook, autograded/)
             rec = grade._record(_Done(task), job, p.course, row.assignment, p.cfg)
-            if rec.get("score") is None:
-                log.warning("%s %s %s not graded: %s", *row.key, " | ".join(rec.get("errors") or []))
-                return {"error": "; ".join(one_line(e) for e in rec.get("errors") or []) or "not graded"}
+            if not rec.graded:
+                log.warning("%s %s %s not graded: %s", *row.key, " | ".join(rec.errors))
+                return {"error": "; ".join(one_line(e) for e in rec.errors) or "not graded"}
             res = result(p.course, row.assignment, row.student, rec, timeout=p.timeout, reused=set(reuse),
                          notebooks=p.notebooks)
             now = time.time()
@@ -549,12 +550,13 @@ class CourseGrader:
                 elif nb in todo:
                     res["notebooks"][nb] = {"graded_at": now, "sha256": hashes[nb], "source": p.source,
                                             "executed_sha256": self._executed_sha(p.course, row, nb),
-                                            "seconds": (rec.get("timing") or {}).get(nb),
-                                            **{k: (rec.get(k) or {}).get(nb, {}) for k in PER_NOTEBOOK}}
+                                            "seconds": rec.timing.get(nb),
+                                            "failed_lines": rec.failed_lines.get(nb, {}),
+                                            "mistakes": rec.mistakes.get(nb, {})}
         if todo or reuse:
             log.info("%s %s %s: graded %s%s", *row.key, ", ".join(todo) or "nothing",
                      f"; kept the grading of {', '.join(sorted(reuse))}" if reuse else "")
-        for e in rec.get("errors") or []:
+        for e in rec.errors:
             if "\n" in e:
                 log.warning("%s %s %s: %s", *row.key, e)
         return note_refusals(res, refused)
@@ -661,7 +663,7 @@ def _executed(folder: Path, timeout: int | None, notice: list[str]):
     return executed, problems
 
 
-def result(course: Path, assignment: str, student: str, rec: dict, timeout: int | None = None,
+def result(course: Path, assignment: str, student: str, rec: GradingRecord, timeout: int | None = None,
            reused: set[str] | None = None, notebooks: list[str] | None = None) -> dict:
     """A row's result from the gradebook and the autograded notebooks of ``course``.
 
@@ -671,7 +673,7 @@ def result(course: Path, assignment: str, student: str, rec: dict, timeout: int 
     from nbgrader.api import Gradebook
 
     reused = reused or set()
-    failed_lines = rec.get("failed_lines") or {}
+    failed_lines = rec.failed_lines
     cells = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -683,8 +685,8 @@ def result(course: Path, assignment: str, student: str, rec: dict, timeout: int 
                      for nb in gb.find_assignment(assignment).notebooks for gc in nb.grade_cells]
             points = {k: (None if g.score is None else float(g.score)) for k, g in grades.items()}
             manual = {k: bool(g.needs_manual_grade) for k, g in grades.items()}
-    notice, errors, not_graded = notices(list(rec.get("errors") or []), notebooks)
-    mistakes_seen = rec.get("mistakes") or {}  # notebook -> test cell -> known mistake (tools.mistakes)
+    notice, errors, not_graded = notices(list(rec.errors), notebooks)
+    mistakes_seen = rec.mistakes  # notebook -> test cell -> known mistake (tools.mistakes)
     hints = mistakes.hints(assignment, sorted({nb for nb, *_ in order})) if mistakes_seen else {}
     executed, problems = _executed(course / "autograded" / student / assignment, timeout, notice)
     for nb, gid, cell_type, max_points in order:
@@ -725,10 +727,10 @@ def result(course: Path, assignment: str, student: str, rec: dict, timeout: int 
             if p is not None:
                 entry["cause"] = p
         cells.append(entry)
-    return {"score": score, "max_score": max_score, "seconds": rec.get("seconds"), "cells": cells,
-            "errors": errors, "notice": list(dict.fromkeys(notice)), "flags": rec.get("flags") or {},
-            "timestamp": rec.get("timestamp"), "graded_at": time.time(),
-            "record": json.loads(json.dumps({k: rec.get(k) for k in ("timing", "host")}))}
+    return {"score": score, "max_score": max_score, "seconds": rec.seconds, "cells": cells,
+            "errors": errors, "notice": list(dict.fromkeys(notice)), "flags": rec.flags,
+            "timestamp": rec.timestamp, "graded_at": time.time(),
+            "record": json.loads(json.dumps({"timing": rec.timing, "host": rec.host}))}
 
 
 def _cause(error: dict, earlier: list[tuple[dict, str]]) -> dict | None:
