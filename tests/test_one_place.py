@@ -359,7 +359,7 @@ FORMULAS = [
             scope=TOOLS),
     Formula("hidden_lines", hidden_lines_def, ("tools/nbcore.py",),
             "tools.nbcore.hidden_lines(source) (1-based line numbers, markers included; "
-            "tools.nbgrader_ext.secret_lines for their text)",
+            "tools.nbcore.secret_lines for their text)",
             "def hidden_lines(source: str) -> set[str]:\n    out, inside = set(), False\n"
             "    for line in source.split('\\n'):\n        inside = inside or BEGIN in line\n    return out\n",
             "from tools.nbcore import hidden_lines  # noqa: F401\n\n\ndef secret_lines(source):\n"

@@ -157,9 +157,9 @@ def test_autograde_fake_students(assignment, graded_class):
         fb = list((course / "feedback" / s / assignment).glob("*.html"))
         assert len(fb) == len(plan.notebooks[s]), f"feedback missing for {s}"
     assert pipeline.feedback_leaks(assignment, course) == []
-    # Demo cells are not run while grading (tools.nbgrader_ext.GradingExecute): their outputs
+    # Demo cells are not run while grading (tools.grading.execute.GradingExecute): their outputs
     # are the one-line note, and the solutions student still gets full marks above.
-    from tools.nbgrader_ext import DEMO_NOTE, is_demo
+    from tools.nbcore import DEMO_NOTE, is_demo
 
     for src in pipeline.source_paths(assignment, course):
         demos = [c.source for c in nbcore.read_source(src).cells if is_demo(c)]

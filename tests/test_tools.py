@@ -56,10 +56,8 @@ def test_solution_notebook_strips_markers_and_keeps_code(src):
 
 def test_the_markers_and_hidden_lines_have_one_definition():
     """nbcore spells nbgrader's markers; the ``### `` forms and MARKERS are built from them, and
-    nbgrader_ext's secret lines are the text of nbcore.hidden_lines (markers left out)."""
+    nbcore's secret lines are the text of nbcore.hidden_lines (markers left out)."""
     from nbgrader.preprocessors import ClearHiddenTests
-
-    from tools import nbgrader_ext
 
     hidden = ClearHiddenTests()
     assert nbcore.HIDDEN_DELIMITERS == (hidden.begin_test_delimeter, hidden.end_test_delimeter)
@@ -73,8 +71,8 @@ def test_the_markers_and_hidden_lines_have_one_definition():
     assert [lines[i - 1] for i in sorted(where)] == [nbcore.BEGIN_HIDDEN, 'assert _f(5) == 10, "f(5) should be 10: '
                                                      'f doubles x"', nbcore.END_HIDDEN]
     assert nbcore.hidden_lines("a\n  # BEGIN HIDDEN TESTS\nb") == {2, 3}  # unclosed: to the end
-    assert nbgrader_ext.secret_lines(cell) == {'assert _f(5) == 10, "f(5) should be 10: f doubles x"'}
-    assert nbgrader_ext.secret_lines("### BEGIN HIDDEN TESTS\n  pass\n### END HIDDEN TESTS") == set()  # short
+    assert nbcore.secret_lines(cell) == {'assert _f(5) == 10, "f(5) should be 10: f doubles x"'}
+    assert nbcore.secret_lines("### BEGIN HIDDEN TESTS\n  pass\n### END HIDDEN TESTS") == set()  # short
 
 
 def test_our_stubs_equal_nbgraders(src):

@@ -399,14 +399,13 @@ def worker(spec: dict) -> dict:
         return ow.library_off("__grading_edition__", *cut)
 
     nb = nbcore.solution_notebook(nbcore.read_source(source))
-    from tools.nbgrader_ext import is_demo
 
     ns: dict = {"__name__": "__main__"}
     cells = {nbcore.grade_id(c): c.source for c in nb.cells if nbcore.grade_id(c)}
     problems = []
     t0 = time.perf_counter()
     for c in nb.cells:
-        if c.cell_type != "code" or is_demo(c):
+        if c.cell_type != "code" or nbcore.is_demo(c):
             continue
         e = _exec(c.source, ns, nbcore.grade_id(c) or "cell", limit=600)
         if e and nbcore.is_test(c):

@@ -42,7 +42,6 @@ from pathlib import Path
 from jupyter_client.manager import KernelManager
 
 from tools import env, fake_students, nbcore
-from tools.nbgrader_ext import is_demo
 
 ERROR_CLASSES = (
     "normalisation", "sign", "index", "boundary", "projection", "distribution", "ignored-argument",
@@ -146,7 +145,7 @@ def run(source: Path, only: list[str] | None = None, verbose: bool = True) -> li
     try:
         t0 = time.perf_counter()
         for c in nb.cells:
-            if c.cell_type != "code" or is_demo(c):  # as the autograder runs it (GradingExecute)
+            if c.cell_type != "code" or nbcore.is_demo(c):  # as the autograder runs it (GradingExecute)
                 continue
             e = k.run(c.source, timeout=600)
             if e:

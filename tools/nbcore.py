@@ -1,7 +1,9 @@
-"""Notebook primitives shared by the build tools and the tests.
+"""The cell vocabulary every part of ``tools`` uses: the ground floor, importing no other part.
 
 Sources are Jupytext percent files under ``course/source/<assignment>/<notebook>.py``;
-nbgrader metadata rides on the ``# %%`` lines (see docs/AUTHORING.md).
+nbgrader metadata rides on the ``# %%`` lines (see docs/AUTHORING.md). Here: reading a source
+(its baked values expanded), nbgrader's markers and the cell predicates (answer, test, demo,
+runs code), grade ids, the hidden lines of a test cell and their text, stubs and solutions.
 """
 
 from __future__ import annotations
@@ -190,7 +192,7 @@ def hidden_lines(source: str) -> set[int]:
     ``END HIDDEN TESTS`` closes it (lines as ``str.splitlines`` counts them).
 
     The one definition: the live-grading policy tells a failure in the hidden part of a cell by
-    its line, ``tools.nbgrader_ext.secret_lines`` takes the text of these lines.
+    its line, :func:`secret_lines` takes the text of these lines.
 
     Examples
     --------
@@ -271,7 +273,7 @@ def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False, grading: 
     ``quick`` sets ``NBGRADER_EXECUTION=validate`` in the kernel, exactly as nbgrader does
     while validating/autograding, so demos shrink. Returns the executed notebook and the
     wall time. ``grading`` runs it as the autograder does: ``NBGRADER_EXECUTION=autograde``
-    and cells tagged ``demo`` left out (``tools.nbgrader_ext.GradingExecute``).
+    and cells tagged ``demo`` left out (``tools.grading.execute.GradingExecute``).
 
     Stream outputs are coalesced (nbclient's ``coalesce_streams``): the stdout (stderr)
     chunks of a cell become one stream each, with carriage-return overwrites applied, so a
@@ -280,8 +282,6 @@ def execute(nb: NotebookNode, cwd: str | Path, *, quick: bool = False, grading: 
     """
     nb = copy.deepcopy(nb)
     if grading:
-        from tools.nbgrader_ext import is_demo
-
         nb.cells = [c for c in nb.cells if not is_demo(c)]
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
                             interrupt_on_timeout=True, coalesce_streams=True,
@@ -314,3 +314,27 @@ def write(nb: NotebookNode, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(path))
     return path
+
+
+# --------------------------------------------------------------- cell predicates of grading
+MIN_LINE = 8  # shorter hidden lines ("else:", "pass") carry nothing worth hiding
+DEMO_TAG = "demo"
+DEMO_NOTE = "[demo cell: not run while grading; run the notebook to see it]\n"
+
+
+def is_demo(cell) -> bool:
+    """A code cell tagged ``demo`` (skipped while grading: ``tools.grading.steps.SkipDemo``)."""
+    return cell.get("cell_type") == "code" and DEMO_TAG in cell.get("metadata", {}).get("tags", [])
+
+
+def secret_lines(source: str) -> set[str]:
+    """The stripped source lines inside the hidden-test regions of ``source`` (the lines of
+    :func:`hidden_lines`, marker lines left out), of :data:`MIN_LINE` characters or more."""
+    lines = source.splitlines()
+    return {s for i in hidden_lines(source) if len(s := lines[i - 1].strip()) >= MIN_LINE
+            and HIDDEN_DELIMITERS[0] not in s and HIDDEN_DELIMITERS[1] not in s}
+
+
+def runs_code(cell) -> bool:
+    """A cell nbclient would send to the kernel (code, not blank)."""
+    return cell.get("cell_type") == "code" and bool(cell.get("source", "").strip())

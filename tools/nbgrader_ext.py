@@ -15,13 +15,12 @@ instructor runs nbgrader from:
 - the pieces the grading executor (``tools/grading/``) uses, kept here as plain functions and
   constants: :class:`OutputCap` (what a cell keeps of its outputs, decided message by message,
   with :func:`cap_text` and :func:`cap_error`), :data:`KERNEL_FLUSH_SRC` (the kernel sends its
-  output in small pieces and waits for a slow grader), :func:`is_demo`, :func:`runs_code`,
-  :func:`error_output` and the error names of the budgets (:data:`BUDGET_ENAME`,
-  :data:`KERNEL_DIED`, :data:`OUTPUT_LOST`). The executor itself, nbgrader's ``Execute`` as the
-  course runs it (demo cells skipped, outputs capped, a time budget per notebook, a dead kernel
-  restarted), is :class:`tools.grading.execute.GradingExecute`; output that reaches the grader by
-  other ways (``tools/remote_tests.py`` calling a student's function from a test runner) uses
-  :class:`OutputCap` the same way.
+  output in small pieces and waits for a slow grader), :func:`error_output` and the error names of
+  the budgets (:data:`BUDGET_ENAME`, :data:`KERNEL_DIED`, :data:`OUTPUT_LOST`). The executor
+  itself, nbgrader's ``Execute`` as the course runs it (demo cells skipped, outputs capped, a time
+  budget per notebook, a dead kernel restarted), is :class:`tools.grading.execute.GradingExecute`;
+  output that reaches the grader by other ways (``tools/remote_tests.py`` calling a student's
+  function from a test runner) uses :class:`OutputCap` the same way.
 """
 
 from __future__ import annotations
@@ -36,32 +35,11 @@ from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 
 from tools import nbcore
+from tools.nbcore import secret_lines
 
 BEGIN, END = nbcore.HIDDEN_DELIMITERS
 REMOVED = "[line removed: it showed hidden-test source]"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-MIN_LINE = 8  # shorter hidden lines ("else:", "pass") carry nothing worth hiding
-DEMO_TAG = "demo"
-DEMO_NOTE = "[demo cell: not run while grading; run the notebook to see it]\n"
-
-
-def is_demo(cell) -> bool:
-    """A code cell tagged ``demo`` (skipped while grading: ``tools.grading.steps.SkipDemo``)."""
-    return cell.get("cell_type") == "code" and DEMO_TAG in cell.get("metadata", {}).get("tags", [])
-
-
-def secret_lines(source: str) -> set[str]:
-    """The stripped source lines inside the hidden-test regions of ``source`` (the lines of
-    :func:`tools.nbcore.hidden_lines`, marker lines left out), of :data:`MIN_LINE` characters or more."""
-    lines = source.splitlines()
-    return {s for i in nbcore.hidden_lines(source) if len(s := lines[i - 1].strip()) >= MIN_LINE
-            and BEGIN not in s and END not in s}
-
-
-#: the former name, kept for ``tests/test_nbgrader_ext.py`` until it calls :func:`secret_lines`
-#: (``tests/test_one_place.py`` lists this alias as pending: remove both together)
-
-
 def released_source(source: str) -> str:
     """``source`` as ``generate_assignment`` releases it (hidden regions removed)."""
     cell = NotebookNode(source=source, cell_type="code", metadata={})
@@ -383,11 +361,6 @@ def kernel_flush_argument(every: int) -> str | None:
         return None
     src = KERNEL_FLUSH_SRC.replace("EVERY", str(int(every)))
     return f"--IPKernelApp.exec_lines=exec({src!r}, dict(__name__='grading_flush'))"
-
-
-def runs_code(cell) -> bool:
-    """A cell nbclient would send to the kernel (code, not blank)."""
-    return cell.get("cell_type") == "code" and bool(cell.get("source", "").strip())
 
 
 def error_output(ename: str, evalue: str) -> NotebookNode:

@@ -233,12 +233,11 @@ def _bound_and_used(src: str) -> tuple[set[str], set[str]] | None:
 
 def lint_demos(nb, name: str = "notebook") -> list[str]:
     """Cells tagged ``demo`` are skipped while nbgrader autogrades
-    (``tools.nbgrader_ext.GradingExecute``), so nothing graded may depend on them: a demo
+    (``tools.grading.execute.GradingExecute``), so nothing graded may depend on them: a demo
     cell is a plain code cell, changes no global state (dtype, seeds, threads), and no later
     cell that runs while grading reads a name that only demo cells define."""
     import builtins
 
-    from tools.nbgrader_ext import is_demo
 
     problems: list[str] = []
     graded_defined = set(dir(builtins)) | _IPYTHON_NAMES
@@ -247,7 +246,7 @@ def lint_demos(nb, name: str = "notebook") -> list[str]:
         if c.cell_type != "code":
             continue
         names = _bound_and_used(c.source)
-        if is_demo(c):
+        if nbcore.is_demo(c):
             if nbcore.nbmeta(c):
                 problems.append(f"{name} cell {i}: a demo cell must not carry nbgrader metadata "
                                 f"({nbcore.grade_id(c)!r} is graded or an answer)")

@@ -26,7 +26,7 @@ import nbformat
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from tools import env, fake_students, nbcore, nbgrader_ext, nbtool, release_lint
+from tools import env, fake_students, nbcore, nbtool, release_lint
 
 STUDENTS = ("solutions", "blank", "partial", "raises", "loop", "tampered", "delegates")
 
@@ -257,7 +257,7 @@ def secret_lines(assignment: str, course: Path = env.COURSE) -> set[str]:
     hidden: set[str] = set()
     visible = []
     for src in source_paths(assignment, course):
-        hidden |= {ln for ln in nbgrader_ext.secret_lines(src.read_text()) if len(ln) > 25}
+        hidden |= {ln for ln in nbcore.secret_lines(src.read_text()) if len(ln) > 25}
         released = course / "release" / assignment / (src.stem + ".ipynb")
         visible += [cell.source for cell in nbformat.read(str(released), as_version=4).cells]
     visible_text = "\n".join(visible)

@@ -49,15 +49,12 @@ from tools import nbcore
 from tools.grading import integrity
 from tools.nbgrader_ext import (
     BUDGET_ENAME,
-    DEMO_NOTE,
     KERNEL_DIED,
     OUTPUT_LOST,
     OutputCap,
     cap_error,
     error_output,
-    is_demo,
     kernel_flush_argument,
-    runs_code,
 )
 
 RunNext = Callable[[NotebookNode, int], Awaitable[NotebookNode]]
@@ -108,12 +105,12 @@ def _cell_name(cell, cell_index: int) -> str:
 class SkipDemo(Step):
     """Cells tagged ``demo`` are not run (plots and demonstrations nothing graded depends on; the
     lint checks that no later cell uses a name only a demo defines): the cell keeps one stream
-    output, :data:`~tools.nbgrader_ext.DEMO_NOTE`, so the feedback says why it is empty."""
+    output, :data:`~tools.nbcore.DEMO_NOTE`, so the feedback says why it is empty."""
 
     def skip(self, ex, cell, index: int) -> bool:
-        if not is_demo(cell):
+        if not nbcore.is_demo(cell):
             return False
-        cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=DEMO_NOTE)]
+        cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=nbcore.DEMO_NOTE)]
         cell.execution_count = None
         return True
 
@@ -272,9 +269,9 @@ class Recovery(Step):
         self.replay, self.restarts, self.gave_up, self._below = [], 0, "", None
 
     def skip(self, ex, cell, index: int) -> bool:
-        if runs_code(cell) and not self.gave_up:
+        if nbcore.runs_code(cell) and not self.gave_up:
             run_sync(self.ensure_kernel)(ex)
-        if self.gave_up and runs_code(cell):
+        if self.gave_up and nbcore.runs_code(cell):
             cell.outputs = [error_output(BUDGET_ENAME, self.gave_up)]
             cell.execution_count = None
             return True
@@ -315,7 +312,7 @@ class Recovery(Step):
                     "the cell did not stop when interrupted after its time limit: a test cell scores 0; "
                     + self._then())))
             return cell
-        if runs_code(cell) and not self._was_cut(ex, cell):
+        if nbcore.runs_code(cell) and not self._was_cut(ex, cell):
             self.replay.append(index)
         return cell
 
@@ -416,7 +413,7 @@ class Budget(Step):
     def skip(self, ex, cell, index: int) -> bool:
         # Only cells that would run are marked: markdown and raw cells (a written answer graded
         # by hand) have no outputs and stay as they are.
-        if not (self.spent() and runs_code(cell)):
+        if not (self.spent() and nbcore.runs_code(cell)):
             return False
         where = f" (it ran out {self.ran_out})" if self.ran_out else ""
         cell.outputs = [error_output(BUDGET_ENAME, (
@@ -427,7 +424,7 @@ class Budget(Step):
 
     async def run(self, ex, cell, index: int, run_next: RunNext):
         cell = await run_next(cell, index)
-        if runs_code(cell) and self.spent():  # nbclient returns other cells untouched (no outputs)
+        if nbcore.runs_code(cell) and self.spent():  # nbclient returns other cells untouched (no outputs)
             timeout_ename = (ex.error_on_timeout or {}).get("ename")
             interrupted = False
             for i, out in enumerate(cell.get("outputs", [])):
