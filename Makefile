@@ -48,47 +48,47 @@ $(STAMP):
 	echo $(REQ_HASH) > $(STAMP)
 
 notebooks: setup ## Jupytext sources (.py) -> paired .ipynb (refuses to clobber an edited .ipynb)
-	$(PY) -m tools.nbtool lint
-	$(PY) -m tools.nbtool sync
+	$(PY) -m tools.build.nbtool lint
+	$(PY) -m tools.build.nbtool sync
 
 solutions: setup ## execute every notebook with its solutions into solutions/<assignment>/<nb>.ipynb
-	$(PY) -m tools.render
+	$(PY) -m tools.build.render
 
 site: setup ## course site from the executed solutions (no re-run): solutions/site/, and build/site-student/ without solutions; offline
-	$(PY) -m tools.site
+	$(PY) -m tools.site.pages
 
 release: setup ## nbgrader generate_assignment for every assignment (checked for leaks)
-	$(PY) -m tools.pipeline release
+	$(PY) -m tools.build.pipeline release
 
 validate: setup ## sources pass their tests; releases fail them (inverted)
-	$(PY) -m tools.pipeline validate
+	$(PY) -m tools.build.pipeline validate
 
 mistakes: setup ## grade a fake class planting each known mistake of every exercise; is each one recognised? (A= W= NO_SANDBOX=1)
-	$(PY) -m tools.mistakes $(if $(A),--assignment $(A)) $(if $(W),--workers $(W)) $(if $(NO_SANDBOX),--no-sandbox)
+	$(PY) -m tools.grading.mistakes $(if $(A),--assignment $(A)) $(if $(W),--workers $(W)) $(if $(NO_SANDBOX),--no-sandbox)
 
 delegates: setup ## search every grading edition of td_lib for functions that answer an exercise (~20 min on 2 cores)
-	$(PY) -m tools.delegates
+	$(PY) -m tools.meta.delegates
 
 checks: setup ## recompute every number the course quotes
 	@for s in checks/*_check.py; do echo "== $$s"; $(PY) $$s; done
 
 autograde-demo: setup ## fake students -> autograde -> feedback -> export; print and assert the grades
-	$(PY) -m tools.pipeline autograde-demo
+	$(PY) -m tools.build.pipeline autograde-demo
 
 grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (bubblewrap: make sandbox) (W= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1 COURSE=)
 	@test -n "$(A)" || { echo "usage: make grade A=<assignment> [W=N] [SCHEDULER=tcp://host:8786] [FORCE=1]" \
 	  "[STUDENTS=a,b] [MEM_GB=6] [NO_SANDBOX=1: trusted submissions only, no root needed] [COURSE=dir]" >&2; exit 2; }
-	$(PY) -m tools.grade $(A) $(if $(COURSE),--course $(COURSE)) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force) \
+	$(PY) -m tools.grading.grade $(A) $(if $(COURSE),--course $(COURSE)) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force) \
 	  $(if $(STUDENTS),--students $(STUDENTS)) $(if $(MEM_GB),--mem-gb $(MEM_GB)) $(if $(NO_SANDBOX),--no-sandbox)
 
 collect-zip: setup ## import work handed in outside the exchange (LMS download): A=<assignment> ZIP=<zip or folder> [FORCE=1]
 	@test -n "$(A)" -a -n "$(ZIP)" || { echo "usage: make collect-zip A=<assignment> ZIP=<zip file or folder>" \
 	  "[FORCE=1: replace earlier submissions] [COURSE=dir]; hand-in zips of \`python handin.py --id <login>\` (students' LMS uploads)" >&2; exit 2; }
-	$(PY) -m tools.collect_zip $(A) "$(ZIP)" $(if $(FORCE),--force) $(if $(COURSE),--course $(COURSE))
+	$(PY) -m tools.grading.collect_zip $(A) "$(ZIP)" $(if $(FORCE),--force) $(if $(COURSE),--course $(COURSE))
 
 report: setup ## the instructor's report of A=<assignment>: one offline HTML page, course/reports/<A>.html (OUT= COURSE=)
 	@test -n "$(A)" || { echo "usage: make report A=<assignment> [OUT=page.html] [COURSE=dir]" >&2; exit 2; }
-	$(PY) -m tools.report $(A) $(if $(COURSE),--course $(COURSE)) $(if $(OUT),--out $(OUT))
+	$(PY) -m tools.report.report $(A) $(if $(COURSE),--course $(COURSE)) $(if $(OUT),--out $(OUT))
 
 lab: setup ## JupyterLab on 127.0.0.1 on this repository, for the course's authors (students: the hub or the handout)
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --port=$(LAB_PORT) --no-browser \
@@ -99,7 +99,7 @@ formgrader: setup ## JupyterLab rooted at course/ for instructors: Nbgrader > Fo
 	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root ) --ServerApp.root_dir=$(CURDIR)/course
 
 handout: setup ## student handout in dist/: released notebooks, td_lib wheel, pinned student requirements, README
-	$(PY) -m tools.handout
+	$(PY) -m tools.build.handout
 
 hub: setup ## JupyterHub for a class on this machine (TD_STUDENT_ENV=<student venv> required; deploy/README.md)
 	@$(PY) deploy/class_setup.py --check-env
@@ -153,7 +153,7 @@ lint: setup ## ruff and the import-linter layer contracts (pyproject.toml [tool.
 	$(VENV)/bin/lint-imports
 
 equations: setup ## regenerate docs/EQUATIONS.md, the equation -> td_lib function index (from the docstrings)
-	$(PY) -m tools.equation_index
+	$(PY) -m tools.build.equation_index
 
 clean: ## remove everything generated (keeps the venv)
 	rm -rf build dist solutions/*/ course/release course/submitted course/autograded course/feedback course/downloaded \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install Debian's bubblewrap, the sandbox of the grader's kernels and test runners (tools/sandbox.py).
+# Install Debian's bubblewrap, the sandbox of the grader's kernels and test runners (tools/grading/sandbox.py).
 #
 # Idempotent: does nothing when `bwrap` already starts a sandbox. Otherwise runs
 # `apt-get update` then `apt-get install -y bubblewrap` (as root, or through sudo when

@@ -7,7 +7,7 @@ submission. A benchmark, not a test: it measures and prints, it never fails a bu
     .venv/bin/python benchmarks/bench_course.py --make          # + the whole `make` (long)
     .venv/bin/python benchmarks/bench_course.py --no-notebooks --autograde
 
-Notebooks run one at a time through ``python -m tools.nbtool run [--quick] <source>``
+Notebooks run one at a time through ``python -m tools.build.nbtool run [--quick] <source>``
 (a fresh kernel each); wall time includes interpreter and kernel start-up, "exec" is the
 execution time nbtool reports, "cpu" the user+system time of the child processes (less
 sensitive than wall time to other load on a shared machine). Autograding happens in a
@@ -103,7 +103,7 @@ def timed(cmd: list[str], cwd: Path, timeout_s: float,
 
 
 def bench_notebook(path: Path, quick: bool, timeout_s: float) -> Row:
-    cmd = [str(PY), "-m", "tools.nbtool", "run", *(["--quick"] if quick else []), str(path)]
+    cmd = [str(PY), "-m", "tools.build.nbtool", "run", *(["--quick"] if quick else []), str(path)]
     wall, cpu, code, out = timed(cmd, REPO, timeout_s)
     m = re.search(r"(?:quick|full) run ([0-9.]+) s, (\d+) cell\(s\) with errors", out)
     row = Row(item=f"{path.parent.name}/{path.stem}", mode="quick" if quick else "full",
@@ -155,7 +155,8 @@ def bench_autograde(assignments: list[str]) -> list[Row]:
     and time ``nbgrader autograde`` of that one submission."""
     import nbformat
 
-    from tools import fake_students, nbcore, pipeline
+    from tools import nbcore
+    from tools.build import fake_students, pipeline
 
     rows = []
     course = scratch_course(BUILD / "bench" / "course")

@@ -1,4 +1,4 @@
-"""Grading throughput: serial ``nbgrader autograde`` vs ``tools.grade`` on 1 and 2 Dask workers.
+"""Grading throughput: serial ``nbgrader autograde`` vs ``tools.grading.grade`` on 1 and 2 Dask workers.
 A benchmark, not a test: it measures and prints, it never fails a build.
 
     .venv/bin/python benchmarks/bench_grading.py                       # N=2 copies, td2_7_learned_first
@@ -7,9 +7,9 @@ A benchmark, not a test: it measures and prints, it never fails a build.
     .venv/bin/python benchmarks/bench_grading.py --workers 1,2 --no-serial --project 300 --on 2,8,32
 
 A scratch course under ``build/bench/grading/`` gets the fake students of the assignment
-(``tools.pipeline.plan_students``; the loop student is left out: it measures the timeout),
+(``tools.build.pipeline.plan_students``; the loop student is left out: it measures the timeout),
 each submitted ``--copies`` times under distinct ids. The same submissions are then graded
-serially by ``nbgrader autograde`` and by ``tools.grade`` (sandboxed) on a LocalCluster of 1
+serially by ``nbgrader autograde`` and by ``tools.grading.grade`` (sandboxed) on a LocalCluster of 1
 and of 2 workers, each from a fresh copy of the course. Printed: seconds per submission,
 speed-up over serial, the per-notebook execution seconds the tasks report (kernel start
 included) and a projection for a class of ``--project`` students on W workers,
@@ -27,7 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from tools import env, grade, pipeline
+from tools import env
+from tools.build import pipeline
+from tools.grading import grade
 
 REPO = env.REPO
 
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in recs.values():
             for nb, s in r.timing.items():
                 per_nb.setdefault(nb, []).append(s)
-        runs[f"tools.grade W={w}"] = {"seconds": secs, "workers": w,
+        runs[f"tools.grading.grade W={w}"] = {"seconds": secs, "workers": w,
                                       "task_seconds": sorted(r.seconds or 0 for r in recs.values()),
                                       "notebook_exec_seconds": {k: sum(v) / len(v) for k, v in per_nb.items()},
                                       "cells": {s: r.cells for s, r in recs.items()}}
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             top = sorted(cells, key=lambda c: -c[1])[:3]
             print(f"  {name}: {nb} {s:.1f} s = cells {in_cells:.1f} s + kernel start/stop and probes "
                   f"{s - in_cells:.1f} s; slowest cells {', '.join(f'{c[0]} {c[1]:.1f}s' for c in top)}")
-    d1, d2 = runs.get("tools.grade W=1"), runs.get("tools.grade W=2")
+    d1, d2 = runs.get("tools.grading.grade W=1"), runs.get("tools.grading.grade W=2")
     if d1:
         s1 = d1["seconds"] / n
         eff = min(1.0, d1["seconds"] / (2 * d2["seconds"])) if d2 else 1.0

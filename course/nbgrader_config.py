@@ -7,7 +7,7 @@ copied into a release: they contain every solution and hidden test).
 Everything that keeps grades honest is configured here, so it holds for any shell, HOME,
 IPython profile or working directory (the repository root has an ``nbgrader_config.py``
 that loads this file): minimal kernel tracebacks, hidden tests scrubbed from feedback
-outputs, and the checksum check that knows about hidden tests (``tools/nbgrader_ext.py``).
+outputs, and the checksum check that knows about hidden tests (``tools/grading/nbgrader_ext.py``).
 """
 
 import os
@@ -25,7 +25,7 @@ from nbgrader.preprocessors import (
 )
 
 from tools.grading.execute import GradingExecute
-from tools.nbgrader_ext import ReleaseAwareOverwriteCells
+from tools.grading.nbgrader_ext import ReleaseAwareOverwriteCells
 
 c = get_config()  # noqa: F821
 
@@ -41,20 +41,20 @@ c.CourseDirectory.ignore = [
 # submit, collect, release_feedback, fetch_feedback). nbgrader's default; a class on one
 # machine or a JupyterHub mounts the same folder for everyone. TD_EXCHANGE moves it (tests).
 c.Exchange.root = os.environ.get("TD_EXCHANGE", "/srv/nbgrader/exchange")
-# ... through the course's own exchange classes (tools/exchange.py): a sticky root (1777), a course
+# ... through the course's own exchange classes (tools/grading/exchange.py): a sticky root (1777), a course
 # folder only its owner may rename, inbound write-only for students, and collect takes a submission
 # only from the system user its folder's name claims (lstat, no links), at the time the exchange
 # recorded (the folder's ctime), never the one its name claims. TD_EXCHANGE_ONE_ACCOUNT=1: every
 # student runs as one system account (the hub's trial, the README's tests): no owner check.
-from tools import exchange as _exchange  # noqa: E402
+from tools.grading import exchange as _exchange  # noqa: E402
 
 _exchange.configure(c)
 c.CourseExchange.one_account = os.environ.get("TD_EXCHANGE_ONE_ACCOUNT", "") not in ("", "0")
 
 # Work handed in outside the exchange (students on laptops upload to an LMS) is imported by
-# `make collect-zip A=<assignment> ZIP=<download>` (tools/collect_zip.py), not by nbgrader's
+# `make collect-zip A=<assignment> ZIP=<download>` (tools/grading/collect_zip.py), not by nbgrader's
 # zip_collect: the student id comes from the manifest of the zip the handout's `handin.py` writes
-# (tools/handin.py), never from a file name, and a loose <id>_<notebook>.ipynb is imported only when
+# (tools/build/handin.py), never from a file name, and a loose <id>_<notebook>.ipynb is imported only when
 # exactly one student of the roster fits it. nbgrader's file-name reader misfiled work (a course id
 # or a name with "_" read as the student), so it matches nothing: `nbgrader zip_collect` by hand
 # imports no file.
@@ -90,7 +90,7 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties, CheckCellMetadata,
 ]
 
-# Budgets instead of failures (steps of GradingExecute, tools/grading/steps.py; tools/grade.py
+# Budgets instead of failures (steps of GradingExecute, tools/grading/steps.py; tools/grading/grade.py
 # grades with the same class, its grader steps added, so both grading paths use these): a flood, a hang or a crash
 # costs the student the cells it affects, the rest is graded and the class goes on.
 # - Output: a cell keeps 100 kB of text (the first and the last 50 kB, one line in between
@@ -118,23 +118,23 @@ c.GradingExecute.max_kernel_restarts = 3
 
 # Feedback shows results, never the source of hidden tests: output lines that reproduce a
 # hidden line are removed, then the hidden regions themselves.
-# Last, student HTML made inert (tools/sanitize.py; after the scrub, which reads the raw text).
+# Last, student HTML made inert (tools/site/sanitize.py; after the scrub, which reads the raw text).
 # Right after GetGrades, the parts no one has graded yet (the gradebook's needs_manual_grade) are
 # marked: the page says "to be graded by your instructor" for them and splits the score into
-# autograded and hand-graded points, and generate_feedback logs a WARNING (tools/feedback_page.py).
+# autograded and hand-graded points, and generate_feedback logs a WARNING (tools/site/feedback_page.py).
 # Feedback pages are one file with no script (nbgrader's release_feedback ships each page alone):
 # maths as MathML written at generation time, the course's own small style sheet (AA colours,
 # underlined links, text that wraps), no MathJax, Bootstrap or classic notebook CSS
-# (tools/feedback_page.py; template tools/templates/td_feedback). The template and its filters are
+# (tools/site/feedback_page.py; template tools/templates/td_feedback). The template and its filters are
 # set on generate_feedback's own exporter class, not on every HTMLExporter: the Formgrader builds an
 # HTMLExporter from this configuration too, and must keep nbgrader's `formgrade` template.
-from tools.feedback_page import configure_feedback  # noqa: E402
-from tools.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
+from tools.site.feedback_page import configure_feedback  # noqa: E402
+from tools.site.sanitize import FILTERS as SANITIZING_FILTERS  # noqa: E402
 
 configure_feedback(c)
 c.HTMLExporter.filters = dict(SANITIZING_FILTERS)
 # No student script runs in a page nbconvert renders for the instructor: generate_feedback and the
 # Formgrader (nbgrader builds its HTMLExporter from this configuration) clean rich outputs (nbconvert's
-# sanitize_html, through tools.sanitize.clean_html) and drop scripts and widgets; the filters clean
+# sanitize_html, through tools.site.sanitize.clean_html) and drop scripts and widgets; the filters clean
 # markdown and image sizes, and the feedback page's CSP lets no script run.
 c.HTMLExporter.sanitize_html = True

@@ -9,7 +9,7 @@ user per student (``TD_SPAWNER=localprocess``, the default) and as root it
 - checks the student environment (``TD_STUDENT_ENV``): set, not this checkout's ``.venv``, and
   without the course's ``tools`` or ``checks`` (it holds the handout: the student edition of
   ``td_lib``);
-- installs the students' Jupyter config (``deploy/student-config`` and ``tools/exchange.py`` as
+- installs the students' Jupyter config (``deploy/student-config`` and ``tools/grading/exchange.py`` as
   ``td_exchange.py``) into ``<student env>/etc/td-course/student-config``, so a student's server
   names no path of the checkout;
 - takes every permission for "others" away from the checkout, from the course root
@@ -19,7 +19,7 @@ user per student (``TD_SPAWNER=localprocess``, the default) and as root it
   from the students' homes (their nbgrader cache, their work);
 - creates the exchange ``1777`` (sticky), owned by the first instructor's system user if there is
   one (the owner of the exchange is whom students' servers trust as the course's, see
-  ``tools/exchange.py``), or adds the sticky bit to an exchange writable by everyone.
+  ``tools/grading/exchange.py``), or adds the sticky bit to an exchange writable by everyone.
 
 The instructors' system users must be able to reach the course (owner of the checkout, or in its
 group): a warning names each one who cannot.
@@ -69,7 +69,8 @@ def student_env_problem(student_env: str | None, repo: Path = REPO) -> str | Non
     if not (env / "bin" / "jupyterhub-singleuser").exists() or not py.exists():
         return f"TD_STUDENT_ENV={student_env} has no bin/python and bin/jupyterhub-singleuser; {fix}"
     probe = ("import importlib.util as u\n"
-             "print(' '.join(m for m in ('tools', 'checks', 'tools.exchange') if u.find_spec(m.split('.')[0])))")
+             "print(' '.join(m for m in ('tools', 'checks', 'tools.grading.exchange')"
+             " if u.find_spec(m.split('.')[0])))")
     out = subprocess.run([str(py), "-I", "-c", probe], cwd="/", capture_output=True, text=True, timeout=120)
     if out.returncode != 0 or out.stdout.split():
         return (f"TD_STUDENT_ENV={student_env} imports the course's {out.stdout.strip() or 'tools (probe failed)'}: "
@@ -115,12 +116,12 @@ def student_config_dir(student_env: str | os.PathLike) -> Path:
 
 
 def install_student_config(dest: Path) -> Path:
-    """``deploy/student-config`` and ``tools/exchange.py`` (as ``td_exchange.py``) into ``dest``,
+    """``deploy/student-config`` and ``tools/grading/exchange.py`` (as ``td_exchange.py``) into ``dest``,
     readable by everyone, replaced when they differ."""
     src = DEPLOY / "student-config"
     dest.mkdir(parents=True, exist_ok=True)
     files = {p.relative_to(src): p for p in src.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
-    files[Path("td_exchange.py")] = REPO / "tools" / "exchange.py"
+    files[Path("td_exchange.py")] = REPO / "tools" / "grading" / "exchange.py"
     for rel, p in files.items():
         out = dest / rel
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ maps each one to Zero to JupyterHub on Kubernetes.
   ``jupyterhub-singleuser``; their servers get a copy of ``deploy/student-config`` installed in
   that environment (``deploy/class_setup.py``) on ``JUPYTER_CONFIG_PATH``: the student side of
   nbgrader only (assignment list, validate), the exchange (the course's classes,
-  ``tools/exchange.py`` as ``td_exchange.py``), the course id, the hub user as student id. Their
+  ``tools/grading/exchange.py`` as ``td_exchange.py``), the course id, the hub user as student id. Their
   environment names no path of this checkout (PATH is the student environment's and the system's).
 - With one system user per student (``localprocess``, as root) ``deploy/class_setup.py`` closes the
   checkout, the course root, the hub's and the grading service's state and the students' homes to
@@ -22,7 +22,7 @@ maps each one to Zero to JupyterHub on Kubernetes.
   opens on one machine. They are hub admins.
 - The nbgrader exchange ``TD_EXCHANGE`` is one folder shared by everyone (on one machine a
   local folder, ``1777``, owned by the first instructor; on Kubernetes a ReadWriteMany volume
-  mounted in every pod), driven by the course's exchange classes (``tools/exchange.py``).
+  mounted in every pod), driven by the course's exchange classes (``tools/grading/exchange.py``).
 """
 
 import os

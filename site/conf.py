@@ -1,6 +1,6 @@
-"""Sphinx configuration of the course site (built by ``python -m tools.site``).
+"""Sphinx configuration of the course site (built by ``python -m tools.site.pages``).
 
-The sources are staged by tools/site.py, once per edition, into build/site-src/ (solutions)
+The sources are staged by tools/site/pages.py, once per edition, into build/site-src/ (solutions)
 and build/site-student-src/ (student edition): the home page and the executed notebooks of
 ``solutions/<assignment>/``, with titles, labelled folds and ``figures.json`` (captions and
 alt texts from ``site/figures.toml``). This folder holds the configuration, the home page
@@ -10,7 +10,7 @@ the ``sphinx-mathjax-offline`` wheel and is copied next to the pages, referenced
 
 ``_templates/search-button-field.html`` replaces the theme's search button, whose
 ``aria-label="Search"`` left out its visible "Ctrl+K" (axe: label-content-name-mismatch).
-``tools.site.sphinx_setup`` adds the ``td-fold`` directive and draws every fold, written or
+``tools.site.pages.sphinx_setup`` adds the ``td-fold`` directive and draws every fold, written or
 code, as one native ``<details>``.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tools.site import MATHJAX_FILE, mathjax_dir, sphinx_setup  # tools is installed editable
+from tools.site.pages import MATHJAX_FILE, mathjax_dir, sphinx_setup  # tools is installed editable
 
 project = "td-course"
 author = "td-course"

@@ -13,7 +13,7 @@ function through :func:`own_work`, which
 - turns an unfilled stub (the bare ``raise NotImplementedError()`` of the release) into a
   message naming the function to write.
 
-One verdict at home and at grading. The student edition of td_lib (``tools/student_edition.py``)
+One verdict at home and at grading. The student edition of td_lib (``tools/build/student_edition.py``)
 has no counterpart of any exercise, but keeps the general tools (:data:`GENERAL_TOOLS`,
 :data:`DELEGATE_CUTS`) that demos and engines need; the grading edition of a notebook cuts
 those too. So the student edition's :data:`COUNTERPARTS` holds, per exercise, exactly the names
@@ -120,7 +120,7 @@ COUNTERPARTS: dict[str, tuple[str, ...]] = {
 #: course are built on them, and each is either a building block of the answer only or a formula
 #: the exercise's statement prints (so the tests cannot tell a copy from a derivation, and the
 #: statement says so). The grading kernel of a notebook whose exercise lists one has it cut all
-#: the same (``tools/grade.py``), and :func:`own_work` switches it off while that exercise is graded.
+#: the same (``tools/grading/grade.py``), and :func:`own_work` switches it off while that exercise is graded.
 GENERAL_TOOLS: tuple[str, ...] = (
     "td_lib.core.gaussian.arccos_kernel",  # E[relu(u) relu(v)]-type integrals: kernels, teacher-student theory
     "td_lib.cnn_lcn.integrals.J2",  # eq. 45, printed in the statement; the ODEs' noise term
@@ -133,11 +133,11 @@ GENERAL_TOOLS: tuple[str, ...] = (
 )
 
 
-#: What ``python -m tools.delegates`` found (issue 35, point 5): exercise -> library functions that
+#: What ``python -m tools.meta.delegates`` found (issue 35, point 5): exercise -> library functions that
 #: its notebook's grading edition kept and that passed every test of the exercise as a short
 #: delegate.
 #: The grading edition of the notebook cuts them like the exercise's counterparts
-#: (``tools.student_edition.cut_names``, ``keep_general=False``); the students' edition keeps them
+#: (``tools.build.student_edition.cut_names``, ``keep_general=False``); the students' edition keeps them
 #: (they are general tools, which demos and engines need). ``tests/test_delegates.py`` reruns the tool
 #: on the course: it must find nothing, so a new finding lands here (or changes its exercise).
 DELEGATE_CUTS: dict[str, tuple[str, ...]] = {

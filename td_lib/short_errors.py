@@ -4,7 +4,7 @@ A failing test cell raises an ``AssertionError`` whose message says what is wron
 exercise raises a ``NotImplementedError`` that names the function to write. IPython shows
 either under a traceback that repeats the test's source, and the message comes last. In the
 handout's environment (and on the class hub) the kernel runs :func:`install` at start-up
-(``etc/ipython/ipython_kernel_config.json`` of the handout's wheel, ``tools/handout.py``): an
+(``etc/ipython/ipython_kernel_config.json`` of the handout's wheel, ``tools/build/handout.py``): an
 exception of those two kinds *with a message* is then shown as the message alone, with the
 line of the cell that raised it. Everything else keeps IPython's full traceback, and so does
 an ``assert`` without a message (a student's own check). Grading kernels do not install it.

@@ -68,9 +68,9 @@ def chromium() -> Path:
 
 @dataclass
 class GradedClass:
-    """One assignment's fake class (every student of ``tools.pipeline.STUDENTS``):
+    """One assignment's fake class (every student of ``tools.build.pipeline.STUDENTS``):
     ``pristine`` is the course as collected (nothing graded), ``course`` the same course graded
-    as ``make grade`` grades it (``tools.grade``: sandboxed where bubblewrap runs, on the
+    as ``make grade`` grades it (``tools.grading.grade``: sandboxed where bubblewrap runs, on the
     session's Dask cluster) with nbgrader's ``generate_feedback`` after it: what the pipeline
     test (scores, feedback, checksum warnings) and the report read. ``records``: the grading
     records; ``log``: nbgrader's logs of the tasks. Tests must not modify either course (clone
@@ -97,7 +97,8 @@ def grading_client():
 @pytest.fixture(scope="session")
 def graded_class(tmp_path_factory, grading_client):
     """``graded_class(assignment) -> GradedClass``, built once per session and assignment."""
-    from tools import grade, pipeline, sandbox
+    from tools.build import pipeline
+    from tools.grading import grade, sandbox
 
     cache: dict[str, GradedClass] = {}
 

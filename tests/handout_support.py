@@ -1,6 +1,6 @@
 """The student handout installed in a fresh venv, once per test session.
 
-:func:`student_env` builds the handout (``tools.handout.build``) into a temporary folder
+:func:`student_env` builds the handout (``tools.build.handout.build``) into a temporary folder
 outside the repository, copies nothing else there, and installs it into a new venv with
 ``pip install -r requirements-student.txt td_lib-*.whl`` (plus ``jupyterhub``'s pins, so
 ``tests/test_hub.py`` can spawn student servers from the same environment). pip's cache
@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import handout
+from tools.build import handout
 
 
 @dataclass

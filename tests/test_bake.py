@@ -9,7 +9,8 @@ import shutil
 import pytest
 
 from checks.grading import bake, registry
-from tools import nbcore, nbtool
+from tools import nbcore
+from tools.build import nbtool
 
 
 @pytest.mark.slow  # ~1 min of references (escape laws, sweeps, demo runs): once per make test

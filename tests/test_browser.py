@@ -100,9 +100,9 @@ def released(lab: bs.JupyterLab):
     def get(assignment: str) -> Path:
         if assignment not in cache:
             try:  # tools imports from anywhere (the project is installed editable)
-                from tools.pipeline import ensure_release
+                from tools.build.pipeline import ensure_release
             except ImportError as exc:
-                pytest.fail(f"tools/pipeline.py (ensure_release) is needed to build the "
+                pytest.fail(f"tools/build/pipeline.py (ensure_release) is needed to build the "
                             f"student release: {exc}", pytrace=False)
             src = ensure_release(assignment)
             cache[assignment] = bs.copy_tree(src, lab.root / assignment)

@@ -1,10 +1,10 @@
 """Budgets instead of failures: a flood, a hang or a crash costs a submission only the cells it
-affects (tools/nbgrader_ext.py: CappedOutputExecute, BudgetExecute, RecoveringExecute, all in
+affects (tools/grading/nbgrader_ext.py: CappedOutputExecute, BudgetExecute, RecoveringExecute, all in
 the course's GradingExecute).
 
 Fast tests check the cap logic without a kernel. The pipeline tests grade a scratch course of
 one tiny notebook (three one-point exercises) with plain ``nbgrader autograde`` (the
-course's configuration) and, if the sandbox can run here, with ``tools.grade``:
+course's configuration) and, if the sandbox can run here, with ``tools.grading.grade``:
 
 - a submission printing 500 MB in one cell keeps full marks, and the grader's peak memory
   stays far below what it receives;
@@ -29,9 +29,9 @@ import pytest
 from nbclient.exceptions import CellExecutionComplete
 from nbformat.notebooknode import NotebookNode
 
-from tools import env, sandbox
-from tools import nbgrader_ext as ext
-from tools.grading import steps
+from tools import env
+from tools.grading import nbgrader_ext as ext
+from tools.grading import sandbox, steps
 from tools.grading.execute import GradingExecute
 
 A = "budgets"
@@ -48,7 +48,7 @@ STUDENTS = {
     # square() kills the kernel when test_square calls it; test_inc needs double and OFFSET from before.
     "crash": {"ex_square": "def square(x):\n    import os\n    os._exit(1)"},
     "sleepy": {"ex_square": "import time\ntime.sleep(60)\n" + SOLUTIONS["ex_square"]},
-    # square() prints 500 MB each time a test calls it (path 2: from the test runner, tools/remote_tests.py)
+    # square() prints 500 MB each time a test calls it (path 2: from the test runner, tools/grading/remote_tests.py)
     "flood_call": {"ex_square": "def square(x):\n" + "\n".join("    " + ln for ln in FLOOD.split("\n"))
                    + "\n    return x * x"},
 }
@@ -175,7 +175,7 @@ def test_grading_execute_is_all_three():
 
 
 def test_course_config_sets_every_budget_explicitly():
-    from tools import pipeline
+    from tools.build import pipeline
 
     cfg = pipeline.config()
     for trait in ("max_output_bytes", "max_display_bytes", "kernel_flush_bytes", "max_message_bytes",
@@ -223,7 +223,7 @@ def make_course(root: Path) -> Path:
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    from tools import grade
+    from tools.grading import grade
 
     cfg = grade.load_config(root)  # nbgrader's own generate_assignment, in this process (saves a start-up)
     res = NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg).generate_assignment(A)
@@ -362,7 +362,7 @@ def test_a_notebook_over_its_time_budget_loses_only_the_cells_after(graded):
 def test_parallel_sandboxed_grader_survives_500_mb_too(graded, tmp_path):
     from distributed import Client, LocalCluster
 
-    from tools import grade
+    from tools.grading import grade
 
     course = tmp_path / "course"
     shutil.copytree(graded["pristine"], course, symlinks=True)

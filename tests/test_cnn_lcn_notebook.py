@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from checks.claims import first_number
-from tools import fake_students, nbcore
+from tools import nbcore
+from tools.build import fake_students
 
 REPO = Path(__file__).resolve().parent.parent
 STEMS = ("cnn_lcn_1_exact_odes", "cnn_lcn_2_specialisation", "cnn_lcn_3_noise_floor_phase")

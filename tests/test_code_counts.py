@@ -1,11 +1,11 @@
-"""One idea, one place: the counts of tools/code_counts.py stay at their targets, and each
+"""One idea, one place: the counts of tools/meta/code_counts.py stay at their targets, and each
 counter finds a planted copy (so the targets cannot hold by a counter that sees nothing)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tools import code_counts as cc
+from tools.meta import code_counts as cc
 
 
 def test_counts_are_at_their_targets():

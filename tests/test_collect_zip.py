@@ -1,4 +1,4 @@
-"""The hand-in (``tools/handin.py``) and its import (``make collect-zip``, ``tools/collect_zip.py``).
+"""The hand-in (``tools/build/handin.py``) and its import (``make collect-zip``, ``tools/grading/collect_zip.py``).
 
 Made-up LMS downloads, on the smallest course (assignment ``a1``, notebooks ``nb1`` and ``nb2``
 released), imported in-process (no nbgrader, no kernel):
@@ -17,7 +17,7 @@ released), imported in-process (no nbgrader, no kernel):
   entries (a link, a zip bomb) are refused with the reason, and nothing is written outside the
   course;
 - the hand-in command refuses a bad id, writes a zip ``collect_zip`` reads, and the handout's
-  copy (``tools.handout.handin_script``) runs with the standard library alone;
+  copy (``tools.build.handout.handin_script``) runs with the standard library alone;
 - the sentence saying which id to give is the same in the hand-in command, the handout's
   README, the course README and the site.
 """
@@ -38,7 +38,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import collect_zip, env, handin, handout
+from tools import env
+from tools.build import handin, handout
+from tools.grading import collect_zip
 
 A = "a1"
 NBS = ("nb1", "nb2")

@@ -1,4 +1,4 @@
-"""The delegates tool (tools/delegates.py, issue 35 point 5): no function left in an exercise's
+"""The delegates tool (tools/meta/delegates.py, issue 35 point 5): no function left in an exercise's
 grading edition passes the exercise's tests through a short delegate, and the tool finds one when
 there is one."""
 
@@ -10,8 +10,10 @@ import textwrap
 
 import pytest
 
-from tools import delegates, nbcore, student_edition
+from tools import nbcore
+from tools.build import student_edition
 from tools.env import REPO
+from tools.meta import delegates
 
 TEACHER_NODES = REPO / "course/source/td2_7_learned_first/td2_7_4_teacher_nodes.py"
 ARCCOS = "td_lib.core.gaussian.arccos_kernel"

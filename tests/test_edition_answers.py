@@ -1,5 +1,5 @@
 """No edition of td_lib states an exercise's answer, and a delegation fails at home as it fails
-when graded (tools/student_edition.py, td_lib/own_work.py).
+when graded (tools/build/student_edition.py, td_lib/own_work.py).
 
 The answer signatures come from the course's solutions (``student_edition.answer_signatures``);
 the check runs on the handout's edition (what students, the hub and the test runner use) and on
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import student_edition as se
+from tools.build import student_edition as se
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON1 = "cnn_lcn_1_exact_odes"

@@ -1,4 +1,4 @@
-"""The equation -> function index (``docs/EQUATIONS.md``, ``python -m tools.equation_index``).
+"""The equation -> function index (``docs/EQUATIONS.md``, ``python -m tools.build.equation_index``).
 
 Two promises: the checked-in index is exactly what the docstrings generate (it cannot drift), and
 every numbered equation a notebook's text cites leads to at least one td_lib function or class
@@ -14,7 +14,7 @@ import doctest
 
 import pytest
 
-from tools import equation_index as ei
+from tools.build import equation_index as ei
 
 # Equations the notebooks cite that no code computes, by design. Keep this short: an equation
 # that some function computes is cited in that function's docstring instead.
@@ -70,7 +70,7 @@ def test_every_notebook_has_a_source_and_every_source_a_title(lib):
     unnamed = sorted(f"{o.path}:{o.line} {o.dotted}: eq. {label}" for o in objs.values()
                      for key, label in o.cites if key is None)
     assert not unnamed, ("docstring equations without a source (name the paper in the References line, "
-                         "or add the source to tools.equation_index.SOURCES):\n  " + "\n  ".join(unnamed))
+                         "or add the source to tools.build.equation_index.SOURCES):\n  " + "\n  ".join(unnamed))
 
 
 @pytest.mark.parametrize("text, expected", [

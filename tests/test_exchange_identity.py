@@ -4,7 +4,7 @@ Two throwaway system users of one class (``useradd``; removed afterwards), a vic
 attacker, act with plain shell commands through ``runuser`` (what an attacker types; an honest
 submission is what ``nbgrader submit`` writes: a folder ``<student>+<assignment>+<timestamp>+<random>``
 in inbound), against an exchange created by the README's own commands and released by the
-instructor (root) with the course's configuration (``tools/exchange.py``):
+instructor (root) with the course's configuration (``tools/grading/exchange.py``):
 
 - renaming the course's folder (the hijack), listing inbound or renaming a classmate's submission
   is refused by the file system;
@@ -329,7 +329,7 @@ def test_students_cannot_read_the_course_after_the_setup(users, tmp_path):
         assert stat.S_IMODE(os.stat(base / "exchange").st_mode) == 0o1777
         cfg = senv / "etc" / "td-course" / "student-config"
         assert as_user(attacker, "cat", cfg / "nbgrader_config.py").returncode == 0, "the students' config is closed"
-        assert (cfg / "td_exchange.py").read_text() == (REPO / "tools" / "exchange.py").read_text()
+        assert (cfg / "td_exchange.py").read_text() == (REPO / "tools" / "grading" / "exchange.py").read_text()
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -75,7 +75,7 @@ class Course:
         self.page = root / "feedback" / STUDENT / A / f"{NB}.html"
 
     def nbgrader(self, *args: str) -> str:
-        from tools import pipeline
+        from tools.build import pipeline
 
         p = pipeline.nbgrader(*args, course=self.root)
         return p.stdout + p.stderr
@@ -243,8 +243,8 @@ def test_maths_render_and_long_messages_wrap(opened):
 
 # -------------------------------------------------------------------------------- units
 def test_typeset_writes_only_clean_mathml():
-    from tools.feedback_page import typeset
-    from tools.sanitize import clean_html
+    from tools.site.feedback_page import typeset
+    from tools.site.sanitize import clean_html
 
     out = typeset(clean_html("<p>$\\href{javascript:alert(1)}{x}$ and $a&lt;b$</p>"
                              "<math><mi onclick='alert(2)'>s</mi><maction actiontype='x'>y</maction></math>"))
@@ -258,7 +258,7 @@ def test_typeset_writes_only_clean_mathml():
 
 
 def test_style_sheet_colours_are_aa():
-    from tools.feedback_page import CODE_BACKGROUND, ERROR_BACKGROUND, ansi_css, contrast, pygments_css
+    from tools.site.feedback_page import CODE_BACKGROUND, ERROR_BACKGROUND, ansi_css, contrast, pygments_css
 
     for css, background in ((pygments_css(), CODE_BACKGROUND), (ansi_css(), ERROR_BACKGROUND)):
         for colour in re.findall(r"color: (#[0-9a-f]{6})", css):

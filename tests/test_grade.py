@@ -1,4 +1,4 @@
-"""Parallel, sandboxed grading (tools/grade.py) gives what serial ``nbgrader autograde`` gives.
+"""Parallel, sandboxed grading (tools/grading/grade.py) gives what serial ``nbgrader autograde`` gives.
 
 The slow tests (marked ``pipeline``) grade fake students in scratch copies of the course:
 
@@ -25,7 +25,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import env, fake_students, grade, nbcore, pipeline, sandbox
+from tools import env, nbcore
+from tools.build import fake_students, pipeline
+from tools.grading import grade, sandbox
 
 A1, A2 = "td2_7_learned_first", "cnn_lcn"
 SMALL = "td2_7_1b_early_time_linear"
@@ -109,7 +111,7 @@ def test_hostile_fixture_names_real_cells():
 # (conftest.py's graded_class: every notebook of the assignment, every fake student, graded once
 # and shared with tests/test_pipeline.py, which checks each student's score there); the serial
 # side grades one notebook of the same submissions. The notebook is the one that holds the
-# looping answer (one per assignment, tools.pipeline.plan_students), so all seven kinds meet.
+# looping answer (one per assignment, tools.build.pipeline.plan_students), so all seven kinds meet.
 def loop_notebook(assignment: str) -> str:
     """The notebook whose ``loop`` submission loops (the first with a raising variant)."""
     return next(src.stem for src in pipeline.source_paths(assignment)

@@ -1,8 +1,8 @@
-"""The student handout (``python -m tools.handout`` / ``make handout``).
+"""The student handout (``python -m tools.build.handout`` / ``make handout``).
 
 * what is in it: the released notebooks of every assignment, one wheel holding ``td_lib``
   only, pinned student requirements, the student Jupyter config, a README; and what is not
-  (:func:`tools.handout.leaks`: solution text, hidden-test text, ``.py`` sources, markers);
+  (:func:`tools.build.handout.leaks`: solution text, hidden-test text, ``.py`` sources, markers);
   the leak check itself is shown to catch planted leaks;
 * that it works with nothing but itself: installed into a fresh venv in a temporary folder
   (``tests/handout_support.py``), ``checks`` and ``tools`` do not import, and every released
@@ -35,7 +35,8 @@ except ImportError:  # tests/ on sys.path
     import browser_support as bs
     from handout_support import student_env
 
-from tools import env, fake_students, handout, nbcore, pipeline, student_edition
+from tools import env, nbcore
+from tools.build import fake_students, handout, pipeline, student_edition
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.timeout(2400)]
 
@@ -99,7 +100,8 @@ def test_deploy_student_config_is_the_generated_one(tmp_path: Path) -> None:
     fresh = handout.write_student_config(tmp_path / "cfg", exchange=True)
     for rel in ("labconfig/page_config.json", "jupyter_server_config.d/td-student.json", "jupyter_server_config.json"):
         assert (deploy / rel).read_text() == (fresh / rel).read_text(), (
-            f"deploy/student-config/{rel} is stale: python -m tools.handout --student-config deploy/student-config")
+            f"deploy/student-config/{rel} is stale: "
+            "python -m tools.build.handout --student-config deploy/student-config")
 
 
 def test_leak_check_catches_planted_leaks(dist: Path, tmp_path: Path) -> None:

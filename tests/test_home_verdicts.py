@@ -11,7 +11,10 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from tools import env, home_verdicts, nbcore, sandbox
+from tools import env, nbcore
+from tools.grading import sandbox
+from tools.grading.record import GradingRecord
+from tools.meta import home_verdicts
 
 TICK = "✓ j2_erf passes the visible tests. When your work is graded, hidden tests check more cases.\n"
 
@@ -44,7 +47,7 @@ def _graded_course(tmp_path, source: str, error_line: int | None):
     cell = nbformat.v4.new_code_cell(source, metadata=meta, outputs=[_error()] if error_line else [])
     nb = nbformat.v4.new_notebook(cells=[cell])
     nbcore.write(nb, tmp_path / "autograded" / "s" / "a1" / "nb.ipynb")
-    return {"failed_lines": {"nb": {"test_a": error_line}} if error_line else {}}
+    return GradingRecord(student="s", failed_lines={"nb": {"test_a": error_line}} if error_line else {})
 
 
 SRC = ("x = 1\nassert x == 1, 'x should be one'\npassed('f')\n"
@@ -61,7 +64,7 @@ def test_graded_verdict_reads_where_the_cell_stopped(tmp_path, line, verdict):
 
 def test_a_failure_without_a_line_is_visible(tmp_path):
     _graded_course(tmp_path, SRC, 2)
-    got = home_verdicts.graded_verdicts(tmp_path, "a1", "s", "nb", {"failed_lines": {}})
+    got = home_verdicts.graded_verdicts(tmp_path, "a1", "s", "nb", GradingRecord(student="s"))
     assert got["test_a"][0] == "fail", got
 
 

@@ -1,10 +1,10 @@
 """The handout's install resolves as its README says, on every Python and platform it names.
 
-``requirements-student.txt`` (:func:`tools.handout.student_requirements`) is generated once
+``requirements-student.txt`` (:func:`tools.build.handout.student_requirements`) is generated once
 (module fixture) and checked against the package indexes, metadata only (nothing is built or
 installed):
 
-* **a full lock**, on each (Python of :data:`tools.handout.PYTHONS`) x (Linux x86_64, macOS 14
+* **a full lock**, on each (Python of :data:`tools.build.handout.PYTHONS`) x (Linux x86_64, macOS 14
   arm64, Windows x86_64): walking the requirements from the top packages, with the environment
   markers of that Python and platform and the extras asked for, every package needed is pinned,
   its pin satisfies every requirement on it, and PyPI has a wheel of the pinned version for that
@@ -19,7 +19,7 @@ installed):
   torch ``2.13.0+cpu`` from the CPU index, installs no ``nvidia-*``/``triton``/``cuda-*``
   package, and every package in the report is the pinned one (needs the CPU index: skipped,
   saying so, where download.pytorch.org is unreachable);
-* **the versions agree**: the wheel's ``Requires-Python`` (:func:`tools.handout.requires_python`)
+* **the versions agree**: the wheel's ``Requires-Python`` (:func:`tools.build.handout.requires_python`)
   is pyproject.toml's, admits exactly the named Pythons, and a Python the handout does not name
   (3.10, 3.14, 3.11 before 3.11.5) is refused; on 3.10 the pins do not resolve anyway (neither
   the lock check nor pip).
@@ -51,7 +51,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from tools import env, handout
+from tools import env
+from tools.build import handout
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -182,7 +183,7 @@ def supported_tags(py: str, platform: str) -> list[tags.Tag]:
 
 
 def full_version(py: str) -> str:
-    """The oldest release of ``py`` the handout admits (:data:`tools.handout.OLDEST_PYTHON`)."""
+    """The oldest release of ``py`` the handout admits (:data:`tools.build.handout.OLDEST_PYTHON`)."""
     return handout.OLDEST_PYTHON if handout.OLDEST_PYTHON.startswith(py + ".") else f"{py}.0"
 
 

@@ -1,6 +1,6 @@
 """nbgrader's real lifecycle, run from the README's own shell blocks.
 
-The blocks of README.md marked ``<!-- test: NAME -->`` (``tools/readme_blocks.py``) run
+The blocks of README.md marked ``<!-- test: NAME -->`` (``tools/build/readme_blocks.py``) run
 verbatim with ``bash -e`` in a clean environment (PATH=/usr/bin:/bin, a temporary HOME,
 TD_EXCHANGE, LANG; no JUPYTER_*, IPYTHONDIR, MPLCONFIGDIR or Makefile variables), in a
 scratch copy of the repository whose ``.venv`` links to the real one, on a file-system
@@ -9,13 +9,13 @@ exchange in a temporary folder:
     instructor-release   make release; nbgrader release_assignment (both assignments)
     student-setup/fetch  three students, each with a HOME of their own and its
                          ~/.jupyter/nbgrader_config.py (course id, exchange, student id)
-    (work)               the test fills the fetched notebooks (tools.pipeline.plan_students):
+    (work)               the test fills the fetched notebooks (tools.build.pipeline.plan_students):
                          alice = ``partial``, bob = ``delegates``, carol stays ``blank``
     student-submit
     instructor-collect   nbgrader collect
     instructor-autograde nbgrader autograde of one assignment (the README's path for trusted submissions)
     instructor-grade     make grade A=... (both assignments, in parallel on Dask,
-                         sandboxed: tools/grade.py); what follows reads its results
+                         sandboxed: tools/grading/grade.py); what follows reads its results
     instructor-feedback  generate_feedback; release_feedback; export
     student-feedback     nbgrader fetch_feedback
 
@@ -25,8 +25,8 @@ tampered locked test cell is still reported and restored, and (browser) that the
 Formgrader started by ``make formgrader`` lists both assignments and their submissions.
 
 Work handed in outside the exchange (``instructor-collect-zip``: ``make collect-zip``,
-``tools/collect_zip.py``) runs verbatim in a scratch repository of its own holding two
-notebooks of one assignment, on an LMS-style zip of the hand-in zips (``tools/handin.py``) of
+``tools/grading/collect_zip.py``) runs verbatim in a scratch repository of its own holding two
+notebooks of one assignment, on an LMS-style zip of the hand-in zips (``tools/build/handin.py``) of
 two fake students whose ids hold ``_``, ``.``, ``-`` and digits; nothing is graded there (the
 imported notebooks are the fake students' notebooks byte for byte, which the lifecycle above
 grades through the exchange). ``tests/test_collect_zip.py`` tests the import in depth.
@@ -55,7 +55,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import env, fake_students, nbcore, pipeline, readme_blocks
+from tools import env, nbcore
+from tools.build import fake_students, pipeline, readme_blocks
 
 REPO = env.REPO
 ASSIGNMENTS = ("td2_7_learned_first", "cnn_lcn")
@@ -248,7 +249,7 @@ def test_exported_scores_match_the_plan(lifecycle: Lifecycle):
 
 
 def hidden_lines_shown(assignment: str, course: Path, pages: list[Path]) -> list[str]:
-    """Hidden-test markers and source lines that ``pages`` show (tools.pipeline's check:
+    """Hidden-test markers and source lines that ``pages`` show (tools.build.pipeline's check:
     lines over 25 characters of the hidden regions that the release does not show)."""
     secrets = pipeline.secret_lines(assignment, course)
     return [p for page in pages for p in pipeline.page_leaks(page, secrets)]
@@ -362,7 +363,7 @@ def test_collect_zip_block_imports_an_lms_download(tmp_path):
     notebooks (the former ``<id>_<notebook>.ipynb`` convention, with no roster to check the ids
     against) and a hand-in whose manifest id leaves the folder: each is listed with its reason,
     the command fails, and nothing is imported or changed."""
-    from tools import handin
+    from tools.build import handin
 
     a = ZIP_ASSIGNMENT
     repo = scratch_repository(tmp_path / "td-course")

@@ -285,7 +285,7 @@ def test_refused_outright(tmp_path):
 
 # ------------------------------------------------------------- the failing line
 def test_test_runner_reports_the_failing_line():
-    from tools.runner import failed_line
+    from tools.grading.runner import failed_line
 
     src = "x = 1\nassert x == 1, 'visible'\n### BEGIN HIDDEN TESTS\nassert x == 2, 'hidden'\n### END HIDDEN TESTS\n"
     try:

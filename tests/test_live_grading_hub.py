@@ -61,7 +61,7 @@ except ImportError:  # tests/ on sys.path
     from handout_support import student_env
     from test_hub import ASSIGNMENT, COURSE_ID, HIDDEN, INSTRUCTOR, STUDENTS, Hub, User, _write_course
 
-from tools import sandbox
+from tools.grading import sandbox
 
 pytestmark = [pytest.mark.pipeline, pytest.mark.slow, pytest.mark.timeout(1200)]
 

@@ -43,10 +43,10 @@ except ImportError:  # tests/ on sys.path
     import browser_support as bs
 
 from tools import env
+from tools.grading.remote_tests import MISTAKE_LEAD
 from tools.live_grading import app as lg_app
 from tools.live_grading import policy as pol
 from tools.live_grading.queue import Arrival, Queue
-from tools.remote_tests import MISTAKE_LEAD
 
 PREFIX = "/services/grading/"
 USERS = {"alice": {"name": "alice", "groups": []}, "bob": {"name": "bob", "groups": []},
@@ -173,7 +173,7 @@ def test_view_after_the_deadline_and_for_instructors():
 
 
 def test_a_hint_only_in_the_message():
-    """The test runner appends the hint to the message after a blank line (tools/remote_tests.py):
+    """The test runner appends the hint to the message after a blank line (tools/grading/remote_tests.py):
     without the cell's ``mistake``, the hint is still shown on its own (a student reads one line of
     the message) and withheld with a hidden message."""
     hint = "the sum runs over the wrong axis"

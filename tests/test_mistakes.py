@@ -1,4 +1,4 @@
-"""Known mistakes (tools/mistakes.py): the test runner recognises them, hints cannot leak, the
+"""Known mistakes (tools/grading/mistakes.py): the test runner recognises them, hints cannot leak, the
 declarations hold the rules, and (slow) the graded fake class of ``make mistakes``: every known
 mistake recognised, its hint in the student's feedback page, the report's counts."""
 
@@ -14,8 +14,9 @@ import nbformat
 import numpy as np
 import pytest
 
-from tools import mistakes, nbcore, runner, wire
-from tools.remote_tests import MISTAKE_LEAD
+from tools import nbcore
+from tools.grading import mistakes, runner, wire
+from tools.grading.remote_tests import MISTAKE_LEAD
 
 CELL = ("import numpy as np\nfrom td_lib.own_work import own_work\n_f = own_work(double, 'exX')\n"
         "_a = np.arange(1.0, 4.0)\nassert np.allclose(_f(_a), 2 * _a), 'double is wrong'\n")
@@ -30,8 +31,8 @@ class Grader:
 
     def __init__(self):
         r, w = os.pipe()
-        self.proc = subprocess.Popen([sys.executable, "-I", "-m", "tools.runner", str(w)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.DEVNULL, pass_fds=(w,), cwd="/")
+        self.proc = subprocess.Popen([sys.executable, "-I", "-m", "tools.grading.runner", str(w)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, pass_fds=(w,), cwd="/")
         os.close(w)
         self.out = os.fdopen(r, "rb")
 
@@ -131,7 +132,7 @@ def all_exercises() -> list[mistakes.Exercise]:
 
 
 def test_every_graded_code_exercise_declares_its_known_mistakes(all_exercises):
-    from tools import fake_students
+    from tools.build import fake_students
 
     assert len(all_exercises) >= 25
     for ex in all_exercises:
@@ -180,7 +181,7 @@ def test_the_fake_class_plants_each_mistake_once_apart_from_what_it_calls():
 def mistake_classes(tmp_path_factory, grading_client):
     """Each assignment's fake class of known mistakes, graded as ``make grade`` grades (sandboxed
     where bubblewrap runs), on the session's Dask cluster (conftest.py)."""
-    from tools import sandbox
+    from tools.grading import sandbox
 
     return {a: mistakes.grade_class(a, tmp_path_factory.mktemp(f"mistakes-{a}") / "course",
                                     sandbox=sandbox.available()[0], client=grading_client)
@@ -217,7 +218,7 @@ def _hints_in_feedback(a: str, course, records: dict) -> None:
 
     from nbgrader.api import Gradebook
 
-    from tools import pipeline
+    from tools.build import pipeline
 
     hints = mistakes.hints(a, mistakes.notebooks(a))  # (notebook, test cell) -> {mistake: hint}: names repeat
     pipeline.nbgrader("generate_feedback", a, "--force", course=course)
@@ -244,7 +245,7 @@ def _hints_in_feedback(a: str, course, records: dict) -> None:
 def test_the_report_counts_the_class_by_misconception(mistake_classes, tmp_path):
     import re
 
-    from tools import report
+    from tools.report import report
 
     for a, (course, _) in mistake_classes.items():
         r = report.collect(a, course)
@@ -277,7 +278,7 @@ def test_the_misconception_section_is_accessible(mistake_classes, chromium, tmp_
         from tests import browser_support as bs
     except ImportError:  # tests/ on sys.path
         import browser_support as bs
-    from tools import report
+    from tools.report import report
 
     a = "td2_7_learned_first"
     page_path = report.write(report.collect(a, mistake_classes[a][0]), tmp_path / "report.html")
@@ -318,7 +319,7 @@ def test_the_grader_takes_only_a_mistake_it_sent_and_its_own_hint(reply, shown):
 
     from nbformat.v4 import new_code_cell
 
-    from tools.remote_tests import RemoteTests
+    from tools.grading.remote_tests import RemoteTests
 
     known = {"t": [{"name": "real", "hint": "The instructor's hint.", "program": "", "defines": []}]}
     g = RemoteTests(None, lambda fd: [sys.executable, "-c", FAKE_RUNNER, str(fd), json.dumps(reply)],

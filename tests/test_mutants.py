@@ -1,4 +1,4 @@
-"""The mutation corpus of every autograded code exercise (tools/mutants.py).
+"""The mutation corpus of every autograded code exercise (tools/meta/mutants.py).
 
 Static rules (fast): every autograded code exercise has a corpus with at least one correct
 alternative and four wrong answers in four error classes, and a delegation wherever the
@@ -16,7 +16,9 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from td_lib.own_work import COUNTERPARTS
-from tools import fake_students, mutants, nbcore
+from tools import nbcore
+from tools.build import fake_students
+from tools.meta import mutants
 
 SOURCES = nbcore.sources()
 IDS = [f"{p.parent.name}/{p.stem}" for p in SOURCES]
@@ -31,7 +33,7 @@ def test_corpus_covers_every_exercise(src):
 @pytest.mark.parametrize("src", SOURCES, ids=IDS)
 def test_delegates_wherever_the_library_has_a_counterpart(src):
     """An exercise with library counterparts (td_lib.own_work.COUNTERPARTS) has a 'delegates'
-    variant in its corpus. (This rule lives here, not in tools/mutants.py: ``tools`` imports
+    variant in its corpus. (This rule lives here, not in tools/meta/mutants.py: ``tools`` imports
     neither td_lib nor checks.)"""
     corpus = fake_students.fixture(src).get("mutants", {})
     missing = [f"{ex}: has library counterparts {COUNTERPARTS[ex]} but no 'delegates' variant in "

@@ -7,7 +7,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from tools import nbgrader_ext as ext
+from tools import nbcore
+from tools.grading import nbgrader_ext as ext
 from tools.grading.execute import GradingExecute
 
 TEST_CELL = """assert f(1) == 2, "f(1) should be 2"
@@ -67,7 +68,7 @@ def test_scrub_leaves_a_clean_notebook_unchanged():
 
 
 def test_feedback_chain_is_configured_in_the_course_config():
-    from tools import pipeline
+    from tools.build import pipeline
 
     cfg = pipeline.config()
     chain = cfg.GenerateFeedback.preprocessors
@@ -89,7 +90,7 @@ def _demo_nb():
 def test_grading_execute_skips_demo_cells_and_runs_the_rest(tmp_path):
     nb, _ = GradingExecute(timeout=30).preprocess(_demo_nb(), {"metadata": {"path": str(tmp_path)}})
     setup, demo, test = nb.cells
-    assert [o.get("text") for o in demo.outputs] == [ext.DEMO_NOTE] and demo.execution_count is None
+    assert [o.get("text") for o in demo.outputs] == [nbcore.DEMO_NOTE] and demo.execution_count is None
     assert not any(o.output_type == "error" for c in nb.cells for o in c.outputs), "a cell raised"
     assert "graded ran" in "".join(o.get("text", "") for o in test.outputs)
     assert setup.execution_count == 1 and test.execution_count == 2
@@ -99,7 +100,7 @@ def test_autograde_chain_is_nbgraders_with_grading_execute():
     from nbgrader.converters import Autograde
     from nbgrader.preprocessors import Execute, LimitOutput
 
-    from tools import pipeline
+    from tools.build import pipeline
 
     cfg = pipeline.config()
     ours = list(cfg.Autograde.autograde_preprocessors)

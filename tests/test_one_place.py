@@ -450,7 +450,7 @@ REINTRODUCED = [
      "def claims(full: bool = False):\n    bv, bu = 10.0, 5.0\n    k4 = -2 * bv**2 / (1 + bv) ** 2\n"),
     ("the u-v cross term c", "checks/higher_cumulants.py",
      "def claims(full: bool = False):\n    c = math.sqrt(2 / math.pi) * math.sqrt(bu * bv / (1 + bv))\n"),
-    ("hidden_lines", "tools/nbgrader_ext.py",
+    ("hidden_lines", "tools/grading/nbgrader_ext.py",
      "def hidden_lines(source: str) -> set[str]:\n"
      '    """The stripped source lines inside hidden-test regions of ``source``."""\n'
      "    out, inside = set(), False\n"
@@ -467,12 +467,13 @@ REINTRODUCED = [
      "        if inside:\n            out.add(i)\n"
      "        if end in line:\n            inside = False\n"
      "    return out\n"),
-    ("an nbgrader marker string", "tools/nbgrader_ext.py", 'BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"\n'),
-    ("an nbgrader marker string", "tools/pipeline.py",
+    ("an nbgrader marker string", "tools/grading/nbgrader_ext.py",
+     'BEGIN, END = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"\n'),
+    ("an nbgrader marker string", "tools/build/pipeline.py",
      "def leaks(release_dir):\n"
      '    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):\n'
      "        pass\n"),
-    ("an nbgrader marker string", "tools/handout.py",
+    ("an nbgrader marker string", "tools/build/handout.py",
      "def secret_lines(course):\n"
      '    for kind, pat in (("solution", r"### BEGIN SOLUTION\\n(.*?)### END SOLUTION"),\n'
      '                      ("hidden test", r"### BEGIN HIDDEN TESTS\\n(.*?)### END HIDDEN TESTS")):\n'

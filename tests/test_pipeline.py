@@ -21,7 +21,8 @@ import jupytext
 import nbformat
 import pytest
 
-from tools import env, fake_students, nbcore, nbtool, pipeline
+from tools import env, nbcore
+from tools.build import fake_students, nbtool, pipeline
 
 SOURCES = nbcore.sources()
 ASSIGNMENTS = nbcore.assignments()
@@ -62,7 +63,7 @@ def test_metadata_lint(src):
 def test_py_ipynb_round_trip_is_byte_stable(src, tmp_path):
     text = src.read_text()
     assert nbtool.round_trip(src) == text, (
-        f"{src.name} changes on a .py -> .ipynb -> .py round trip: run `python -m tools.nbtool fmt`")
+        f"{src.name} changes on a .py -> .ipynb -> .py round trip: run `python -m tools.build.nbtool fmt`")
     ipynb = tmp_path / (src.stem + ".ipynb")
     jupytext.write(jupytext.reads(text, fmt="py:percent"), str(ipynb))
     meta_py = [c.metadata.get("nbgrader") for c in jupytext.reads(text, fmt="py:percent").cells]
@@ -131,7 +132,7 @@ def test_release_validates_inverted(src, released):
 
 
 # Every fake student is graded once per session as `make grade` grades (the graded_class
-# fixture of conftest.py: tools.grade, sandboxed; tests/test_grade.py proves on one notebook that
+# fixture of conftest.py: tools.grading.grade, sandboxed; tests/test_grade.py proves on one notebook that
 # it gives serial `nbgrader autograde`'s table). The partial, blank and delegates students also go
 # through the README's own instructor and student commands (exchange, collect, autograde,
 # feedback) in tests/test_instructor_path.py; `make autograde-demo` runs nbgrader's own path by hand.

@@ -1,4 +1,4 @@
-"""Only what students have (issue 37, point 4): ``tools.release_lint`` finds every mention, in the
+"""Only what students have (issue 37, point 4): ``tools.build.release_lint`` finds every mention, in the
 released notebooks and the student site, of a file, command or edition a student does not receive.
 
 Each rule is shown to report a planted mention and to let the allowed look-alikes pass; the set of
@@ -17,7 +17,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import env, nbcore, release_lint
+from tools import env, nbcore
+from tools.build import release_lint
 
 NB = '''# %% [markdown]
 # # A notebook
@@ -72,7 +73,7 @@ PLANTED = [
     ("run `make figures` for the full sweep", "command make figures"),
     ("`make` builds everything", "command make:"),
     ("the sources are in course/source/<assignment>/", "path course/source/<assignment>/"),
-    ("(`python -m tools.fake_students check`)", "command python -m tools.fake_students"),
+    ("(`python -m tools.build.fake_students check`)", "command python -m tools.build.fake_students"),
     ("Worked solutions are in the solutions edition of this notebook.", "names the solutions edition"),
     ("see the instructor's notebook", "names an instructor's edition"),
     ("(Errata: the original 2026 course notes, NB2 §7, printed 3.97)", "names a section of the original course"),
@@ -161,7 +162,7 @@ def test_a_built_handout_and_site_pages_are_linted(tmp_path, repo):
 @pytest.mark.pipeline
 def test_the_in_process_release_is_nbgraders(tmp_path):
     """The text release_lint reads is what ``nbgrader generate_assignment`` releases (one notebook)."""
-    from tools import pipeline
+    from tools.build import pipeline
 
     src = nbcore.sources("td2_7_learned_first")[0]
     course = tmp_path / "course"

@@ -1,5 +1,5 @@
-"""The channel between the student's kernel and the test runner (tools/wire.py) and the runner's
-name resolution (tools/remote_tests.py). The end-to-end properties (verdicts equal to serial
+"""The channel between the student's kernel and the test runner (tools/grading/wire.py) and the runner's
+name resolution (tools/grading/remote_tests.py). The end-to-end properties (verdicts equal to serial
 nbgrader, hostile submissions at 0) are in tests/test_grade.py."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from tools import remote_tests, wire
+from tools.grading import remote_tests, wire
 
 
 def round_trip(obj):
@@ -88,7 +88,7 @@ def test_free_names_are_what_a_cell_reads_and_never_binds():
 
 def _start_runner():
     r, w = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-I", "-m", "tools.runner", str(w)], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-I", "-m", "tools.grading.runner", str(w)], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, pass_fds=(w,), cwd="/")
     os.close(w)
     return proc, os.fdopen(r, "rb")

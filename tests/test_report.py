@@ -1,4 +1,4 @@
-"""The instructor's report of an assignment (tools/report.py, ``make report A=...``).
+"""The instructor's report of an assignment (tools/report/report.py, ``make report A=...``).
 
 On the fake class that ``graded_class`` (conftest.py) grades once per session for
 tests/test_pipeline.py, never grading it anew:
@@ -12,7 +12,7 @@ tests/test_pipeline.py, never grading it anew:
   renamed, independent lines swapped, through ``ast``) is paired with its original, two
   students who wrote independent correct answers (the correct variants of the mutation
   corpus, checks/fixtures) are not, and the blank student (stubs left as released) is in
-  no pair; ``make grade``'s records (written here in tools/grade.py's format, one flagged)
+  no pair; ``make grade``'s records (written here in tools/grading/grade.py's format, one flagged)
   give the integrity and grading-time sections; td2_7's real records give its grading times,
   and without them the page says that the class was not graded by ``make grade``;
 - the page in headless Chromium with no network: every figure loads, axe-core finds no
@@ -33,7 +33,10 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 
-from tools import fake_students, grade, nbcore, pipeline, report, similarity
+from tools import nbcore
+from tools.build import fake_students, pipeline
+from tools.grading import grade
+from tools.report import report, similarity
 
 A1, A2 = "td2_7_learned_first", "cnn_lcn"
 ORIGINAL, COPY = "partial", "late_copycat"
@@ -108,7 +111,7 @@ def plant(course: Path, assignment: str) -> dict:
 
 
 def write_records(course: Path, assignment: str, students: list[str]) -> dict[str, dict]:
-    """``make grade``'s records (tools/grade.py, ``merge``) for ``students``; ``tampered`` flagged."""
+    """``make grade``'s records (tools/grading/grade.py, ``merge``) for ``students``; ``tampered`` flagged."""
     out = {}
     d = course / grade.RESULTS_DIR / assignment
     d.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Submissions are data (tools/safe_files.py and its users), on real hostile files, no mocks.
+"""Submissions are data (tools/grading/safe_files.py and its users), on real hostile files, no mocks.
 
 A student's folder may hold symbolic links (to a root-only file, to a folder, to another
 student's submission, to ``/dev/zero``, dangling), a FIFO, a device node, a hard link, a file
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import safe_files as sf
-from tools.safe_files import Limits
+from tools.grading import safe_files as sf
+from tools.grading.safe_files import Limits
 
 ROOT = os.geteuid() == 0
 SECRET = b"TOP-SECRET-7f3a9c: the instructor's solutions"
@@ -444,9 +444,9 @@ def _course(tmp_path: Path) -> Path:
 
 def _collect(course: Path, download: Path, tmp_path: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "HOME": str(tmp_path / "home")}
-    return subprocess.run([sys.executable, "-m", "tools.collect_zip", "a1", str(download), "--course", str(course),
-                           "--force"], cwd=Path(__file__).resolve().parent.parent, env=env, text=True,
-                          capture_output=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "tools.grading.collect_zip", "a1", str(download),
+                           "--course", str(course), "--force"], cwd=Path(__file__).resolve().parent.parent,
+                          env=env, text=True, capture_output=True, timeout=300)
 
 
 def test_collect_zip_refuses_hostile_entries(tmp_path, secret):
@@ -485,9 +485,9 @@ def test_collect_zip_refuses_hostile_entries(tmp_path, secret):
 
 
 def test_make_grade_reads_a_submission_as_data(tmp_path):
-    """``make grade`` (tools.grade) takes a collected submission's files through read_tree: a link
+    """``make grade`` (tools.grading.grade) takes a collected submission's files through read_tree: a link
     to a secret is refused and named, its bytes never read; the notebook beside it is taken."""
-    from tools import grade
+    from tools.grading import grade
 
     secret = tmp_path / "secret.txt"
     secret.write_text("THE-INSTRUCTOR-SECRET")

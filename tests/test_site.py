@@ -1,6 +1,6 @@
 """The course site, both editions, in a real browser with no network: headless Debian Chromium (Playwright).
 
-The site (``python -m tools.site``: the solutions edition and the student edition) is opened
+The site (``python -m tools.site.pages``: the solutions edition and the student edition) is opened
 from ``file://`` with every request that is not ``file:`` (or 127.0.0.1) aborted, as on a lab
 machine or a train. Every page of both editions is loaded once (the ``visits`` fixture); the
 tests then assert, for the home page and every notebook page:
@@ -23,7 +23,7 @@ tests then assert, for the home page and every notebook page:
   the folds once opened;
 * the page asked for nothing outside the folder.
 
-The student edition has no solution: no solution text of the sources (``tools.handout.
+The student edition has no solution: no solution text of the sources (``tools.build.handout.
 secret_lines()``, minus what the released notebooks show) in any page, a box "Your answer — …"
 for every written answer, the released stub for every code answer.
 
@@ -33,7 +33,7 @@ The executed notebooks behind the site are checked too: one final line per progr
 A student's feedback page is checked the same way (math typeset offline, as MathML written by
 generate_feedback, no script; nothing fetched): nbgrader generate_assignment / autograde /
 generate_feedback run on a tiny notebook in a scratch course whose config adds
-``tools.feedback_page.FEEDBACK_CONFIG`` (the lines course/nbgrader_config.py carries);
+``tools.site.feedback_page.FEEDBACK_CONFIG`` (the lines course/nbgrader_config.py carries);
 ``tests/test_feedback_page.py`` checks the page's accessibility, size and grades.
 
 Screenshots: ``build/site-shots/home.png``, ``build/site-shots/<section>.png`` (and the same
@@ -44,7 +44,7 @@ Which site: ``TD_SITE_DIR`` (a built site, e.g. ``solutions/site`` after ``make`
 ``TD_SITE_NOTEBOOKS`` (the executed notebooks it was built from; default: the folder above
 the site, as ``solutions/`` holds ``solutions/site/``) and ``TD_SITE_STUDENT_DIR`` (its student
 edition; default ``build/site-student``). Without them the fixture builds both editions itself
-from quick-mode executions (``tools.render --quick``, as nbgrader runs them) into
+from quick-mode executions (``tools.build.render --quick``, as nbgrader runs them) into
 ``build/site-test/``, reusing those executions when they are newer than their sources.
 """
 
@@ -125,10 +125,10 @@ def _build_quick_site() -> Site:
              < max(s.stat().st_mtime, (REPO / "td_lib" / "core" / "runtime.py").stat().st_mtime)]
     py = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv").exists() else sys.executable
     if stale:
-        subprocess.run([py, "-m", "tools.render", "--quick", "--out", str(notebooks),
+        subprocess.run([py, "-m", "tools.build.render", "--quick", "--out", str(notebooks),
                         *map(str, stale)], cwd=REPO, check=True)
     # both editions from the same executions (nothing runs again)
-    subprocess.run([py, "-m", "tools.site", "--notebooks", str(notebooks), "--out", str(site),
+    subprocess.run([py, "-m", "tools.site.pages", "--notebooks", str(notebooks), "--out", str(site),
                     "--stage", str(TEST_ROOT / "src"), "--student-out", str(TEST_ROOT / "site-student"),
                     "--student-stage", str(TEST_ROOT / "student-src")], cwd=REPO, check=True)
     return Site(site, TEST_ROOT / "site-student", notebooks)
@@ -160,7 +160,7 @@ def executed(site) -> dict[str, nbformat.NotebookNode]:
 
 
 def built_pages(root: Path) -> dict[str, dict]:
-    """docname -> what tools.site recorded about the page (``pages.json`` of the edition)."""
+    """docname -> what tools.site.pages recorded about the page (``pages.json`` of the edition)."""
     return {p["docname"]: p for p in json.loads((root / "pages.json").read_text())}
 
 
@@ -446,11 +446,11 @@ def visits(site, executed, offline_page) -> dict[str, dict[str, dict]]:
 
 def _secrets() -> tuple[dict[str, str], set[str], str]:
     """(solution lines -> where from, lines the released notebooks show, their text with
-    only letters and digits). ``tools.handout.secret_lines`` subtracts what ``course/release``
+    only letters and digits). ``tools.build.handout.secret_lines`` subtracts what ``course/release``
     shows when it is built; the releases are recomputed here from the sources (solutions
     stubbed, hidden tests cut, as nbgrader does), so the check does not depend on it."""
     from tools import nbcore
-    from tools.handout import secret_lines
+    from tools.build.handout import secret_lines
 
     shown_lines: set[str] = set()
     shown_text = []
@@ -688,7 +688,7 @@ def test_every_figure_has_a_caption_and_an_alt_text(site, executed, visits):
 def test_strip_progress_and_reveals():
     """The two rules of the staging that no page shows directly: progress-bar lines go (what a
     terminal would show last counts), and which cells of the student edition lose their output."""
-    from tools.site import reveals, strip_progress
+    from tools.site.pages import reveals, strip_progress
 
     text = ("run: 100%|####| 3/3 [00:00<00:00, 10.0it/s]\nresult 1\n"
             "x:  50%|##  | 1/2 [00:00<?, ?it/s]\rx: 100%|####| 2/2 [00:01<00:00, 2.0it/s]\n"
@@ -771,7 +771,7 @@ def _tiny_assignment(path: Path) -> None:
 
 
 def test_feedback_page_offline(tmp_path, offline_page):
-    from tools.feedback_page import FEEDBACK_CONFIG
+    from tools.site.feedback_page import FEEDBACK_CONFIG
 
     course = tmp_path / "course"
     _tiny_assignment(course / "source" / "a" / "nb.ipynb")
@@ -804,7 +804,7 @@ def test_feedback_page_offline(tmp_path, offline_page):
     page.goto(copy.as_uri(), wait_until="load", timeout=60_000)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "feedback.png"), full_page=True)
-    # No MathJax: generate_feedback wrote the maths as MathML (tools/feedback_page.py), which the
+    # No MathJax: generate_feedback wrote the maths as MathML (tools/site/feedback_page.py), which the
     # browser renders itself; a formula latex2mathml could not read would stay as TeX in <code>.
     maths = page.locator("math")
     problems = _math_problems("feedback", {

@@ -1,4 +1,4 @@
-"""The student edition of td_lib (tools/student_edition.py): no answer, no exercise named, the
+"""The student edition of td_lib (tools/build/student_edition.py): no answer, no exercise named, the
 home registry in place, and the rest of the library intact (what the text may say:
 tests/test_edition_answers.py)."""
 
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tools import student_edition as se
+from tools.build import student_edition as se
 
 
 @pytest.fixture(scope="module")

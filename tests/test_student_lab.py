@@ -1,7 +1,7 @@
 """Student-only JupyterLab vs the instructor's, in a real browser (Chromium + Playwright).
 
 * **Student**: JupyterLab with the handout's Jupyter config dir on ``JUPYTER_CONFIG_PATH``
-  (``tools.handout.write_student_config``: nbgrader's instructor Lab plugins disabled in
+  (``tools.build.handout.write_student_config``: nbgrader's instructor Lab plugins disabled in
   ``labconfig/page_config.json``, its formgrader and course-list server extensions off in
   ``jupyter_server_config.d``). The page has *Nbgrader > Assignment List* and a notebook's
   *Validate* button, and no *Formgrader*, *Course List* or *Create Assignment* (no
@@ -25,7 +25,7 @@ try:
 except ImportError:  # tests/ on sys.path
     import browser_support as bs
 
-from tools import handout
+from tools.build import handout
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -79,7 +79,7 @@ def _serve(lab: bs.JupyterLab):
 
 @pytest.fixture(scope="module")
 def student_lab(chromium, tmp_path_factory, monkeypatch_module):
-    from tools.pipeline import ensure_release
+    from tools.build.pipeline import ensure_release
 
     root = bs.BUILD / "student_lab" / "work"
     bs.copy_tree(ensure_release("td2_7_learned_first"), root / "td2_7_learned_first")

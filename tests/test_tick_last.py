@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import nbcore, nbtool
+from tools import nbcore
+from tools.build import nbtool
 
 HEAD = '''# %% nbgrader={"grade": false, "grade_id": "ans", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def f(x):

@@ -10,7 +10,8 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
-from tools import nbcore, nbtool
+from tools import nbcore
+from tools.build import nbtool
 
 SRC = '''# %% [markdown]
 # Intro
@@ -129,7 +130,7 @@ def test_lint_rejects_quick_mode_in_graded_cells(tmp_path):
 
 
 def test_feedback_leak_detector_flags_hidden_lines_only(tmp_path):
-    from tools import pipeline
+    from tools.build import pipeline
 
     course = tmp_path
     src = course / "source" / "a" / "nb.py"

@@ -3,7 +3,7 @@
 A real IPython kernel plays the student: its notebook code replaces the data channel's server
 (``__td_rpc__``), reaches the kernel's stdin channel, rebinds the names a test reads, answers
 with forged, replayed, oversized and out-of-order messages, or stays silent. The grader's side
-is the course's own (:class:`tools.remote_tests.RemoteTests`, a real test runner process).
+is the course's own (:class:`tools.grading.remote_tests.RemoteTests`, a real test runner process).
 Every payload, if anything on the trusted side executed it or named an operation by it, would
 leave a marker file on the host; each test checks that none exists, that the verdict is the one
 an honest grader gives (the cell fails, with a ``ProtocolViolation`` where the kernel broke the
@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 from nbformat.notebooknode import NotebookNode
 
-from tools import env, nbcore, remote_tests, sandbox, wire
+from tools import env, nbcore
+from tools.grading import remote_tests, sandbox, wire
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -307,7 +308,7 @@ def test_the_runner_runs_unprivileged_without_network_checkout_or_course(tmp_pat
                  "except OSError as e:\n    out['net'] = str(e)\n"
                  "try:\n    open({!r}, 'w'); out['wrote'] = True\nexcept OSError:\n    out['wrote'] = False\n"
                  "print(json.dumps(out))\n").format(str(env.REPO / "checks"), str(env.REPO / "course"),
-                                                str(env.REPO / "tools" / "grade.py"), str(tmp_path / "x"))
+                                                str(env.REPO / "tools" / "grading" / "grade.py"), str(tmp_path / "x"))
         rp.send({"op": "run", "source": probe, "label": "<probe>", "student": []})
         text, deadline = "", time.monotonic() + 60
         while True:
@@ -382,7 +383,7 @@ def _nb(*cells):
 
 
 def test_lint_refuses_a_test_cell_that_reads_a_name_it_does_not_own():
-    from tools import nbtool
+    from tools.build import nbtool
 
     answer = ("answer", "exA", "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\nTABLE = [1]\n")
     good = ("test", "test_A", "import numpy as np\nfrom td_lib.own_work import own_work, passed\n"

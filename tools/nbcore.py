@@ -49,7 +49,7 @@ def sources(assignment: str | None = None, course: Path = env.COURSE) -> list[Pa
 
 def assignments(course: Path = env.COURSE) -> list[str]:
     """The assignments of ``course``: folders of ``<course>/source`` holding a notebook source
-    (the one definition; ``tools.pipeline`` re-exports it)."""
+    (the one definition; ``tools.build.pipeline`` re-exports it)."""
     return sorted({p.parent.name for p in sources(course=course)})
 
 

@@ -4,7 +4,7 @@ This package is the one place for them. A hidden test cell imports its reference
 from ``checks.grading.<module>`` (one module per notebook or topic); the library counterparts
 that a graded call switches off (:data:`td_lib.own_work.COUNTERPARTS`) name these functions
 too. ``checks`` is instructor-only: it is absent from the student wheel and the handout
-(``tools/handout.py``), and the sandboxed grader exposes it to the kernel
-(``tools/sandbox.py``). The claim modules (``checks/<section>.py``) and the benchmarks may use
+(``tools/build/handout.py``), and the sandboxed grader exposes it to the kernel
+(``tools/grading/sandbox.py``). The claim modules (``checks/<section>.py``) and the benchmarks may use
 these references as well; td_lib never imports them (an import-linter contract).
 """

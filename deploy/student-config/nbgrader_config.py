@@ -5,7 +5,7 @@ one system account (a local spawner as one user, a container image as ``jovyan``
 user's name, not the system account's, names a submission and finds its feedback.
 
 The hub installs this folder into the student environment (``deploy/class_setup.py``) with the
-course's exchange classes beside it (``tools/exchange.py`` as ``td_exchange.py``: nbgrader and
+course's exchange classes beside it (``tools/grading/exchange.py`` as ``td_exchange.py``: nbgrader and
 the standard library only): fetch, submit, list and feedback refuse an exchange writable by
 everyone without the sticky bit and a course folder that is not the exchange owner's (planted).
 """

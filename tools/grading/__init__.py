@@ -13,7 +13,7 @@
   thing ``make grade``, ``make report``, ``make mistakes`` and the live service read.
 
 The Dask task that grades a submission and the coordinator that merges it into the gradebook
-are ``tools/grade.py``; the sandbox's command lines ``tools/sandbox.py``; the test runner and
-its data channel ``tools/runner.py``, ``tools/wire.py`` and ``tools/remote_tests.py``.
+are ``tools/grading/grade.py``; the sandbox's command lines ``tools/grading/sandbox.py``; the test runner and
+its data channel ``tools/grading/runner.py``, ``tools/grading/wire.py`` and ``tools/grading/remote_tests.py``.
 This package's ``__init__`` imports nothing (importing a record does not start Jupyter).
 """

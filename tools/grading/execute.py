@@ -7,9 +7,9 @@ spelled as a list of small steps (:mod:`tools.grading.steps`), composed here in 
   this class in its autograde chain): demo cells skipped, a dead kernel restarted and the
   notebook carried on, a time budget per notebook, outputs capped while they arrive;
 - :func:`grader_steps`, what ``make grade`` and the live service run (``runner`` set, by
-  ``tools.grade``'s task): the same, plus the notebook's grading edition of ``td_lib`` in the
+  ``tools.grading.grade``'s task): the same, plus the notebook's grading edition of ``td_lib`` in the
   kernel's sandbox, the integrity probe, each cell's time, and test cells run in a test runner
-  (``tools/remote_tests.py``), out of the student's reach.
+  (``tools/grading/remote_tests.py``), out of the student's reach.
 
 A flood, a hang or a crash costs the student the affected cells, never the notebook. Each
 notebook's report (:class:`tools.grading.record.NotebookReport`) is written to ``report_dir``
@@ -101,9 +101,9 @@ class GradingExecute(Execute):
         3, help="Fresh kernels a notebook may get after its kernel died; then its remaining cells are not "
                 "run and score 0. 0: a dead kernel ends the notebook.").tag(config=True)
 
-    # Set by make grade's task (tools/grade.py) for the submission it grades; empty under nbgrader autograde.
+    # Set by make grade's task (tools/grading/grade.py) for the submission it grades; empty under nbgrader autograde.
     runner = Enum(["", "process", "sandbox"], "", help="Where test cells run: '' in the kernel (nbgrader's "
-                  "way); 'process': in a test runner process (tools/remote_tests.py) running as the grader "
+                  "way); 'process': in a test runner process (tools/grading/remote_tests.py) running as the grader "
                   "(--no-sandbox); 'sandbox': in a sandboxed test runner. Set: the grader's steps "
                   "(grader_steps).").tag(config=True)
     runner_edition = Unicode("", help="Host folder of the test runner's edition of td_lib (sandboxed runner)."
@@ -112,7 +112,7 @@ class GradingExecute(Execute):
                          "sandbox.").tag(config=True)
     declarable = Dict(help="Notebook -> the names its answer cells define in the course's source: all a test "
                            "may ask the kernel for (a notebook not listed: no filter).").tag(config=True)
-    known_mistakes = Dict(help="Notebook -> test cell -> the known mistakes of its exercise (tools.mistakes), "
+    known_mistakes = Dict(help="Notebook -> test cell -> the known mistakes of its exercise (tools.grading.mistakes), "
                                "sent to the test runner.").tag(config=True)
     report_dir = Unicode("", help="Folder where each notebook's report goes, <notebook>.json "
                                   "(tools.grading.record.NotebookReport); empty: none.").tag(config=True)

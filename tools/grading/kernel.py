@@ -1,6 +1,6 @@
 """The student's kernel in its bubblewrap sandbox: :class:`SandboxKernelManager`.
 
-jupyter_client's ``AsyncKernelManager`` whose kernel runs in the sandbox ``tools/sandbox.py``
+jupyter_client's ``AsyncKernelManager`` whose kernel runs in the sandbox ``tools/grading/sandbox.py``
 builds (module docstring there: what the kernel sees, its limits, its uid). The grading
 executor (:mod:`tools.grading.execute`) starts every notebook's kernel with it
 (``Execute.kernel_manager_class``).
@@ -17,7 +17,7 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Int, List, Unicode
 
-from tools.sandbox import (
+from tools.grading.sandbox import (
     ENV_PASS,
     EXPOSE,
     GiB,
@@ -38,7 +38,7 @@ KERNEL_INIT = ('cp -R /srv/in/. /submission/ 2>/dev/null; mkdir -p "$HOME/.ipyth
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """An IPython kernel in a sandbox (see ``tools/sandbox.py``'s docstring)."""
+    """An IPython kernel in a sandbox (see ``tools/grading/sandbox.py``'s docstring)."""
 
     enabled = Bool(True, help="Run the kernel sandboxed (False: an ordinary kernel).").tag(config=True)
     workdir = Unicode("", help="Host folder whose files are copied into /submission, the kernel's cwd "
@@ -52,7 +52,7 @@ class SandboxKernelManager(AsyncKernelManager):
     tmp_size = Unicode("512m", help="Size of the sandbox's /tmp (tmpfs).").tag(config=True)
     expose = List(Unicode(), help="Extra host paths visible read-only.").tag(config=True)
     mpl_cache = Unicode("", help="Host MPLCONFIGDIR whose font cache is copied in.").tag(config=True)
-    td_lib = Unicode("", help="Host folder of the student edition of td_lib (tools/student_edition.py), "
+    td_lib = Unicode("", help="Host folder of the student edition of td_lib (tools/build/student_edition.py), "
                               "mounted where the kernel imports td_lib from; empty: the full library."
                      ).tag(config=True)
 

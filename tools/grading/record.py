@@ -1,6 +1,6 @@
 """What grading produces: :class:`NotebookReport` per executed notebook, :class:`GradingRecord` per submission.
 
-The grading task (:func:`tools.grade.grade_submission`) executes a submission's notebooks; the
+The grading task (:func:`tools.grading.grade.grade_submission`) executes a submission's notebooks; the
 executor (:class:`tools.grading.execute.GradingExecute`) reports each notebook as a
 :class:`NotebookReport` (grading time, integrity flags, per-cell times, the line where each
 failing test stopped, the known mistake each failing test recognised). The coordinator merges
@@ -35,7 +35,7 @@ class NotebookReport:
     failed_lines : dict of str to int
         Test cell grade id -> the line of the cell where its test failed.
     mistakes : dict of str to str
-        Test cell grade id -> the known mistake (``tools.mistakes``) its failure looks like.
+        Test cell grade id -> the known mistake (``tools.grading.mistakes``) its failure looks like.
     """
 
     seconds: float = 0.0
@@ -109,7 +109,7 @@ class GradingRecord:
     failed_lines : dict
         Notebook -> test cell -> line where its test failed.
     mistakes : dict
-        Notebook -> test cell -> the known mistake its failure looks like (``tools.mistakes``).
+        Notebook -> test cell -> the known mistake its failure looks like (``tools.grading.mistakes``).
     log : str
         nbgrader's log of the task (not written to the record's file).
     """

@@ -23,7 +23,7 @@ type, another step (``ex.step(Budget)``). Nothing is kept at module level.
 
 The steps: :class:`SkipDemo` (demo cells not run), :class:`SandboxedKernel` (the notebook's
 grading edition of ``td_lib`` in the kernel's sandbox), :class:`IntegrityProbe`,
-:class:`Timing`, :class:`TestRunner` (test cells in a test runner, ``tools/remote_tests.py``),
+:class:`Timing`, :class:`TestRunner` (test cells in a test runner, ``tools/grading/remote_tests.py``),
 :class:`Recovery` (a dead kernel restarted, the notebook carried on), :class:`Budget` (a time
 budget per notebook), :class:`CapOutput` (outputs capped while they arrive).
 """
@@ -47,7 +47,7 @@ from nbgrader import utils as nbutils
 
 from tools import nbcore
 from tools.grading import integrity
-from tools.nbgrader_ext import (
+from tools.grading.nbgrader_ext import (
     BUDGET_ENAME,
     KERNEL_DIED,
     OUTPUT_LOST,
@@ -117,7 +117,7 @@ class SkipDemo(Step):
 
 # ------------------------------------------------------------------------ sandboxed kernel
 class SandboxedKernel(Step):
-    """The kernel imports the notebook's grading edition of ``td_lib`` (``tools/student_edition.py``):
+    """The kernel imports the notebook's grading edition of ``td_lib`` (``tools/build/student_edition.py``):
     the kernel manager (``tools.grading.kernel.SandboxKernelManager``, configured by the task)
     mounts ``edition`` where the kernel imports ``td_lib`` from. Empty: the full library."""
 
@@ -188,9 +188,9 @@ class Timing(Step):
 # ------------------------------------------------------------------------ test runner
 class TestRunner(Step):
     """Autograded test cells run in a test runner, out of the student's reach
-    (:class:`tools.remote_tests.RemoteTests`); every other cell goes on to the kernel.
+    (:class:`tools.grading.remote_tests.RemoteTests`); every other cell goes on to the kernel.
 
-    ``sandboxed``: the runner in a sandbox of its own (``tools.sandbox.runner_command`` with
+    ``sandboxed``: the runner in a sandbox of its own (``tools.grading.sandbox.runner_command`` with
     ``edition``, the runner's edition of ``td_lib``), under a uid of its own when run as root.
     A test whose call killed the kernel is followed by a fresh kernel (:class:`Recovery`).
     """
@@ -207,7 +207,7 @@ class TestRunner(Step):
         self._slot = None
 
     def start(self, ex) -> None:
-        from tools import remote_tests, sandbox
+        from tools.grading import remote_tests, sandbox
 
         command = None
         if self.sandboxed:  # the test runner in a sandbox of its own, under a uid of its own (as root)
@@ -218,7 +218,7 @@ class TestRunner(Step):
                                                failed_lines=self.failed_lines, mistaken=self.mistaken)
 
     def finish(self, ex) -> None:
-        from tools import sandbox
+        from tools.grading import sandbox
 
         if self.remote is not None:
             self.remote.close()
@@ -445,7 +445,7 @@ class CapOutput(Step):
     nbclient keeps every output message of a cell in memory, and nbgrader's ``LimitOutput``
     truncates only afterwards, so a cell printing a few hundred MB costs the grader that much
     memory (or more) and, as the messages take longer than nbclient waits for them, fails the
-    whole notebook. Here each message is capped as it arrives (:class:`~tools.nbgrader_ext.OutputCap`):
+    whole notebook. Here each message is capped as it arrives (:class:`~tools.grading.nbgrader_ext.OutputCap`):
     a cell keeps the head and tail of its text with one line saying how much was cut, and at most
     ``max_display_bytes`` of images and other display data. Two more guards keep each message
     small: the kernel sends stdout/stderr every ``kernel_flush_bytes`` (a start-up line patches

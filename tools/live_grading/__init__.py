@@ -10,7 +10,7 @@ A JupyterHub-managed service (``python -m tools.live_grading``, registered by
   the rate limit (at most N graded submissions per student, assignment and hour) is decided
   there, when a submission arrives; a stop (SIGTERM) or a crash while grading puts the
   submission back without using one of its attempts;
-- :mod:`~tools.live_grading.worker` grades them with the course's grader (``tools.grade``:
+- :mod:`~tools.live_grading.worker` grades them with the course's grader (``tools.grading.grade``:
   sandboxed kernels, test cells in a test runner, on a Dask cluster started and warmed up with
   the service), each submission on its own and recorded the moment it is graded (one that hangs
   holds back nobody else's), one Dask task per notebook, and only the notebooks that changed

@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from tools import env
-from tools.grade import add_kernel_options
+from tools.grading.grade import add_kernel_options
 from tools.live_grading.policy import MODES, AssignmentPolicy, Policy
 from tools.live_grading.queue import Arrival, Queue
 from tools.live_grading.watch import Watcher
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-owner", action="store_true",
                    help="with one system user per student: refuse a submission whose folder (lstat, never a link) "
                         "another system user wrote, a link, or a folder holding links, and take its time from the "
-                        "exchange's record (the folder's latest ctime, tools/exchange.py), not from its name "
+                        "exchange's record (the folder's latest ctime, tools/grading/exchange.py), not from its name "
                         "(default: off, as on a hub where everyone runs as one account)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="grade on this Dask scheduler, tcp://HOST:8786 (default: a local cluster)")
@@ -97,17 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop once nothing new is in the exchange and the queue is empty (default: run until "
                         "SIGTERM)")
     p.add_argument("--grader", metavar="MODULE:FUNCTION",
-                   help="a grading function instead of the course's grader, for tests (default: tools.grade)")
+                   help="a grading function instead of the course's grader, for tests (default: tools.grading.grade)")
     p.add_argument("-v", "--verbose", action="store_true", help="log every scan and grading step (default: off)")
     return p
 
 
 def refuser(policy: Policy, course: Path, inbound: Path | None = None):
     """Why an arriving submission is refused outright (live grading off, unknown assignment, and
-    with ``inbound``: what ``tools.exchange.inspect`` refuses: a folder another system user wrote,
+    with ``inbound``: what ``tools.grading.exchange.inspect`` refuses: a folder another system user wrote,
     a link, a folder holding links or special files), or None."""
     def refuse(a: Arrival) -> str | None:
-        from tools import exchange  # nbgrader: imported once a submission comes, not before the pages are up
+        from tools.grading import exchange  # nbgrader: imported once a submission comes, not before the pages are up
 
         if not policy.get(a.assignment).enabled:
             return f"live grading is off for {a.assignment}; the instructor grades it after collecting"
@@ -126,7 +126,7 @@ def refuser(policy: Policy, course: Path, inbound: Path | None = None):
 
 class RecordedTimes:
     """The queue as the watcher sees it, with each arrival's time taken from the exchange's record
-    (``tools.exchange.inspect``: the latest ctime of the folder and its contents, which no user can
+    (``tools.grading.exchange.inspect``: the latest ctime of the folder and its contents, which no user can
     set back) instead of its name: a backdated name does not escape the limit per hour."""
 
     def __init__(self, queue: Queue, inbound: Path):
@@ -139,7 +139,7 @@ class RecordedTimes:
         return self.queue.add([self.recorded(a) for a in arrivals], limit, refuse, now)
 
     def recorded(self, a: Arrival) -> Arrival:
-        from tools import exchange
+        from tools.grading import exchange
 
         sub = exchange.inspect(self.inbound, a.inbound, check_owner=False)
         if sub.time is None:
@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         grader = load_grader(a.grader)
     else:
         if not a.no_sandbox:
-            from tools import sandbox
+            from tools.grading import sandbox
 
             ok, why = sandbox.available()
             if not ok:

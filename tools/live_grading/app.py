@@ -8,7 +8,7 @@ client may send a hub token (``Authorization: token ...``). Who is an instructor
     /services/grading/                      my submissions (an instructor: a link to the class)
     /services/grading/submissions/<id>      the feedback of one submission (its student, instructors)
     /services/grading/class                 every submission of the class (instructors)
-    /services/grading/report/<assignment>   tools/report.py's page on the live grades (instructors)
+    /services/grading/report/<assignment>   tools/report/report.py's page on the live grades (instructors)
     /services/grading/api/submissions       the same as JSON; ?all=1 for instructors
     /services/grading/api/submissions/<id>
 
@@ -25,7 +25,7 @@ What a student wrote (names, messages, code) is escaped by the templates (Jinja 
 every response carries a Content-Security-Policy (:func:`content_security_policy`): the pages'
 one style sheet and one script run (by hash; ``live_grading_assets.html.j2``), nothing else
 does, and a page talks to nothing but this service. The report page gets the report's own policy
-(:func:`tools.report.content_security_policy`: no script at all).
+(:func:`tools.report.report.content_security_policy`: no script at all).
 """
 
 from __future__ import annotations
@@ -330,7 +330,7 @@ class ReportHandler(Base):
         graded = [r.finished or 0 for r in self.service.queue.rows(assignment=assignment) if r.state == "graded"]
         if not out.exists() or out.stat().st_mtime < max(graded, default=0):
             await asyncio.get_running_loop().run_in_executor(None, write_report, assignment, course, out)
-        from tools import report
+        from tools.report import report
 
         page = out.read_bytes()
         self.set_header("Content-Type", "text/html; charset=utf-8")
@@ -339,9 +339,9 @@ class ReportHandler(Base):
 
 
 def write_report(assignment: str, course: Path, out: Path) -> Path:
-    """tools/report.py's page on the service's course of ``assignment`` (the latest graded
+    """tools/report/report.py's page on the service's course of ``assignment`` (the latest graded
     submission of each student)."""
-    from tools import report
+    from tools.report import report
 
     return report.write(report.collect(assignment, course), out)
 

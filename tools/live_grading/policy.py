@@ -36,8 +36,8 @@ import zoneinfo
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
+from tools.grading.remote_tests import MISTAKE_LEAD
 from tools.nbcore import SOLUTION_DELIMITERS, hidden_lines, strip_markers  # noqa: F401 (hidden_lines: worker.py imports it from here)
-from tools.remote_tests import MISTAKE_LEAD
 
 MODES = ("passfail", "nothing")
 #: grade_id -> exercise: ``test_ex71A_loss`` and ``ex71A_1_answer`` belong to ``ex71A``

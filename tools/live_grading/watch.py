@@ -9,7 +9,7 @@ own collect does (``rsplit('+', 3)``: a student id may hold a ``+``), timestamps
 ``nbgrader.utils.parse_utc``.
 
 The folders are students' data: nothing in them is followed (``os.lstat``,
-``tools.safe_files.walk``). An inbound entry that is a symbolic link is no submission; a folder
+``tools.grading.safe_files.walk``). An inbound entry that is a symbolic link is no submission; a folder
 holding a dangling link or a link to anything is queued as any other (the worker refuses the
 link); a folder that cannot be read is left out of this scan with a warning naming it (once),
 and every other folder is still queued.
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tools import safe_files
+from tools.grading import safe_files
 from tools.live_grading.queue import Arrival, Queue, Row
 
 log = logging.getLogger("tools.live_grading")

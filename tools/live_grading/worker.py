@@ -1,4 +1,4 @@
-"""Grading the queue: the course's grader (``tools.grade``), each submission on its own.
+"""Grading the queue: the course's grader (``tools.grading.grade``), each submission on its own.
 
 :class:`Worker` runs ``slots`` gradings at once, each in a thread of its own: a thread claims
 one queued row, calls a *grading function* ``grade([row]) -> {row id: result}`` and records
@@ -12,10 +12,10 @@ grading function is :class:`CourseGrader`; tests pass their own (``--grader modu
 (``<state>/courses/<assignment>/``: the course's configuration, links to its ``source/`` and
 ``release/``, a gradebook holding the assignment and the students graded live), copies each
 submission from the exchange into its ``submitted/<student>/<assignment>/`` as ``nbgrader
-collect`` would, and grades it with ``tools.grade``'s task (``grade_submission``: sandboxed
+collect`` would, and grades it with ``tools.grading.grade``'s task (``grade_submission``: sandboxed
 kernels, ``--no-sandbox`` for trusted work only; test cells in the test runner), **one Dask
 task per notebook** on the service's Dask client (a ``LocalCluster`` started and warmed up
-with the service, or the instructor's scheduler); ``tools.grade``'s writer then merges the
+with the service, or the instructor's scheduler); ``tools.grading.grade``'s writer then merges the
 executed notebooks into that course (nbgrader's own ``SaveAutoGrades``). The instructor's
 ``course/gradebook.db`` is never written: the official grades still come from collect and
 ``make grade``.
@@ -32,7 +32,7 @@ raised, a notebook that could not be read), ``notice`` (one line each, shown at 
 student's page), ``errors`` (one line each, never a traceback: those go to the service's log),
 ``notebooks`` (per notebook: content hash, when graded, reused from which row).
 
-A submission is taken as data (``tools.safe_files``): regular files only, no symbolic link
+A submission is taken as data (``tools.grading.safe_files``): regular files only, no symbolic link
 followed, sizes capped. Each file not taken is named in the row's result, ``refused`` (a list
 of ``{"path", "reason"}``) and, for the student's page, one line of ``errors`` (shown as the
 grader's notes), and logged for the instructor.
@@ -56,7 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import mistakes, safe_files
+from tools.grading import mistakes, safe_files
 from tools.grading.record import GradingRecord
 from tools.live_grading.policy import hidden_lines
 from tools.live_grading.queue import Queue, Row
@@ -68,7 +68,7 @@ SKIP = (".ipynb_checkpoints", "submission_secret.txt")
 #: refused files named one by one on the student's page (all of them in the result's "refused")
 NOTES = 20
 #: error names of a cell the grader stopped: its time limit (nbgrader's error_on_timeout, the
-#: interrupt it sends) or the notebook's budget (tools.nbgrader_ext.BUDGET_ENAME)
+#: interrupt it sends) or the notebook's budget (tools.grading.nbgrader_ext.BUDGET_ENAME)
 TIME_LIMIT = ("CellTimeoutError", "KeyboardInterrupt", "GradingBudgetExceeded")
 
 
@@ -112,7 +112,7 @@ class Worker:
         t0 = time.monotonic()
         try:
             res = self.grade([r]).get(r.id) or {"error": "the grader returned no result"}
-        except (Exception, SystemExit) as e:  # the whole call failed (tools.grade exits on a bad course)
+        except (Exception, SystemExit) as e:  # the whole call failed (tools.grading.grade exits on a bad course)
             if self.stopping:  # cancelled by the stop: the row is queued again (shutdown)
                 log.info("grading %s %s %s interrupted by the stop: queued again", *r.key)
                 return
@@ -191,7 +191,7 @@ def plan_reuse(previous: Row | None, hashes: dict[str, str], source: str,
     return out
 
 
-#: what a grading record holds per notebook beyond the executed notebook (``tools.grade``: the line
+#: what a grading record holds per notebook beyond the executed notebook (``tools.grading.grade``: the line
 #: where each failing test cell stopped, the known mistake each recognised): kept with a notebook's
 #: result, so that a reused notebook's cells read as they did when it was graded
 PER_NOTEBOOK = ("failed_lines", "mistakes")
@@ -200,7 +200,7 @@ _MISSING = re.compile(r"^(?P<nb>.+)\.ipynb: missing from the submission$")
 
 
 def combine(outs: list[tuple[dict, set[str]]], student: str, assignment: str) -> dict:
-    """One task output (``tools.grade.grade_submission``'s) from the outputs of the tasks that
+    """One task output (``tools.grading.grade.grade_submission``'s) from the outputs of the tasks that
     each graded some notebooks of a submission (``(output, its notebooks)``): per-notebook
     tables joined, lists concatenated, without the "missing" line each task writes for the
     notebooks another task graded."""
@@ -226,7 +226,7 @@ def combine(outs: list[tuple[dict, set[str]]], student: str, assignment: str) ->
 
 
 class _Done:
-    """A finished task's output where ``tools.grade._record`` expects a Dask future."""
+    """A finished task's output where ``tools.grading.grade._record`` expects a Dask future."""
 
     def __init__(self, value: dict):
         self.value = value
@@ -252,15 +252,15 @@ def _preload() -> None:
     import nbclient  # noqa: F401
     import nbgrader.apps  # noqa: F401
 
-    import tools.grade  # noqa: F401
-    import tools.remote_tests  # noqa: F401
-    import tools.sandbox  # noqa: F401
+    import tools.grading.grade  # noqa: F401
+    import tools.grading.remote_tests  # noqa: F401
+    import tools.grading.sandbox  # noqa: F401
 
 
 @dataclass
 class Prepared:
     """What every grading of one assignment shares: the service's course, its config, the task's
-    inputs on the cluster (``tools.grade._shared_inputs``, scattered once), the source's fingerprint."""
+    inputs on the cluster (``tools.grading.grade._shared_inputs``, scattered once), the source's fingerprint."""
 
     assignment: str
     course: Path
@@ -273,7 +273,7 @@ class Prepared:
 
 
 class CourseGrader:
-    """Grade rows with ``tools.grade``'s task in the service's per-assignment courses."""
+    """Grade rows with ``tools.grading.grade``'s task in the service's per-assignment courses."""
 
     def __init__(self, course: Path, inbound: Path, state: Path, sandbox: bool = True, workers: int | None = None,
                  scheduler: str | None = None, limits: dict | None = None,
@@ -347,7 +347,7 @@ class CourseGrader:
     def course_for(self, assignment: str) -> Path:
         """``<state>/courses/<assignment>/``, made on first use from the course's gradebook, and
         made again (the old one kept as ``<assignment>.<time>``) when the assignment's source changed."""
-        from tools import grade
+        from tools.grading import grade
 
         root = self.state / "courses" / assignment
         sha = self.fingerprint(assignment)
@@ -375,7 +375,7 @@ class CourseGrader:
 
     def prepare(self, assignment: str) -> Prepared:
         """The assignment's :class:`Prepared` (made once, and again when its source changed)."""
-        from tools import grade
+        from tools.grading import grade
 
         sha = self.fingerprint(assignment)
         with self._prep_lock:
@@ -414,7 +414,7 @@ class CourseGrader:
         client = self.client()
         import nbgrader.apps  # noqa: F401  (the merge's imports, in this process)
 
-        from tools import grade
+        from tools.grading import grade
 
         workers = sorted(client.scheduler_info().get("workers", {})) or [None]
         futures = []
@@ -494,7 +494,7 @@ class CourseGrader:
     def grade_row(self, row: Row) -> dict:
         """Grade one submission: the notebooks that changed since the student's last graded one,
         one Dask task each; the others keep their grading. Its result (:func:`result`)."""
-        from tools import grade
+        from tools.grading import grade
 
         if self._warming:  # a submission goes before the warm-up's tasks not started yet
             warming, self._warming = self._warming, []
@@ -686,7 +686,7 @@ def result(course: Path, assignment: str, student: str, rec: GradingRecord, time
             points = {k: (None if g.score is None else float(g.score)) for k, g in grades.items()}
             manual = {k: bool(g.needs_manual_grade) for k, g in grades.items()}
     notice, errors, not_graded = notices(list(rec.errors), notebooks)
-    mistakes_seen = rec.mistakes  # notebook -> test cell -> known mistake (tools.mistakes)
+    mistakes_seen = rec.mistakes  # notebook -> test cell -> known mistake (tools.grading.mistakes)
     hints = mistakes.hints(assignment, sorted({nb for nb, *_ in order})) if mistakes_seen else {}
     executed, problems = _executed(course / "autograded" / student / assignment, timeout, notice)
     for nb, gid, cell_type, max_points in order:
