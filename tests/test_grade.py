@@ -111,11 +111,7 @@ def test_hostile_fixture_names_real_cells():
 # (conftest.py's graded_class: every notebook of the assignment, every fake student, graded once
 # and shared with tests/test_pipeline.py, which checks each student's score there); the serial
 # side grades one notebook of the same submissions. The notebook is the one that holds the
-# looping answer (one per assignment, tools.build.pipeline.plan_students), so all seven kinds meet.
-def loop_notebook(assignment: str) -> str:
-    """The notebook whose ``loop`` submission loops (the first with a raising variant)."""
-    return next(src.stem for src in pipeline.source_paths(assignment)
-                if fake_students.variant_answers(src, "raises")[0])
+# looping answer (one per assignment: the plan's loop_notebook), so all seven kinds meet.
 
 
 @pytest.fixture(scope="session")
@@ -123,7 +119,8 @@ def whole_class(tmp_path_factory, graded_class):
     """The graded class, the notebook of the comparison, and the serial table of that notebook's
     submissions (the very files the graded class was given) graded alone by ``nbgrader autograde``."""
     g = graded_class(A1)
-    eq = loop_notebook(A1)
+    eq = g.plan.loop_notebook
+    assert eq, "the fake class has no looping submission"
     serial, plan = make_course(tmp_path_factory.mktemp("whole-serial") / "course", A1, [eq],
                                students=pipeline.STUDENTS)
     for s in pipeline.STUDENTS:  # the very files (the plan's notebooks again, but with fresh cell ids)

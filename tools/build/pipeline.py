@@ -146,6 +146,7 @@ class Plan:
     expected: dict[str, float]  # student -> total autograded score
     max_score: float
     autograde_log: str = ""
+    loop_notebook: str = ""  # the notebook whose ``loop`` submission loops (one per assignment)
 
 
 def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
@@ -153,7 +154,7 @@ def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
     subs: dict[str, dict[str, nbformat.NotebookNode]] = {s: {} for s in STUDENTS}
     expected = dict.fromkeys(STUDENTS, 0.0)
     total = 0.0
-    loop_done = False
+    loop_notebook = ""
     for src in source_paths(assignment, course):
         pts = test_points(src)
         total += sum(pts.values())
@@ -170,14 +171,14 @@ def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
         subs["raises"][src.stem] = mk(release_nb, source_nb, "solution", r_ans)
         expected["raises"] += sum(pts.values()) - sum(pts[g] for g in set(r_fails))
         # One infinite loop per assignment (each costs a full cell timeout).
-        if not loop_done and r_ans:
+        if not loop_notebook and r_ans:
             # The first of the raising answers becomes an infinite loop (cut by the cell
             # timeout), the others still raise: the same tests must fail as for `raises`.
             l_ans, _ = fake_students.variant_answers(src, "loop")
             first = next(iter(l_ans))
             subs["loop"][src.stem] = mk(release_nb, source_nb, "solution", {**r_ans, first: l_ans[first]})
             expected["loop"] += sum(pts.values()) - sum(pts[g] for g in set(r_fails))
-            loop_done = True
+            loop_notebook = src.stem
         else:
             subs["loop"][src.stem] = mk(release_nb, source_nb, "solution")
             expected["loop"] += sum(pts.values())
@@ -187,7 +188,7 @@ def plan_students(assignment: str, course: Path = env.COURSE) -> Plan:
         # Tampered: the partial student who also overwrote the tests it fails.
         subs["tampered"][src.stem] = mk(release_nb, source_nb, "solution", p_ans, tamper=p_fails)
         expected["tampered"] += sum(pts.values()) - sum(pts[g] for g in set(p_fails))
-    return Plan(subs, expected, total)
+    return Plan(subs, expected, total, loop_notebook=loop_notebook)
 
 
 def submit(plan: Plan, assignment: str, course: Path = env.COURSE) -> None:
