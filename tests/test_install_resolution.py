@@ -35,8 +35,10 @@ import io
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import time
 import tomllib
 import urllib.error
 import urllib.request
@@ -133,9 +135,20 @@ def test_python_versions_agree() -> None:
 # ------------------------------------------------------------- the index, metadata only
 @cache
 def _get(url: str, accept: str = "") -> bytes:
+    """The body at ``url``. A *temporary* name-resolution failure (``EAI_AGAIN``: the resolver
+    did not answer, as happens under 16 parallel lookups) is retried, as pip does; any other
+    error is raised at once."""
     req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return r.read()
+    for attempt in range(4):
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return r.read()
+        except urllib.error.URLError as e:
+            temporary = isinstance(e.reason, socket.gaierror) and e.reason.errno == socket.EAI_AGAIN
+            if not temporary or attempt == 3:
+                raise
+            time.sleep(1 + 2 * attempt)
+    raise AssertionError("unreachable")
 
 
 @cache
