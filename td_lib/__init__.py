@@ -21,10 +21,13 @@ Two floors (enforced by import-linter contracts in ``pyproject.toml``, run by ``
     notebook's seeded demo runs), ``deep_teacher``: ReLU teacher/student specialisation and
     the deep teacher of Tian's Fig. 8 (§7.4);
   - ``cnn_lcn``: exact ODEs and SGD simulators for CNN vs LCN students;
-  - ``own_work``: graded calls run with their library counterparts switched off.
+  - ``own_work``: what a test cell and a demo tell the student (an unwritten function named, the
+    visible tests' ✓ line, a demo on the student's functions or a shipped reference); in the
+    handout's edition, the general tools an exercise must not call are off while its test runs.
 
 Grading references (what hidden tests need but students must not have) live outside td_lib,
-in ``checks/grading``. The library holds no exercise answers that students are asked to write.
+in ``checks/grading``. The library names no exercise: which of its functions answer which exercise is the instructor's
+``checks/grading/exercises.py``.
 """
 
 __version__ = "0.1.0"

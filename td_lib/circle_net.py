@@ -57,7 +57,7 @@ from td_lib.core import activations
 from td_lib.core import validate as v
 from td_lib.core.run import Run, checkpoints, static
 from td_lib.core.runtime import bar, numpy_rng, torch_threads
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 
 __all__ = ["CircleNetRun", "circle_inputs", "twin_init", "empirical_ntk", "circle_network_output",
            "train_circle_net", "run_summary", "steps_to_level", "predicted_steps"]
@@ -152,7 +152,7 @@ class CircleNetRun(Run):
 def _entk(ntk, th: np.ndarray, Xb: np.ndarray):
     """``K(W, scales)``: the eNTK / n of a batch of weights (S, N, 3), one scale each."""
     if ntk is None:
-        lib = counterpart("empirical_ntk", globals(), "ntk")
+        lib = library_default("empirical_ntk", globals(), "ntk")
         return lambda W, sc: lib(W, Xb, sc)
     if not callable(ntk):
         raise TypeError(f"ntk must be a function (theta1, theta2, W) -> (n1, n2), got {ntk!r}")

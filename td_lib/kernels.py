@@ -47,7 +47,7 @@ from td_lib.core import activations
 from td_lib.core import validate as v
 from td_lib.core.gaussian import arccos_kernel
 from td_lib.core.runtime import numpy_rng
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 
 KernelFn = Callable[[np.ndarray], np.ndarray]
 
@@ -350,7 +350,7 @@ def finite_width_coefficients(weights, ells, *, kernel: Callable | None = None, 
     """
     ell = _ells("ells", ells)
     w = _weights(weights)
-    kernel = counterpart("finite_width_kernel", globals(), "kernel") if kernel is None else kernel
+    kernel = library_default("finite_width_kernel", globals(), "kernel") if kernel is None else kernel
     if not callable(kernel):
         raise TypeError(f"kernel must be callable, got {kernel!r}")
     n_grid = v.positive_int("n_grid", n_grid, minimum=4)

@@ -1,29 +1,28 @@
-"""Graded exercises are the student's own work: library counterparts are off while they run.
+"""What a test cell and a demo tell the student; in the handout, general tools off while graded.
 
-Several exercises ask a student to derive something td_lib also contains, because the
-library's demos and engines need it (κ₄ of the mixed cumulant model, the von Mises
-eigenvalues, the Saad–Solla integral J₂, the CNN/LCN noise floor, ...). A test cell must not
-be passable by calling that library function. Test cells therefore call the student's
-function through :func:`own_work`, which
+A test cell calls the student's function through :func:`own_work`, which
 
-- switches off every library counterpart of the exercise (:data:`COUNTERPARTS`) for the
-  duration of the call: calling one, directly or through another td_lib function, raises a
-  :class:`DelegationError` that names the student's function and the library function, says
-  that the library function is not there when the work is graded, and asks to write it;
 - turns an unfilled stub (the bare ``raise NotImplementedError()`` of the release) into a
-  message naming the function to write.
+  message naming the function to write;
+- switches off, for the duration of the call, the library functions :data:`COUNTERPARTS` lists
+  for the exercise: calling one, directly or through another td_lib function, raises a
+  :class:`DelegationError` that names the student's function and the library function, says
+  that the library function is not there when the work is graded, and asks to write it.
 
-One verdict at home and at grading. The student edition of td_lib (``tools/build/student_edition.py``)
-has no counterpart of any exercise, but keeps the general tools (:data:`GENERAL_TOOLS`,
-:data:`DELEGATE_CUTS`) that demos and engines need; the grading edition of a notebook cuts
-those too. So the student edition's :data:`COUNTERPARTS` holds, per exercise, exactly the names
-the student edition keeps and the grading edition of the exercise's notebook lacks: a function
-that delegates to one fails its visible test at home with the same reason it would score 0 when
+The library itself names no exercise: :data:`COUNTERPARTS` is empty here. Which td_lib functions
+answer which exercise is the instructor's registry (``checks/grading/exercises.py``); the editions
+are the anti-copy mechanism. The handout's edition of td_lib lacks every answer, but keeps the
+general tools that engines across the course are built on (the SGD step, the integral J₂, the
+generalisation error, the arc-cosine kernel), while the grading edition of a notebook lacks those
+its exercises ask for. The handout's edition is generated with :data:`COUNTERPARTS` holding, per
+exercise, exactly those names (``tools.build.student_edition.home_registry``): a function that
+delegates to one fails its visible test at home with the same reason it would score 0 when
 graded. Outside a graded call they work as usual, for the demos.
 
 Demos that want the student's function but must run without it use :func:`student_or` (a
 fallback function) or :func:`demo_result` (a reference *result*, shipped as data with the
-notebook: the student edition of td_lib has no counterpart to fall back on).
+notebook: the handout's edition of td_lib has no answer to fall back on). :func:`passed` prints the
+line a test cell ends its visible tests with.
 
 Examples
 --------
@@ -51,98 +50,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["COUNTERPARTS", "DELEGATE_CUTS", "GENERAL_TOOLS", "DelegationError", "counterpart", "delegation_error",
-           "demo_result", "library_off", "own_work", "passed", "student_or"]
+__all__ = ["COUNTERPARTS", "DelegationError", "delegation_error", "demo_result", "library_off", "own_work", "passed",
+           "student_or"]
 
-#: exercise (answer cell ``grade_id``) -> dotted names of the functions a student could
-#: delegate the exercise to. Names that do not import (``checks`` is instructor-only and
-#: absent from a student's installation) are skipped.
-COUNTERPARTS: dict[str, tuple[str, ...]] = {
-    # §7.1 two moments
-    "ex71A_flow": ("td_lib.kernel_flow.training_residual",),
-    "ex71C_ntk": ("td_lib.early_linear.ntk_at_init", "td_lib.circle_net.empirical_ntk"),
-    "ex71C_tanh": ("checks.grading.two_moments.e_tanh2_gauss",),
-    # §7.1b early-time linear learning
-    "ex71bB_ntk": ("td_lib.early_linear.ntk_at_init",),
-    "ex71bC_linear_kernels": ("td_lib.early_linear.linear_constants",
-                              "td_lib.early_linear.linear_kernel",
-                              "td_lib.early_linear.linear_features",
-                              "td_lib.hermite.coefficients",
-                              "td_lib.early_linear.dual_activation",
-                              "td_lib.core.gaussian.arccos_kernel",
-                              "td_lib.early_linear.cnn_linear_constants",
-                              "td_lib.early_linear.train_linear_model",
-                              "td_lib.hermite.normalised_coefficients"),
-    # §7.2 higher cumulants
-    "ex72A_kappa4": ("td_lib.mixed_cumulant.kappa4_v", "td_lib.mixed_cumulant.bayes_accuracy",
-                     "td_lib.mixed_cumulant.log_likelihood_ratios",
-                     "checks.grading.higher_cumulants.bayes_accuracy_v"),
-    "ex72A_cross_term": ("td_lib.mixed_cumulant.cross_term", "td_lib.mixed_cumulant.class_cov"),
-    "ex72C_escape_times": ("td_lib.escape.single_index_escape_times",
-                           "td_lib.escape.reduced_escape_times", "td_lib.escape.spherical_sgd"),
-    "ex72D_var": ("td_lib.mixed_cumulant.class_cov",),
-    "ex72D_coefficients": ("td_lib.hermite.mcm_relu_loss", "checks.grading.higher_cumulants.fitted_coefficients"),
-    # §7.3 spectral bias
-    "ex73B_eigenvalues": ("td_lib.kernels.von_mises_eigenvalues",
-                          "td_lib.kernels.von_mises_eigenvalues_asymptotic",
-                          "td_lib.kernels.cosine_coefficients_quad", "td_lib.kernels.cosine_coefficients_fft",
-                          "td_lib.kernels.circulant_eigenvalues", "checks.grading.spectral_bias.von_mises_series"),
-    "ex73C_cos_coef": ("td_lib.kernels.cosine_coefficients_quad", "td_lib.kernels.cosine_coefficients_fft",
-                       "td_lib.kernels.circulant_eigenvalues", "checks.grading.spectral_bias.bias_coefficients"),
-    "ex73C_basri": ("td_lib.kernels.basri_coefficients", "td_lib.kernels.cosine_coefficients_quad",
-                    "td_lib.kernels.cosine_coefficients_fft", "td_lib.kernels.circulant_eigenvalues"),
-    "ex73C_finite_width": ("td_lib.kernels.finite_width_kernel", "td_lib.circle_net.empirical_ntk"),
-    # §7.4 teacher nodes
-    "ex74A_closed_form": ("td_lib.teacher_student.relu_cross_moment", "td_lib.teacher_student.psi_gaussian"),
-    "ex74A_monte_carlo": ("td_lib.teacher_student.relu_cross_moment_mc",
-                          "td_lib.teacher_student.relu_cross_moment",
-                          "td_lib.teacher_student.population_gradient_mc"),
-    "ex74B_rhs": ("td_lib.teacher_student.angle_velocity", "td_lib.teacher_student.psi_gaussian"),
-    "ex74B_escape": ("td_lib.teacher_student.escape_time", "td_lib.teacher_student.escape_time_asymptotic",
-                     "td_lib.teacher_student.escape_time_constant", "td_lib.teacher_student.integrate_angle",
-                     "td_lib.teacher_student.escape_time_theorem6"),
-    # CNN vs LCN
-    "exA_j2_erf": ("td_lib.cnn_lcn.integrals.J2", "td_lib.cnn_lcn.integrals.j2_entries"),
-    "exB_lcn_sgd_step": ("td_lib.cnn_lcn.network.sgd_step", "td_lib.cnn_lcn.network.Networks.step",
-                         "td_lib.cnn_lcn.network.Networks.coef"),
-    "exC_matched_init": ("td_lib.cnn_lcn.init.matched_lcn_init",),
-    "exD_alpha_spec": ("td_lib.cnn_lcn.observables.alpha_spec", "td_lib.cnn_lcn.observables.log_d_fit"),
-    "exE_initial_errors": ("td_lib.cnn_lcn.early_times.initial_error", "td_lib.cnn_lcn.model.generalisation_error",
-                           "td_lib.cnn_lcn.model.eg_from_covariance"),
-    "exF_noise_floor": ("td_lib.cnn_lcn.noise.noise_floor", "td_lib.cnn_lcn.noise.noise_floor_from_M",
-                        "td_lib.cnn_lcn.noise.omega_matrix", "td_lib.cnn_lcn.noise.error_covariance_prediction",
-                        "td_lib.cnn_lcn.phase.refine_min"),
-}
-
-
-#: Names of :data:`COUNTERPARTS` that are general tools rather than an exercise's answer: the
-#: student edition of td_lib that students work with keeps them, because engines across the
-#: course are built on them, and each is either a building block of the answer only or a formula
-#: the exercise's statement prints (so the tests cannot tell a copy from a derivation, and the
-#: statement says so). The grading kernel of a notebook whose exercise lists one has it cut all
-#: the same (``tools/grading/grade.py``), and :func:`own_work` switches it off while that exercise is graded.
-GENERAL_TOOLS: tuple[str, ...] = (
-    "td_lib.core.gaussian.arccos_kernel",  # E[relu(u) relu(v)]-type integrals: kernels, teacher-student theory
-    "td_lib.cnn_lcn.integrals.J2",  # eq. 45, printed in the statement; the ODEs' noise term
-    "td_lib.cnn_lcn.integrals.j2_entries",
-    "td_lib.cnn_lcn.network.sgd_step",  # eq. 68, printed in the statement; every SGD simulation
-    "td_lib.cnn_lcn.network.Networks.step",
-    "td_lib.cnn_lcn.network.Networks.coef",  # the update's coefficient, which step applies
-    "td_lib.cnn_lcn.model.generalisation_error",  # eq. 81: the error every ODE run reports
-    "td_lib.cnn_lcn.model.eg_from_covariance",
-)
-
-
-#: What ``python -m tools.meta.delegates`` found (issue 35, point 5): exercise -> library functions that
-#: its notebook's grading edition kept and that passed every test of the exercise as a short
-#: delegate.
-#: The grading edition of the notebook cuts them like the exercise's counterparts
-#: (``tools.build.student_edition.cut_names``, ``keep_general=False``); the students' edition keeps them
-#: (they are general tools, which demos and engines need). ``tests/test_delegates.py`` reruns the tool
-#: on the course: it must find nothing, so a new finding lands here (or changes its exercise).
-DELEGATE_CUTS: dict[str, tuple[str, ...]] = {
-    "ex74A_closed_form": ("td_lib.core.gaussian.arccos_kernel",),
-}
+#: exercise (answer cell ``grade_id``) -> the td_lib functions switched off while a test cell
+#: calls the student's function for it. Empty in the library itself, which knows no exercise: the
+#: handout's edition is generated with the general tools its grading editions cut (the home
+#: registry, ``tools.build.student_edition.home_registry``, from ``checks/grading/exercises.py``).
+COUNTERPARTS: dict[str, tuple[str, ...]] = {}
 
 
 class DelegationError(RuntimeError):
@@ -433,17 +348,3 @@ def _agrees(mine: Any, ref: Any, rtol: float) -> bool:
         return mine == ref
     scale = float(np.max(np.abs(b))) if b.size else 0.0   # entries that are 0 are compared at that scale
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=rtol * scale))
-
-
-def counterpart(name: str, namespace: dict[str, Any], argument: str) -> Callable:
-    """The library function ``name`` of an engine's module, for the engine's default.
-
-    An engine that can take the student's own function (``argument``) uses the library's
-    when given none. The student edition of td_lib holds no such function: there this raises
-    a ``TypeError`` asking for ``argument``, instead of a ``NameError`` deep in the engine.
-    """
-    fn = namespace.get(name)
-    if fn is None:
-        raise TypeError(f"{argument} is required: pass your own function (this edition of td_lib does not "
-                        f"have {name})")
-    return fn

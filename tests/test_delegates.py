@@ -124,7 +124,8 @@ def test_no_exercise_of_the_course_has_a_passing_delegate():
     assert problems == [], problems
     found = {ex: ds for ex, ds in delegates.findings(results).items() if ds}
     assert found == {}, ("functions of a grading edition pass an exercise's tests as a short delegate: cut them "
-                         "(td_lib/own_work.py DELEGATE_CUTS) or change the exercise\n" + delegates.table(results))
+                         "(DELEGATE_CUTS in checks/grading/exercises.py) or change the exercise\n"
+                         + delegates.table(results))
     assert sum(len(r["exercises"]) for r in results) >= 20, "the tool checked too few exercises"
 
 

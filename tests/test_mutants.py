@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from td_lib.own_work import COUNTERPARTS
+from checks.grading.exercises import COUNTERPARTS
 from tools import nbcore
 from tools.build import fake_students
 from tools.meta import mutants
@@ -32,7 +32,7 @@ def test_corpus_covers_every_exercise(src):
 
 @pytest.mark.parametrize("src", SOURCES, ids=IDS)
 def test_delegates_wherever_the_library_has_a_counterpart(src):
-    """An exercise with library counterparts (td_lib.own_work.COUNTERPARTS) has a 'delegates'
+    """An exercise with library counterparts (checks/grading/exercises.py) has a 'delegates'
     variant in its corpus. (This rule lives here, not in tools/meta/mutants.py: ``tools`` imports
     neither td_lib nor checks.)"""
     corpus = fake_students.fixture(src).get("mutants", {})

@@ -1,4 +1,5 @@
-"""The grading guard: library counterparts are off while a student's function is graded."""
+"""The home guard (td_lib.own_work): the functions its registry lists are off while a student's function runs
+in a test cell. td_lib's own registry is empty; the tests fill it as the handout's edition is generated."""
 
 from __future__ import annotations
 
@@ -7,14 +8,33 @@ import functools
 import numpy as np
 import pytest
 
+from checks.grading import exercises
 from td_lib import mixed_cumulant, own_work
 from td_lib.own_work import COUNTERPARTS, DelegationError, library_off
+
+
+@pytest.fixture(autouse=True)
+def registry(monkeypatch):
+    """td_lib's registry holding the instructor's (the handout's holds the general tools only)."""
+    for ex, names in exercises.COUNTERPARTS.items():
+        monkeypatch.setitem(COUNTERPARTS, ex, names)
+
+
+def test_the_library_names_no_exercise():
+    assert own_work.COUNTERPARTS == exercises.COUNTERPARTS  # the fixture's doing: td_lib's is empty
+    import importlib
+    import sys
+    saved = sys.modules.pop("td_lib.own_work")
+    try:
+        assert importlib.import_module("td_lib.own_work").COUNTERPARTS == {}
+    finally:
+        sys.modules["td_lib.own_work"] = saved
 
 
 def test_every_registered_counterpart_resolves():
     # In the full (instructor) environment every dotted name must import: a typo would
     # silently switch nothing off.
-    missing = [(ex, name) for ex, names in COUNTERPARTS.items() for name in names
+    missing = [(ex, name) for ex, names in exercises.COUNTERPARTS.items() for name in names
                if own_work._resolve(name) is None]
     assert missing == []
 
@@ -179,7 +199,9 @@ def test_demo_result_shows_the_students_result_or_the_reference(capsys):
     assert np.isnan(nan_ref[0, 0]) and nan_ref[0, 1] == 2.0
 
 
-def test_counterpart_names_the_argument_when_the_library_has_none():
-    assert own_work.counterpart("kappa4_v", vars(mixed_cumulant), "kappa4") is mixed_cumulant.kappa4_v
+def test_library_default_names_the_argument_when_the_library_has_none():
+    from td_lib.core.validate import library_default
+
+    assert library_default("kappa4_v", vars(mixed_cumulant), "kappa4") is mixed_cumulant.kappa4_v
     with pytest.raises(TypeError, match="cross_moment is required: pass your own function"):
-        own_work.counterpart("relu_cross_moment", {}, "cross_moment")
+        library_default("relu_cross_moment", {}, "cross_moment")

@@ -29,16 +29,16 @@ def test_no_counterpart_is_importable_and_the_rest_works(edition):
             "missing = [n for n, mod in (('kappa4_v', m), ('initial_error', cl), ('noise_floor', cl),"
             " ('ntk_at_init', el)) if hasattr(mod, n)]\n"
             "assert not missing, missing\n"
-            "assert cl.J2 and cl.generalisation_error\n"  # general tools (own_work.GENERAL_TOOLS) stay
+            "assert cl.J2 and cl.generalisation_error\n"  # general tools (exercises.GENERAL_TOOLS) stay
             "try:\n    from td_lib.mixed_cumulant import kappa4_v\nexcept ImportError:\n    pass\n"
             "else:\n    raise SystemExit('kappa4_v imported')\n"
             "X, S = el.make_data(20, 5, rng=0)\n"  # what answers may use is still there
             "assert X.shape == (20, 5)\n"
             "from td_lib.core.gaussian import gaussian_expectation\n"
             "assert abs(gaussian_expectation(lambda z: z**2) - 1) < 1e-12\n"
-            "from td_lib.own_work import COUNTERPARTS, DELEGATE_CUTS\n"
+            "from td_lib import own_work\nfrom td_lib.own_work import COUNTERPARTS\n"
             "import json\nassert {k: list(v) for k, v in COUNTERPARTS.items()} == json.loads(sys.argv[2])\n"
-            "assert DELEGATE_CUTS == {}\n")
+            "assert not hasattr(own_work, 'DELEGATE_CUTS') and not hasattr(own_work, 'GENERAL_TOOLS')\n")
     registry = se.home_registry()
     assert registry and all(n.startswith("td_lib.") for ns in registry.values() for n in ns)
     out = subprocess.run([sys.executable, "-s", "-c", code, str(edition.parent), json.dumps(registry)],
@@ -85,14 +85,14 @@ def test_examples_using_a_cut_function_go_with_it():
 def test_engines_whose_default_is_cut_are_found(tmp_path):
     lib = tmp_path / "td_lib"
     lib.mkdir()
-    (lib / "m.py").write_text("def engine(f=None):\n    return counterpart('gone', globals(), 'f')\n\n\n"
+    (lib / "m.py").write_text("def engine(f=None):\n    return library_default('gone', globals(), 'f')\n\n\n"
                               "def caller():\n    return engine()\n\n\ndef free():\n    return 1\n")
     assert se._needing(lib, {"gone"}) == {"engine", "caller"}
 
 
 def test_engines_ask_for_the_students_function_in_the_edition(edition):
     """An engine whose default is a cut counterpart names the argument to pass; a general tool
-    (own_work.GENERAL_TOOLS) stays."""
+    (exercises.GENERAL_TOOLS) stays."""
     code = ("import numpy as np\n"
             "import td_lib.teacher_student as ts, td_lib.circle_net as b, td_lib.kernels as k\n"
             "import td_lib.early_linear as el, td_lib.mixed_cumulant as mixed_cumulant, td_lib.cnn_lcn as cl\n"

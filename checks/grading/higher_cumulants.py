@@ -1,7 +1,7 @@
 """Grading references of §7.2 "Higher cumulants" (notebook ``td2_7_2_higher_cumulants``).
 
 Hidden tests and :mod:`checks.higher_cumulants` import these; students do not have them (the delegation
-guard :data:`td_lib.own_work.COUNTERPARTS` switches them off during a graded call).
+registry :mod:`checks.grading.exercises` lists them as counterparts).
 """
 
 from __future__ import annotations

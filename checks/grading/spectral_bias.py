@@ -1,7 +1,7 @@
 """Grading references of §7.3 "Spectral bias" (instructor-only; see :mod:`checks.grading`).
 
 The hidden tests of ``td2_7_3_spectral_bias`` and the claims of :mod:`checks.spectral_bias` take
-these references from here; :data:`td_lib.own_work.COUNTERPARTS` lists them as counterparts
+these references from here; :mod:`checks.grading.exercises` lists them as counterparts
 of Exercises 7.3.B and 7.3.C, so a graded answer cannot call them.
 
 Examples

@@ -1,7 +1,7 @@
 """Grading references of §7.1 "Two moments" (notebook ``td2_7_1_two_moments``).
 
 Hidden tests and :mod:`checks.two_moments` import these; students do not have them (the delegation
-guard :data:`td_lib.own_work.COUNTERPARTS` switches them off during a graded call).
+registry :mod:`checks.grading.exercises` lists them as counterparts).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from td_lib.cnn_lcn.model import KINDS, input_covariance
 from td_lib.core import validate as V
 from td_lib.core.run import Run, checkpoints, static
 from td_lib.core.runtime import numpy_rng
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 
 __all__ = ["alignment", "alpha_spec", "SpecialisationRun", "specialisation_runs", "specialisation_time",
            "log_d_fit", "reflect"]
@@ -190,7 +190,7 @@ def specialisation_time(D, *, P: int = 6, k_s: int = 3, k_t: int = 1, eta: float
     ----------
     Mori et al. (CNN vs LCN), eq. 25, Result 3.3.
     """
-    spec = counterpart("alpha_spec", globals(), "spec") if spec is None else spec
+    spec = library_default("alpha_spec", globals(), "spec") if spec is None else spec
     r = specialisation_runs(D, P=P, k_s=k_s, k_t=k_t, eta=eta, T=T, c=c, sigma=sigma,
                             n_init=n_init, rng=rng, threshold=threshold, alpha_max=alpha_max,
                             n_ckpt=600, dtau=dtau, progress=progress)

@@ -17,7 +17,7 @@ import numpy as np
 from td_lib.cnn_lcn.init import leading_order_init
 from td_lib.cnn_lcn.integrate import integrate
 from td_lib.cnn_lcn.model import KINDS, input_covariance
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 
 __all__ = ["phase_diagram", "refine_min"]
 
@@ -121,7 +121,7 @@ def phase_diagram(*, P: int = 4, k_s: int = 1, k_t: int = 1, T: float = 1.0, sig
     alpha_F = np.geomspace(1e-2, 1e4, 25) if alpha_F is None else np.asarray(alpha_F, float)
     etas = np.geomspace(1e-4, 3.0, 41) if etas is None else np.asarray(etas, float)
     if optimal_eta is None:
-        refine = counterpart("refine_min", globals(), "optimal_eta")
+        refine = library_default("refine_min", globals(), "optimal_eta")
     elif callable(optimal_eta):
         refine = None
     else:

@@ -17,7 +17,8 @@ c must lie in [0.0, 1.0), got 1.0
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,3 +114,28 @@ def choice(name: str, value, options: Sequence) -> object:
     if value not in options:
         raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
     return value
+
+
+def library_default(name: str, namespace: dict[str, Any], argument: str) -> Callable:
+    """The library function ``name`` of an engine's module, as the engine's default for ``argument``.
+
+    An engine that can run on a function the reader wrote (``argument``) uses the library's own
+    when given none. An edition of td_lib without ``name`` (the handout's, which lacks the
+    functions students write) raises a ``TypeError`` asking for ``argument`` here, instead of a
+    ``NameError`` deep in the engine.
+
+    Examples
+    --------
+    >>> library_default("positive_int", globals(), "check").__name__
+    'positive_int'
+    >>> try:
+    ...     library_default("missing_function", globals(), "check")
+    ... except TypeError as e:
+    ...     print(e)
+    check is required: pass your own function (this edition of td_lib does not have missing_function)
+    """
+    fn = namespace.get(name)
+    if fn is None:
+        raise TypeError(f"{argument} is required: pass your own function (this edition of td_lib does not "
+                        f"have {name})")
+    return fn

@@ -22,6 +22,7 @@ from td_lib.core import validate as V
 from td_lib.core.gaussian import gaussian_expectation
 from td_lib.core.run import checkpoints
 from td_lib.core.runtime import bar, base_seed
+from td_lib.core.validate import library_default
 from td_lib.early_linear._shared import BREAKPOINTS, LAYERS, AgreementRun, CNNAgreementRun, GDRun, act
 from td_lib.early_linear.cnn import cnn_ntk, cnn_symmetric_init, cnn_teacher_labels, train_cnn
 from td_lib.early_linear.cnn_kernel import (
@@ -32,7 +33,7 @@ from td_lib.early_linear.cnn_kernel import (
     cnn_ntk_infinite,
     cnn_walsh_rates,
 )
-from td_lib.early_linear.fcn import (  # ntk_at_init: lemma_sweep's default (counterpart)
+from td_lib.early_linear.fcn import (  # ntk_at_init: lemma_sweep's default (library_default)
     make_data,
     ntk_at_init,  # noqa: F401
     symmetric_init,
@@ -47,7 +48,6 @@ from td_lib.early_linear.linear import (  # linear_constants, linear_kernel: the
     spectral_norm,
     time_scale,
 )
-from td_lib.own_work import counterpart
 
 __all__ = ["lemma_sweep", "agreement_run", "first_time_within", "cnn_kernel_sweep",
            "cnn_agreement_run"]
@@ -61,7 +61,7 @@ def _n_of(d: int, alpha: float, n_factor: float) -> int:
 def _ntk_pair(ntk, X, W, v, activation: str) -> tuple[np.ndarray, np.ndarray]:
     """(Theta1, Theta2) of network (1) at initialisation: the caller's ``ntk`` or the library's."""
     if ntk is None:
-        lib = counterpart("ntk_at_init", globals(), "ntk")
+        lib = library_default("ntk_at_init", globals(), "ntk")
         return lib(X, W, v, activation, "first"), lib(X, W, v, activation, "second")
     if not callable(ntk):
         raise TypeError(f"ntk must be a function (X, W, v, phi, dphi) -> (Theta1, Theta2), got {ntk!r}")
@@ -82,8 +82,8 @@ def _kernels_fn(linear_kernels):
             raise TypeError("linear_kernels must be a function (X, activation, tr_sigma2_over_d) -> (K1, K2), "
                             f"got {linear_kernels!r}")
         return linear_kernels
-    constants = counterpart("linear_constants", globals(), "linear_kernels")
-    kernel = counterpart("linear_kernel", globals(), "linear_kernels")
+    constants = library_default("linear_constants", globals(), "linear_kernels")
+    kernel = library_default("linear_kernel", globals(), "linear_kernels")
 
     def library(X, activation, tr_sigma2_over_d=1.0):
         c = constants(activation, tr_sigma2_over_d)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from td_lib.core import validate as V
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 
 if TYPE_CHECKING:
     import torch
@@ -157,7 +157,7 @@ def _clone_cross(cross, bu: float, bv: float, correlated: bool) -> float:
     if not correlated:
         return 0.0
     if cross is None:
-        return counterpart("cross_term", globals(), "cross")(bu, bv, True)
+        return library_default("cross_term", globals(), "cross")(bu, bv, True)
     c = V.finite("cross", cross)
     if c * c >= 1.0 + bu:
         raise ValueError(f"cross = {c} makes the clone's covariance indefinite (need c^2 < 1 + beta_u = {1 + bu})")

@@ -21,11 +21,11 @@ import numpy as np
 
 from td_lib.core import validate as V
 from td_lib.core.runtime import numpy_rng
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 from td_lib.teacher_student.theory import (
     pair_at_angle,
     population_gradient,
-    population_gradient_mc,  # noqa: F401 - eq10_norm_scan's default (counterpart)
+    population_gradient_mc,  # noqa: F401 - eq10_norm_scan's default (validate.library_default)
 )
 
 __all__ = ["eq10_norm_scan", "theorem6_scan"]
@@ -108,7 +108,7 @@ def eq10_norm_scan(scales=(0.25, 0.5, 1.0, 2.0, 4.0), *, which: str = "w", n: in
             Vc[0] *= c
         gW, _ = population_gradient(Wc, Vc, Wt, Vt, cross_moment=cross_moment)
         if monte_carlo is None:
-            mc_lib = counterpart("population_gradient_mc", globals(), "monte_carlo")
+            mc_lib = library_default("population_gradient_mc", globals(), "monte_carlo")
             mW, _, sW, _ = mc_lib(Wc, Vc, Wt, Vt, n=n_samples, rng=seeds[i])
         else:
             mW, sW = _pulls_mc(monte_carlo, Wc, Vc, Wt, Vt, n_samples, numpy_rng(seeds[i]))

@@ -28,7 +28,7 @@ from scipy import integrate
 from td_lib.core import validate as V
 from td_lib.core.gaussian import arccos_kernel
 from td_lib.core.runtime import numpy_rng
-from td_lib.own_work import counterpart
+from td_lib.core.validate import library_default
 from td_lib.teacher_student.model import RELU
 
 __all__ = ["pair_at_angle", "relu_cross_moment", "relu_cross_moment_mc", "relu_kernel",
@@ -255,7 +255,7 @@ def _cross_moments(cross_moment, sigma: float):
     """``M(a, w)`` broadcast over leading axes: the library's, or ``cross_moment`` (one pair,
     ``σ = 1``) applied pair by pair and scaled by ``σ²``."""
     if cross_moment is None:
-        lib = counterpart("relu_cross_moment", globals(), "cross_moment")
+        lib = library_default("relu_cross_moment", globals(), "cross_moment")
         return lambda a, w: lib(a, w, sigma=sigma)
     if not callable(cross_moment):
         raise TypeError(f"cross_moment must be a function (w_star, w_k) -> (d,), got {cross_moment!r}")

@@ -275,7 +275,7 @@ MIN_MESSAGE = 20  # characters of a constant assert message
 
 
 def reference_names() -> set[str]:
-    """Names of the functions that answer an exercise (the registry ``td_lib.own_work.COUNTERPARTS``,
+    """Names of the functions that answer an exercise (the registry ``checks/grading/exercises.py``,
     last components, general tools left out): what a test cell may not call while grading."""
     keep = student_edition.general_tools()
     return {n.split(".")[-1] for names in student_edition.counterparts().values() for n in names if n not in keep}

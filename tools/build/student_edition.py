@@ -2,17 +2,18 @@
 
     python -m tools.build.student_edition OUT      # writes OUT/td_lib and checks it
 
-Generated from the one source (``td_lib/``), never edited by hand, using the registry of
-exercise counterparts (``td_lib.own_work.COUNTERPARTS``):
+Generated from the one source (``td_lib/``), never edited by hand, using the instructor's registry
+of exercise counterparts (``checks/grading/exercises.py``, ``COUNTERPARTS``; td_lib names no exercise):
 
 - every td_lib function or method the registry names is absent: its ``def`` (with its
   decorators) is cut from the module that defines it, and its name from every ``import`` and
   ``__all__`` that re-exported it, so ``from td_lib.mixed_cumulant import kappa4_v`` fails and nothing is
-  left to read, copy or call. The registry's general tools (``own_work.GENERAL_TOOLS``: building
+  left to read, copy or call. The registry's general tools (``GENERAL_TOOLS``: building
   blocks, or formulas a statement prints) stay in the students' edition and go from the grading
   kernel's (``keep_general=False``), as do the functions ``python -m tools.meta.delegates`` found a
-  short delegate of an exercise could hand in (``own_work.DELEGATE_CUTS``);
-- one verdict at home and at grading: the edition's registry (:func:`home_registry`) holds, per
+  short delegate of an exercise could hand in (``DELEGATE_CUTS``);
+- one verdict at home and at grading: the edition's ``own_work.COUNTERPARTS`` (empty in td_lib) is
+  generated (:func:`home_registry`): it holds, per
   exercise, the names the students' edition keeps and the grading edition of the exercise's
   notebook cuts. While a test cell's ``own_work`` call runs at home, calling one raises
   ``DelegationError`` ("`k2_erf` calls `td_lib.cnn_lcn.integrals.J2`, which is not there when your
@@ -56,6 +57,8 @@ from tools.nbcore import BEGIN_SOL, END_SOL  # the solution markers, in one plac
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "td_lib"
+#: the instructor's registry of exercises and the library functions that answer them
+EXERCISES = REPO / "checks" / "grading" / "exercises.py"
 #: an exercise's number or name: "7.3.A", "(7.3.A.3)", "§7.3.C", "7.1b.A", "7.3.A.1–2", "Exercise 7.2.C",
 #: "exercise A", "Exercises 7.2.B/7.2.C", a grade id ("ex72A_kappa4", "test_exA_j2_erf")
 _MENTION = (r"§?(?<![\w.])\d\.\d\w?\.[A-F](?![a-zA-Z])(?:\.\d+)?(?:\s*[–-]\s*\d+)?"
@@ -74,24 +77,27 @@ def handout_exercises(source: Path = SOURCE) -> list[str]:
     return sorted(counterparts(source))
 
 
-def _literal(source: Path, name: str):
-    tree = ast.parse((source / "own_work.py").read_text())
+def _literal(name: str, registry: Path | None = None):
+    """One literal of the instructor's registry of exercises (``checks/grading/exercises.py``), read
+    with ``ast``: tools import neither td_lib nor checks."""
+    path = EXERCISES if registry is None else registry
+    tree = ast.parse(path.read_text())
     for node in tree.body:
         target = node.target if isinstance(node, ast.AnnAssign) else (
             node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
         if isinstance(target, ast.Name) and target.id == name:
             return ast.literal_eval(node.value)
-    raise ValueError(f"td_lib/own_work.py defines no {name} literal")
+    raise ValueError(f"{path} defines no {name} literal")
 
 
 def counterparts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
-    """The registry, read from ``own_work.py`` as a literal (tools do not import td_lib)."""
-    return _literal(source, "COUNTERPARTS")
+    """The registry: exercise -> the functions that answer it (``checks/grading/exercises.py``)."""
+    return _literal("COUNTERPARTS")
 
 
 def general_tools(source: Path = SOURCE) -> set[str]:
-    """Registry names the edition keeps (``own_work.GENERAL_TOOLS``: blocked while graded only)."""
-    return set(_literal(source, "GENERAL_TOOLS"))
+    """Registry names the handout's edition keeps (``exercises.GENERAL_TOOLS``: off while graded only)."""
+    return set(_literal("GENERAL_TOOLS"))
 
 
 # Run in a fresh interpreter (tools import no td_lib): ``package.module.attr[.attr]`` to its
@@ -241,9 +247,9 @@ _PAREN = re.compile(rf"\s*\((?:[^()]*?(?:{_MENTION}))[^()]*\)")
 
 
 def delegate_cuts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
-    """``own_work.DELEGATE_CUTS``: what ``python -m tools.meta.delegates`` found an exercise's grading
+    """``exercises.DELEGATE_CUTS``: what ``python -m tools.meta.delegates`` found an exercise's grading
     edition kept and a short delegate could hand in; the grading edition cuts it too."""
-    return _literal(source, "DELEGATE_CUTS")
+    return _literal("DELEGATE_CUTS")
 
 
 def cut_names(exercises=None, keep_general: bool = True, source: Path = SOURCE) -> list[str]:
@@ -268,7 +274,7 @@ def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exerci
     that notebook grades: a statement may point to the library's version of an exercise another
     notebook grades (lesson 3 of CNN/LCN computes W with ``cl.J2``, eq. 45 of lesson 1, derived in
     its exercise A). ``keep_general=False`` cuts the general tools of those exercises too
-    (``own_work.GENERAL_TOOLS``): the grading kernel's edition."""
+    (``GENERAL_TOOLS``): the grading kernel's edition."""
     names = cut_names(exercises, keep_general, source)
     where = locate(names, python) if names else {}
     dest = Path(out) / "td_lib"
@@ -302,7 +308,7 @@ def _callee(call: ast.Call) -> str:
 
 def _needing(dest: Path, removed: set[str]) -> set[str]:
     """The edition's functions that need a cut one by default: an engine whose default is a cut
-    function (``own_work.counterpart("<name>", ...)``), and every function of td_lib calling such
+    function (``validate.library_default("<name>", ...)``), and every function of td_lib calling such
     an engine by name (``sample(...)``, ``mixed_cumulant.sample(...)``: a docstring example calling
     one without the student's function fails). A name that module-level functions or methods of
     several modules define counts only when every one of them needs a cut function;
@@ -315,7 +321,7 @@ def _needing(dest: Path, removed: set[str]) -> set[str]:
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 reads = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | {
                     n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
-                seed = any(isinstance(n, ast.Call) and _callee(n) == "counterpart" and n.args
+                seed = any(isinstance(n, ast.Call) and _callee(n) == "library_default" and n.args
                            and isinstance(n.args[0], ast.Constant) and n.args[0].value in removed
                            for n in ast.walk(fn))
                 defs.append((fn.name, reads, seed))
@@ -402,11 +408,10 @@ def home_registry(source: Path = SOURCE, course: Path = REPO / "course") -> dict
 
 
 def _write_registry(text: str, registry: dict[str, tuple[str, ...]]) -> str:
-    """``own_work.py`` with ``COUNTERPARTS`` replaced by ``registry`` and ``DELEGATE_CUTS`` empty."""
+    """``own_work.py`` with its (empty) ``COUNTERPARTS`` replaced by ``registry``."""
     body = "".join(f"    {ex!r}: {names!r},\n" for ex, names in registry.items())
     new = {"COUNTERPARTS": ["# what the handout keeps and a grading edition does not: off while graded",
-                            "COUNTERPARTS: dict[str, tuple[str, ...]] = {", *body.rstrip("\n").split("\n"), "}"],
-           "DELEGATE_CUTS": ["DELEGATE_CUTS: dict[str, tuple[str, ...]] = {}"]}
+                            "COUNTERPARTS: dict[str, tuple[str, ...]] = {", *body.rstrip("\n").split("\n"), "}"]}
     found = []
     for node in reversed(ast.parse(text).body):
         target = node.target if isinstance(node, ast.AnnAssign) else None
@@ -579,7 +584,7 @@ def files(edition: Path) -> dict[str, bytes]:
 
 HELP = """\
 Write the student edition of td_lib into OUT/td_lib and check it: no function that answers a graded
-exercise (general tools, own_work.GENERAL_TOOLS, stay), a registry that stops a graded function
+exercise (the general tools of checks/grading/exercises.py stay), a registry that stops a graded function
 calling a tool its grading edition lacks, no line naming an exercise or stating an answer (read
 from the course's solutions), docstring examples that run. The handout's wheel is this edition;
 the grading sandbox builds one per notebook, without that notebook's general tools too."""

@@ -10,7 +10,7 @@ and every function ``f`` the answer cell defines, it tries every public function
 grading edition as a *short delegate* of ``f`` and runs the test cells of ``f`` (visible and hidden
 parts, from ``course/source``) with ``f`` bound to the delegate. A delegate that makes every one of
 them pass is a **finding**: cut ``g`` from that notebook's grading edition
-(``td_lib.own_work.DELEGATE_CUTS``) or change the exercise.
+(``checks/grading/exercises.py``, ``DELEGATE_CUTS``) or change the exercise.
 
 Candidates, for a library function ``g`` and the student's call ``f(*args, **kwargs)`` (the
 parameters of ``f`` are read from the solution's signature):

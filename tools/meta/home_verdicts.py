@@ -21,7 +21,7 @@ The students (:data:`STUDENTS`): ``reference`` (every answer cell holds the solu
 ``delegates`` (the corpus's delegations, ``checks/fixtures/<a>/<nb>/<ex>/delegates.py``, as the
 pipeline's delegating student) and ``home_delegates``: the same, with the answers of
 ``checks/fixtures/home_delegates/<notebook>/`` in place of the corpus's, each of which only calls a
-general tool the handout keeps and the grading edition cuts (``own_work.GENERAL_TOOLS``,
+general tool the handout keeps and the grading edition cuts (``GENERAL_TOOLS`` of ``checks/grading/exercises.py``,
 ``DELEGATE_CUTS``: ``generalisation_error``, ``arccos_kernel``; the corpus's ``j2_erf`` and
 ``lcn_sgd_step`` delegations already call ``J2`` and ``sgd_step``). Only notebooks with such
 answers have this student. A mismatch means a student reads ✓ at home for
