@@ -275,9 +275,13 @@ def test_finite_width_cells_reject_wrong_implementations(impl, fails):
             _run_test_cell(test_id, {"finite_width_ntk": impl})
 
 
-def test_finite_width_cells_block_the_library_kernel():
+def test_finite_width_cells_block_the_library_kernel(monkeypatch):
+    from checks.grading import exercises
+    from td_lib import own_work
     from td_lib.own_work import DelegationError
 
+    monkeypatch.setattr(own_work, "COUNTERPARTS", {})
+    exercises.install_guard()  # the whole library is here: the graded call is denied the exercise's counterparts
     for test_id in FW_TESTS:
         with pytest.raises(DelegationError):
             _run_test_cell(test_id, {"finite_width_ntk": kernels.finite_width_kernel})

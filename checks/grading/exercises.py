@@ -113,3 +113,17 @@ GENERAL_TOOLS: tuple[str, ...] = (
 DELEGATE_CUTS: dict[str, tuple[str, ...]] = {
     "ex74A_closed_form": ("td_lib.core.gaussian.arccos_kernel",),
 }
+
+
+def install_guard() -> None:
+    """Fill td_lib's guard registry (``td_lib.own_work.COUNTERPARTS``, empty in the library) with
+    :data:`COUNTERPARTS`, in this process.
+
+    The instructor's environment has the whole library. Where the course's test cells run there
+    on purpose against answers that delegate (the mutation corpus, ``tools.meta.mutants``; tests of
+    the test cells), this makes a graded call fail on any counterpart of its exercise, as it fails
+    in the grading edition, which does not have them.
+    """
+    from td_lib import own_work
+
+    own_work.COUNTERPARTS.update(COUNTERPARTS)

@@ -145,6 +145,11 @@ def run(source: Path, only: list[str] | None = None, verbose: bool = True) -> li
     out: list[Outcome] = []
     try:
         t0 = time.perf_counter()
+        # the whole library is here: a graded call is denied its exercise's counterparts, as the
+        # grading edition (which lacks them) denies them
+        guard = k.run("from checks.grading.exercises import install_guard; install_guard()")
+        if guard:
+            raise RuntimeError(f"{source.name}: the guard did not install: {guard}")
         for c in nb.cells:
             if c.cell_type != "code" or nbcore.is_demo(c):  # as the autograder runs it (GradingExecute)
                 continue
