@@ -27,7 +27,9 @@ import numpy as np
 from td_lib.core import validate as V
 from td_lib.two_moments_demos import student_value  # re-exported: the §7.2 demos use it too
 
-__all__ = ["hermite_gram_error", "escape_study", "study_slopes", "escape_sweep", "student_value"]
+__all__ = ["hermite_gram_error", "hermite_report", "cumulant_direction", "bump_densities", "information_exponents",
+           "escape_study", "study_slopes", "study_report", "escape_sweep", "sweep_report", "loss_curves",
+           "linear_flow_ratio", "staircase_report", "student_value"]
 
 
 def hermite_gram_error(n: int = 6) -> float:
@@ -94,3 +96,117 @@ def escape_sweep(escape_times: Callable, deltas, *, runs: int, t_max: int, k: in
     T = np.stack([np.asarray(escape_times(k, d, dl, runs=runs, t_max=t_max, seed=7299 + i), dtype=float)
                   for i, dl in enumerate(bar(deltas, progress, "step-size sweep"))])
     return {"med": np.median(T, axis=1), "never": np.isinf(T).mean(axis=1)}
+
+
+def hermite_report(s_relu, s_tanh) -> None:
+    """Print the normalised Hermite coefficients ``σ_k = E[σ(Z) He_k(Z)] / k!`` of ReLU
+    (``k ≤ 6``, and ``sqrt(2π)·(σ_2, σ_4) = (1, −1)``) and of tanh (``k ≤ 5``: the even ones
+    vanish), defined for §7.2 of the course (the information exponent of an activation)."""
+    print("ReLU sigma_k, k = 0..6:", np.round(s_relu[:7], 6))
+    print("sqrt(2 pi) * (sigma_2, sigma_4):", np.round(math.sqrt(2 * math.pi) * s_relu[[2, 4]], 12))
+    print("tanh sigma_k, k = 0..5:", np.round(s_tanh[:6], 6), "(odd function: even k vanish)")
+
+
+def cumulant_direction(X, y, v) -> tuple[np.ndarray, np.ndarray]:
+    """The projections ``v·x`` of the samples ``X`` (n, d) of class +1 and of class −1 (labels
+    ``y``), printing the mean, variance and Monte Carlo fourth cumulant
+    ``κ_4 = E[t⁴] − 3 E[t²]²`` of class +1 along ``v``: the cumulant direction of the mixed
+    cumulant model, same mean and variance as class −1 (Exercise 7.2.A.2, defined for §7.2 of the
+    course). Returns ``(v·x in class +1, v·x in class −1)``."""
+    xv, xv_minus = (X @ v)[y > 0], (X @ v)[y < 0]
+    k4 = np.mean(xv**4) - 3 * np.mean(xv**2) ** 2
+    print(f"class +1 along v: mean {xv.mean():+.4f}, variance {xv.var():.4f}, "
+          f"kappa_4 {k4:.3f} (Monte Carlo, {xv.size} samples)")
+    return xv, xv_minus
+
+
+def bump_densities(t, beta_v: float) -> tuple[np.ndarray, np.ndarray]:
+    """The densities of ``v·x`` at ``t`` in the two classes of the mixed cumulant model, defined
+    for §7.2 of the course (Exercise 7.2.A.2): class +1 is the two-bump mixture
+    ``½ N(±a, s²)`` with ``a = sqrt(β_v/(1+β_v))``, ``s = 1/sqrt(1+β_v)``; class −1 is
+    ``N(0, 1)``. Returns ``(p_+(t), p_−(t))``."""
+    from scipy.stats import norm
+
+    a, s = math.sqrt(beta_v / (1 + beta_v)), 1 / math.sqrt(1 + beta_v)
+    return 0.5 * (norm.pdf(t, a, s) + norm.pdf(t, -a, s)), norm.pdf(t, 0, 1)
+
+
+def information_exponents() -> None:
+    """Print the information exponent (:func:`td_lib.hermite.information_exponent`, Hermite
+    coefficients up to degree 10) of ``h_1``, ``h_3``, ``z²``, ``|z|``, ``h_4 + 0.1 h_6``,
+    ``tanh`` and ``z³ = He_3 + 3 He_1``, defined for §7.2 of the course: the degree of the first
+    nonzero Hermite coefficient."""
+    from td_lib import hermite
+
+    examples = {"h_1 (linear)": lambda t: hermite.h(1, t), "h_3": lambda t: hermite.h(3, t),
+                "z^2": lambda t: t**2, "|z|": np.abs,
+                "h_4 + 0.1 h_6": lambda t: hermite.h(4, t) + 0.1 * hermite.h(6, t),
+                "tanh": np.tanh, "z^3 (= He_3 + 3 He_1)": lambda t: t**3}
+    for name, f in examples.items():
+        bp = [0.0] if name == "|z|" else None
+        print(f"{name:24s} information exponent {hermite.information_exponent(f, 10, breakpoints=bp)}")
+
+
+def study_report(rows: dict) -> None:
+    """Print, for each information exponent ``k`` of :func:`study_slopes`' ``rows``, the median
+    escape times, their ratio to the law (``d``, ``d ln² d``, ``d² ln d``), the fitted log-log
+    slope with its bootstrap spread and 90 % interval, and the law's slope (the escape-time study
+    of Exercise 7.2.C, defined for §7.2 of the course)."""
+    for k, r in rows.items():
+        med, law, boot = r["med"], r["law"], r["boot"]
+        lo, hi = np.quantile(boot, [0.05, 0.95])
+        print(f"k={k}: medians {med.tolist()}, ratio to the law {np.round(med / law, 2).tolist()}, "
+              f"slope {r['slope']:.2f} ± {boot.std():.2f} (bootstrap 90% interval "
+              f"{lo:.2f}–{hi:.2f}); law's slope {r['slope_law']:.2f}")
+
+
+def sweep_report(deltas, med, never, t_max: int) -> None:
+    """Print, for each step parameter ``δ`` of :func:`escape_sweep`, the median escape time and
+    the share of runs not escaped after ``t_max`` steps (the step-size window of Exercise 7.2.C,
+    defined for §7.2 of the course)."""
+    for dl, m, f in zip(deltas, med, never):
+        print(f"delta = {dl:6.3f}: median escape time {m:9.1f}, not escaped after {t_max} steps: {f:.0%}")
+
+
+def loss_curves(loss_coefficients: Callable, sigma2: float, sigma4: float, *, beta_u: float = 5.0,
+                beta_v: float = 10.0):
+    """The student's ``loss_coefficients`` (Exercise 7.2.D.3) at ``β_u``, ``β_v`` for
+    independent and correlated latents, ``{correlated: (c20, c11, c04)}``, or None with a note
+    while it is not written or fails (:func:`student_value`), defined for §7.2 of the course:
+    the dotted Hermite approximations of the exact ReLU loss in its figure."""
+    return student_value(
+        lambda: {corr: loss_coefficients(beta_u, beta_v, corr, sigma2, sigma4) for corr in (False, True)},
+        "loss_coefficients is not written yet (7.2.D.3): the figure shows the exact loss without the dotted "
+        "Hermite approximations.", "loss_coefficients failed ({exc}): the figure shows the exact loss without "
+        "the dotted Hermite approximations.")
+
+
+def linear_flow_ratio(c20: float, c11: float, *, t: float = 12.0, start=(0.01, 0.004)) -> None:
+    """Print ``α_v/α_u`` at time ``t`` of the linearised flow ``α̇ = Mα``,
+    ``M = [[2c20, c11], [c11, 0]]``, integrated from the small start ``start`` (Exercise 7.2.D.4,
+    defined for §7.2 of the course): it tends to the ratio of the growing mode."""
+    from scipy.integrate import solve_ivp
+
+    M = np.array([[2 * c20, c11], [c11, 0.0]])
+    sol = solve_ivp(lambda t, a: M @ a, (0, t), list(start), rtol=1e-10, atol=1e-14)
+    print(f"linear flow at t = {t:g}: alpha_v / alpha_u = {sol.y[1, -1] / sol.y[0, -1]:.4f}")
+
+
+def staircase_report(runs: dict) -> None:
+    """Print, for the staircase runs ``{correlated: run}`` (:func:`td_lib.staircase.train_staircase`),
+    the test accuracy over the last five records on the full data, on the Gaussian clone and on
+    the mean only, and when the overlap with ``v`` leaves its start (more than 0.05 above its
+    first value, :func:`td_lib.staircase.onset_step`) and first exceeds 0.9 (demo 7.2.E, defined
+    for §7.2 of the course)."""
+    from td_lib import staircase
+
+    for corr in (False, True):
+        r = runs[corr]
+        late = slice(-5, None)  # the last five records
+        print(("correlated " if corr else "independent") +
+              f": accuracy over the last five records: full {np.mean(r.accuracy_on('full data')[late]):.3f}, "
+              f"clone {np.mean(r.accuracy_on('Gaussian clone')[late]):.3f}, "
+              f"mean only {np.mean(r.accuracy_on('mean only')[late]):.3f}")
+        print(f"    largest overlap with v: {r.overlap_v[0]:.2f} at step {r.t[0]}; stays more than 0.05 "
+              f"above that from step {staircase.onset_step(r.t, r.overlap_v, 0.05)} on; "
+              f"first > 0.9 at step {staircase.first_above(r.t, r.overlap_v, 0.9)}")

@@ -20,14 +20,16 @@ Examples
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable
 
 import numpy as np
 
 from td_lib.core import validate as V
 
-__all__ = ["chebyshev_error", "frequencies_present", "odd_part_error", "sine_target", "flow_amplitudes",
-           "finite_width_demo"]
+__all__ = ["chebyshev_error", "frequencies_present", "odd_part_error", "circle_facts", "sine_target",
+           "flow_amplitudes", "flow_snapshots", "random_flow_amplitudes",
+           "run_ungraded", "finite_width_demo", "monte_carlo_report", "basri_run_report"]
 
 _THETA = np.linspace(0, 2 * np.pi, 257)  # the angles the checks of "Mode by mode" use
 
@@ -66,6 +68,18 @@ def odd_part_error(rng: np.random.Generator, units: int = 50) -> float:
     return np.abs(odd - lin).max()
 
 
+def circle_facts(rng: np.random.Generator, *, l_max: int = 11, k_max: int = 6, units: int = 50) -> None:
+    """Print the three facts of "The link to §7.1–7.2", defined for §7.3 of the course:
+    ``cos ℓθ = T_ℓ(cos θ)`` for ``ℓ ≤ l_max`` (:func:`chebyshev_error`), the frequencies present
+    in ``(cos φ)^k`` for ``k ≤ k_max`` (:func:`frequencies_present`), and the odd part of a
+    bias-free ReLU network of ``units`` units drawn from ``rng`` being linear in ``x``
+    (:func:`odd_part_error`)."""
+    print(f"max |cos(l theta) - T_l(cos theta)| for l <= {l_max}: {chebyshev_error(l_max):.1e}")
+    for kk in range(1, k_max + 1):
+        print(f"(cos phi)^{kk}: frequencies present {frequencies_present(kk)}")
+    print(f"max |odd part - (x . sum_r a_r w_r)/2|: {odd_part_error(rng, units):.1e}")
+
+
 def sine_target(theta, freqs) -> np.ndarray:
     """The target ``Σ_ℓ sin(ℓθ)`` over the frequencies ``freqs`` at the angles ``theta``, defined
     for §7.3 of the course (Demo 7.3.B)."""
@@ -89,6 +103,42 @@ def flow_amplitudes(theta_train, times, *, kappa: float, freqs, grid) -> tuple[n
     return kf.residual_per_frequency(F - sine_target(grid, freqs)[:, None], freqs), F
 
 
+def flow_snapshots(theta_train, times, snap_times, *, kappa: float, freqs, grid) -> tuple[np.ndarray, dict]:
+    """:func:`flow_amplitudes` at ``times`` and the fitted function on ``grid`` at
+    ``snap_times``, defined for §7.3 of the course (Demo 7.3.B). Returns ``(amplitudes (F, T),
+    {t: f_t on the grid})``."""
+    amps, _ = flow_amplitudes(theta_train, times, kappa=kappa, freqs=freqs, grid=grid)
+    _, F_snap = flow_amplitudes(theta_train, snap_times, kappa=kappa, freqs=freqs, grid=grid)
+    return amps, dict(zip(snap_times, F_snap.T))
+
+
+def random_flow_amplitudes(thetas: dict, ts, t_print: float, *, kappa: float, freqs, grid) -> dict:
+    """Demo 7.3.B with random training inputs, defined for §7.3 of the course: for each
+    training-set size ``n`` of ``thetas`` (``{n: angles}``) the residual amplitude of each
+    frequency under the kernel flow (:func:`flow_amplitudes`) at the times ``ts``, printing the
+    amplitudes at ``t_print``. Returns ``{n: (freqs, times) amplitudes}``."""
+    amps = {}
+    for n, theta in thetas.items():
+        A_r, _ = flow_amplitudes(theta, np.r_[ts, t_print], kappa=kappa, freqs=freqs, grid=grid)  # last: t_print
+        print(f"random inputs, n = {n}: residual amplitudes at t = {t_print:g} for l = {np.asarray(freqs).tolist()}:",
+              np.round(A_r[:, -1], 4).tolist())
+        amps[n] = A_r[:, :-1]
+    return amps
+
+
+def run_ungraded(fn: Callable[[], None], what: str, note: str) -> None:
+    """Run the student's free-form (ungraded) code ``fn()`` so that Run All goes on, defined for
+    §7.3 of the course (the comparison of Exercise 7.3.C): while it is the stub, say so; if it
+    raises, print the traceback and say so; ``what`` names it, ``note`` ends both messages."""
+    try:
+        fn()
+    except NotImplementedError as exc:
+        print(f"{what} skipped, not written yet ({str(exc) or f'{fn.__name__} is still the stub'}); {note}.")
+    except Exception:  # noqa: BLE001 - a bug in the free-form cell must not stop Run All
+        traceback.print_exc()
+        print(f"{what}: your code above raised (traceback printed); {note}.")
+
+
 def finite_width_demo(finite_width_ntk: Callable, basri: Callable, W, phi, widths, *, repeats: int) -> dict:
     """The finite-width demo of Exercise 7.3.C, defined for §7.3 of the course, run on the
     student's ``finite_width_ntk(phi, phi2, W)`` and ``basri(l)``: the Monte Carlo cosine
@@ -107,3 +157,35 @@ def finite_width_demo(finite_width_ntk: Callable, basri: Callable, W, phi, width
     gaps = np.stack([kernels.finite_width_gap(finite_width_ntk, widths, bias=bias, repeats=repeats, rng=7325)
                      for bias in (False, True)])
     return dict(a_mc=a_mc, se_mc=se_mc, rows=rows, gaps=gaps, basri=np.array([float(basri(l)) for l in range(7)]))
+
+
+def monte_carlo_report(fw: dict) -> None:
+    """Print the Monte Carlo cosine coefficients ``a_ℓ``, ``ℓ ≤ 6``, of :func:`finite_width_demo`
+    (``fw``) beside Basri's closed form, the deviation in standard errors at ``ℓ = 0, 1, 2, 4, 6``
+    and the largest ``|a_ℓ|`` at the odd ``ℓ = 3, 5``, which vanish (Exercise 7.3.C.3, defined
+    for §7.3 of the course)."""
+    a_mc, se_mc, basri = fw["a_mc"], fw["se_mc"], fw["basri"]
+    print("Monte Carlo a_l, l <= 6:", np.round(a_mc, 4))
+    print("closed form   l <= 6:   ", np.round(basri, 4))
+    even = np.array([0, 1, 2, 4, 6])
+    print("deviation / standard error for l = 0, 1, 2, 4, 6:",
+          np.round((a_mc[even] - basri[even]) / se_mc[even], 2))
+    print(f"odd l = 3, 5: |a_l| <= {np.abs(a_mc[[3, 5]]).max():.1e} (zero up to rounding)")
+
+
+def basri_run_report(run, freqs, a_bias: dict, t_pred, steps: int) -> None:
+    """Print Demo 7.3.D, defined for §7.3 of the course: for each output scale of ``run`` (a
+    :class:`td_lib.circle_net.CircleNetRun`) the relative change of its eNTK, the steps to bring
+    the residual of each frequency of ``freqs`` below ``1/e`` (None if never within ``steps``)
+    and the Rayleigh quotient ``η vᵀ(K/n)v / vᵀv`` on ``sin(8θ)`` at initialisation and at the
+    end; the frozen-kernel prediction ``t_pred`` (:func:`td_lib.circle_net.predicted_steps`); the
+    final residual amplitudes at scale 1; and the inverse eigenvalues ``a_1/a_ℓ`` (``a_bias``:
+    ``{ℓ: a_ℓ}``, the cosine coefficients of ``K_bias``)."""
+    freqs = np.asarray(freqs).tolist()
+    for i, scale in enumerate(run.scales):
+        print(f"scale {scale:>4}: eNTK change {run.ntk_change[i]:.4f}; steps to residual 1/e at "
+              f"l = {freqs}: {[None if np.isnan(t) else int(t) for t in run.t_fit[i]]}; "
+              f"eta*K on sin(8 theta): {run.rayleigh[i, 0]:.5f} at init, {run.rayleigh[i, 1]:.5f} at the end")
+    print("prediction from the infinite-width kernel:", t_pred.astype(int).tolist())
+    print(f"scale 1, residual amplitudes after {steps} steps:", np.round(run.final("amps")[0], 3).tolist())
+    print("inverse eigenvalues a_1/a_l for l = 1, 4, 8:", np.round([a_bias[1] / a_bias[l] for l in freqs], 1).tolist())

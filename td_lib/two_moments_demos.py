@@ -29,7 +29,8 @@ import numpy as np
 
 from td_lib.core import validate as V
 
-__all__ = ["clone_gradient_gaps", "relative_output_gap", "student_value", "order_table",
+__all__ = ["clone_gradient_gaps", "clone_gradient_fits", "relative_output_gap", "student_value", "order_table",
+           "order_table_demo", "bayes_report", "moment_gaps", "clone_run_report", "tanh_moment_demo",
            "gradient_gap_figure", "clone_training_figure"]
 
 
@@ -63,6 +64,22 @@ def clone_gradient_gaps(spikes, activation: str, eps_grid, *, width: int = 32, n
         return 0.5 * math.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(g_d, g_c)))
 
     return np.array([gap(e) for e in eps_grid])
+
+
+def clone_gradient_fits(spikes, theory: dict, eps_grid, *, nodes: int = 16, width: int = 32,
+                        rng=0) -> tuple[dict, dict]:
+    """The gaps of :func:`clone_gradient_gaps` for each activation of ``theory`` and the slope of
+    their log-log fit, printed beside the predicted power (the check of 7.1.B.4, defined for §7.1
+    of the course: ``‖∇L_data − ∇L_clone‖ ∝ εᵖ`` with ``p = theory[activation]``).
+
+    Returns ``(gaps, fits)``: ``{activation: gaps}`` and ``{activation: fitted exponent}``.
+    """
+    gaps, fits = {}, {}
+    for act, p_th in theory.items():
+        gaps[act] = clone_gradient_gaps(spikes, act, eps_grid, width=width, nodes=nodes, rng=rng)
+        fits[act] = np.polyfit(np.log(eps_grid), np.log(gaps[act]), 1)[0]
+        print(f"{act}: fitted exponent {fits[act]:.3f} (theory {p_th})")
+    return gaps, fits
 
 
 def relative_output_gap(out) -> np.ndarray:
@@ -104,6 +121,86 @@ def order_table(tables: dict, keys: Sequence[tuple[str, int]]) -> str:
         lab = f"E[y x^{key[1]}]" if key[0] == "label" else f"E[x^{key[1]}]"
         lines.append(f"{lab:12s}" + "".join(f"{fmt(t[key]):>10s}" for t in tables.values()))
     return "\n".join(lines)
+
+
+def order_table_demo(gradient_orders: Callable[[dict, int], dict]) -> None:
+    """Print the order table of 7.1.B.2 (:func:`order_table`) that the student's
+    ``gradient_orders`` gives for generic coefficients (every ``c_k = 1``), for GELU and for tanh,
+    up to order 5, defined for §7.1 of the course; a note instead while it is not written or
+    fails (:func:`student_value`)."""
+    s2pi = math.sqrt(2 * math.pi)
+    gelu_c = {1: 0.5, 2: 1 / s2pi, 3: 0.0, 4: -1 / (6 * s2pi), 5: 0.0, 6: 1 / (40 * s2pi)}
+    tanh_c = {1: 1.0, 3: -1 / 3, 5: 2 / 15}
+    tables = student_value(lambda: {name: gradient_orders(cc, 5) for name, cc in [
+        ("generic", {k: 1.0 for k in range(1, 6)}), ("GELU", gelu_c), ("tanh", tanh_c)]},
+        "(write gradient_orders above to see the table)",
+        "(gradient_orders raised {exc}; run its test cell to see why)")
+    if tables:
+        print(order_table(tables, [("label", k) for k in range(1, 6)] + [("input", p) for p in range(2, 5)]))
+
+
+def bayes_report(ref: dict) -> tuple[float, float, float]:
+    """Print the three exact Bayes accuracies of the test bed (``β = (1, 5, 10)``, ``d = 16``:
+    from the means only, from means and covariances, from everything) and the Monte Carlo check
+    of the three Bayes rules computed beforehand, each hit rate with its standard error
+    ``sqrt(acc (1 − acc) / n)`` and its deviation from the exact value in standard errors,
+    defined for §7.1 of the course.
+
+    ``ref``: the baked ``{"exact": (3 accuracies), "hits": (3 hit rates), "n": samples, "seed":
+    torch seed}``. Returns the three exact accuracies.
+    """
+    acc_m, acc_mu, acc_all = ref["exact"]
+    print(f"Bayes accuracy, beta = (1, 5, 10), d = 16:  means only {100 * acc_m:.3f} %,  "
+          f"means + covariances {100 * acc_mu:.3f} %,  everything {100 * acc_all:.3f} %")
+    n_mc = ref["n"]
+    print(f"Monte Carlo check computed beforehand ({n_mc:,} fresh samples, seed {ref['seed']}; "
+          "± one standard error):")
+    for name, hit, exact in zip(("means only", "means + covariances", "everything"), ref["hits"],
+                                (acc_m, acc_mu, acc_all)):
+        se = math.sqrt(exact * (1 - exact) / n_mc)
+        print(f"  {name:20s}: {100 * hit:.2f} % ± {100 * se:.2f} %  "
+              f"(exact {100 * exact:.3f} %: {(hit - exact) / se:+.1f} standard errors)")
+    return acc_m, acc_mu, acc_all
+
+
+def moment_gaps(X, Xc, Y) -> None:
+    """Print how far the empirical moments ``E[xxᵀ]`` and ``E[yx]`` of a data set ``X`` (n, d)
+    with labels ``Y`` are from those of its clone ``Xc`` (largest entry), the check of 7.1.A.3
+    defined for §7.1 of the course (zero up to rounding for an exact empirical clone)."""
+    n = X.shape[0]
+    print("max |E[xx^T] - E_clone[xx^T]|:", (X.T @ X - Xc.T @ Xc).abs().max().item() / n)
+    print("max |E[yx] - E_clone[yx]|    :", (X.T @ Y - Xc.T @ Y).abs().max().item() / n)
+
+
+def clone_run_report(g, gap, steps: Sequence[int]) -> None:
+    """Print, at the logged ``steps`` among ``steps`` (those ``g.t`` holds), the test accuracies
+    of the networks trained on the data and on the clone, the relative output gap ``gap``
+    (:func:`relative_output_gap`) and the RMS pre-activation of the run on the data; defined for
+    §7.1 of the course (the GELU demo after Exercise 7.1.B). ``g``: a
+    :class:`td_lib.nets.TrainLog` of the two runs."""
+    show = [t for t in steps if t in g.t]
+    idx = [g.at(t) for t in show]
+    print("step                      :", show)
+    print("test accuracy, data       :", [round(float(g.acc[i, 0]), 4) for i in idx])
+    print("test accuracy, clone      :", [round(float(g.acc[i, 1]), 4) for i in idx])
+    print("relative output gap       :", [f"{gap[i]:.1e}" for i in idx])
+    print("RMS pre-activation (data) :", [round(float(g.rms_pre[i, 0]), 3) for i in idx])
+
+
+def tanh_moment_demo(tanh_sq_moment: Callable[[float, str], float]) -> None:
+    """Print ``E[tanh²(wx)]`` for Gaussian and Rademacher ``x`` at ``w = 1`` and ``0.1`` from the
+    student's ``tanh_sq_moment`` (a note instead while it is not written or fails), and the
+    small-``w`` series of their difference at ``w = 0.1`` through ``w⁴``, ``w⁶``, ``w⁸``:
+    ``−(4/3)w⁴ + (17/45)·14 w⁶ − (62/315)·104 w⁸`` (Exercise 7.1.C.3, defined for §7.1 of the
+    course)."""
+    vals = student_value(lambda: [(w_, tanh_sq_moment(w_, "gaussian"), tanh_sq_moment(w_, "rademacher"))
+                                  for w_ in (1.0, 0.1)], "(write tanh_sq_moment above to see the exact values)",
+                         "(tanh_sq_moment raised {exc}; run its test cell to see why)")
+    for w_, g_, r_ in vals or []:
+        print(f"w = {w_}: Gaussian {g_:.6f}, Rademacher {r_:.6f}, difference {g_ - r_:.4e}")
+    w_ = 0.1
+    print("series through w^4, w^6, w^8:",
+          [f"{s:.4e}" for s in np.cumsum([-4 / 3 * w_**4, 17 / 45 * 14 * w_**6, -62 / 315 * 104 * w_**8])])
 
 
 def gradient_gap_figure(eps_grid, gaps: dict, fits: dict, theory: dict, *, title: str):

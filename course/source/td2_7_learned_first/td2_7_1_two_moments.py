@@ -179,17 +179,7 @@ from td_lib import two_moments_demos as demos  # the demos' computations and fig
 # samples drawn with `mixed_cumulant.sample`, torch seed 11), and are the same in quick and full
 # mode.
 # BAKED bayes_rules_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_1_two_moments.json)
-acc_m, acc_mu, acc_all = _ref_bayes["exact"]
-print(f"Bayes accuracy, beta = (1, 5, 10), d = 16:  means only {100 * acc_m:.3f} %,  "
-      f"means + covariances {100 * acc_mu:.3f} %,  everything {100 * acc_all:.3f} %")
-n_mc = _ref_bayes["n"]
-print(f"Monte Carlo check computed beforehand ({n_mc:,} fresh samples, seed {_ref_bayes['seed']}; "
-      "± one standard error):")
-for name, hit, exact in zip(("means only", "means + covariances", "everything"), _ref_bayes["hits"],
-                            (acc_m, acc_mu, acc_all)):
-    se = math.sqrt(exact * (1 - exact) / n_mc)
-    print(f"  {name:20s}: {100 * hit:.2f} % ± {100 * se:.2f} %  "
-          f"(exact {100 * exact:.3f} %: {(hit - exact) / se:+.1f} standard errors)")
+acc_m, acc_mu, acc_all = demos.bayes_report(_ref_bayes)  # each hit rate ± its standard error
 
 # %% [markdown]
 # **The Monte Carlo lines.** Each estimate is the fraction of fresh samples that the exact Bayes
@@ -444,8 +434,7 @@ for _k, _dd, _t in ((4, 4, 0.9), (5, 2, 0.4)):
     _Sy = _rr.standard_normal((_k, _dd))
     _V0 = _rr.standard_normal((_k, _dd))
     _ref = solve_ivp(lambda t, w, Sy=_Sy, Sx=_Sx: (Sy - w.reshape(Sy.shape) @ Sx).ravel(), (0, _t),
-                     _V0.ravel(),
-                     rtol=1e-12, atol=1e-14).y[:, -1].reshape(_k, _dd)
+                     _V0.ravel(), rtol=1e-12, atol=1e-14).y[:, -1].reshape(_k, _dd)
     _got = np.asarray(_flow(_V0, _Sy, _Sx, _t))
     assert _got.shape == _ref.shape and np.abs(_got - _ref).max() < 1e-8, (
         f"linear_flow with k = {_k}, d = {_dd}, t = {_t}: expected shape {_ref.shape}, got {_got.shape}"
@@ -491,9 +480,7 @@ spikes = mixed_cumulant.orthonormal_spikes(d)
 X, Y = mixed_cumulant.sample(n, d, spikes, rng=gen)           # training set
 Xt, Yt = mixed_cumulant.sample(5000, d, spikes, rng=gen)      # test set, same distribution
 Xc = clone.empirical_clone(X, Y, gen)              # its exact empirical clone
-
-print("max |E[xx^T] - E_clone[xx^T]|:", (X.T @ X - Xc.T @ Xc).abs().max().item() / n)
-print("max |E[yx] - E_clone[yx]|    :", (X.T @ Y - Xc.T @ Y).abs().max().item() / n)
+demos.moment_gaps(X, Xc, Y)                        # max |E[xx^T] - E_clone[xx^T]|, max |E[yx] - E_clone[yx]|
 
 T = pick(1500, 150)
 lin = nets.train_two_layer(torch.stack([X, Xc]), Y, "linear", 0.1, steps=T, X_test=Xt, y_test=Yt)
@@ -660,15 +647,8 @@ assert set(_z) == _zk and [_z[("label", k)] for k in range(1, 5)] == [1, None, 3
 ### END HIDDEN TESTS
 
 # %% tags=["demo"]
-# The order table for generic coefficients, for GELU and for tanh
-gelu_c = {1: 0.5, 2: 1 / math.sqrt(2 * math.pi), 3: 0.0, 4: -1 / (6 * math.sqrt(2 * math.pi)),
-          5: 0.0, 6: 1 / (40 * math.sqrt(2 * math.pi))}
-tanh_c = {1: 1.0, 3: -1 / 3, 5: 2 / 15}
-tables = demos.student_value(lambda: {name: gradient_orders(cc, 5) for name, cc in [
-    ("generic", {k: 1.0 for k in range(1, 6)}), ("GELU", gelu_c), ("tanh", tanh_c)]},
-    "(write gradient_orders above to see the table)", "(gradient_orders raised {exc}; run its test cell to see why)")
-if tables:
-    print(demos.order_table(tables, [("label", k) for k in range(1, 6)] + [("input", p) for p in range(2, 5)]))
+# The order table of your gradient_orders for generic coefficients, for GELU and for tanh
+demos.order_table_demo(gradient_orders)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex71B_3_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
 # **7.1.B.3.** An odd $\sigma$ has $c_k=0$ for every even $k$. In the first sum only odd $k$
@@ -789,11 +769,7 @@ for _name, _c, _kw, _want in (
 # population gradients on the data (class +1: two Gaussian bumps along v) and on the clone
 eps_grid, NODES, theory = np.geomspace(0.01, 0.1, pick(5, 3)), pick(16, 10), {"gelu": 4, "tanh": 5}
 quick_note(f"{len(eps_grid)} values of eps and {NODES} quadrature nodes")
-gaps, fits = {}, {}
-for act, p_th in theory.items():
-    gaps[act] = demos.clone_gradient_gaps(spikes, act, eps_grid, width=32, nodes=NODES, rng=0)
-    fits[act] = np.polyfit(np.log(eps_grid), np.log(gaps[act]), 1)[0]
-    print(f"{act}: fitted exponent {fits[act]:.3f} (theory {p_th})")
+gaps, fits = demos.clone_gradient_fits(spikes, theory, eps_grid, nodes=NODES, width=32, rng=0)  # and the slopes
 demos.gradient_gap_figure(eps_grid, gaps, fits, theory, title="population gradients, data vs clone")
 plt.show()
 
@@ -812,13 +788,7 @@ demos.clone_training_figure(g, gap, {"Bayes, means only": acc_m, "Bayes, means +
 plt.show()
 
 quick_note(f"{T} GD steps instead of 1500, recorded at fewer steps, so most steps below are missing")
-show = [t for t in (1, 20, 56, 256, 1500) if t in g.t]
-idx = [g.at(t) for t in show]
-print("step                      :", show)
-print("test accuracy, data       :", [round(float(g.acc[i, 0]), 4) for i in idx])
-print("test accuracy, clone      :", [round(float(g.acc[i, 1]), 4) for i in idx])
-print("relative output gap       :", [f"{gap[i]:.1e}" for i in idx])
-print("RMS pre-activation (data) :", [round(float(g.rms_pre[i, 0]), 3) for i in idx])
+demos.clone_run_report(g, gap, steps=(1, 20, 56, 256, 1500))  # accuracies, output gap, pre-activations
 
 # %% [markdown]
 # **Reading the plot** (numbers from this seeded run, full mode; quick mode stops at step 150).
@@ -882,10 +852,7 @@ from td_lib.own_work import own_work, passed
 
 _ntk = own_work(empirical_ntk, "ex71C_ntk")
 _gn = torch.Generator().manual_seed(0)
-_W = torch.randn(5, 3, generator=_gn, dtype=torch.float64)
-_a = torch.randn(5, generator=_gn, dtype=torch.float64)
-_X1 = torch.randn(4, 3, generator=_gn, dtype=torch.float64)
-_X2 = torch.randn(6, 3, generator=_gn, dtype=torch.float64)
+_W, _a, _X1, _X2 = (torch.randn(*_s, generator=_gn, dtype=torch.float64) for _s in ((5, 3), (5,), (4, 3), (6, 3)))
 # K = J(X1) J(X2)^T of this network (tanh), with the Jacobian rows from autograd
 # BAKED two_layer_ntk_visible (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_1_two_moments.json)
 _Kref = torch.tensor(_Kref, dtype=torch.float64)
@@ -1008,14 +975,8 @@ for _w, _want in _diffs.items():
 # in $x$, and 7.1.B and this exercise give the same ordering.
 
 # %% tags=["demo"]
-vals = demos.student_value(lambda: [(w_, tanh_sq_moment(w_, "gaussian"), tanh_sq_moment(w_, "rademacher"))
-                                    for w_ in (1.0, 0.1)], "(write tanh_sq_moment above to see the exact values)",
-                           "(tanh_sq_moment raised {exc}; run its test cell to see why)")
-for w_, g_, r_ in vals or []:
-    print(f"w = {w_}: Gaussian {g_:.6f}, Rademacher {r_:.6f}, difference {g_ - r_:.4e}")
-w_ = 0.1
-print("series through w^4, w^6, w^8:",
-      [f"{s:.4e}" for s in np.cumsum([-4 / 3 * w_**4, 17 / 45 * 14 * w_**6, -62 / 315 * 104 * w_**8])])
+# your tanh_sq_moment at w = 1 and 0.1, and the small-w series of the difference at w = 0.1
+demos.tanh_moment_demo(tanh_sq_moment)
 
 # %%
 torch.set_default_dtype(torch.float32)  # back to torch's default

@@ -3,47 +3,30 @@
 #
 # Take two classes that agree in mean and variance along a direction $v$ of $\mathbb R^d$ and
 # differ there only in *shape*, that is in a cumulant of order three or more. §7.1 showed that
-# a model linear in its input is blind to $v$. A single neuron trained by online SGD is not, but
-# the number of samples it needs grows like a power of $d$, and the power is fixed by the
-# order at which $v$ first enters the population loss. If the hidden latent variable is
-# correlated with an easier one, that cost collapses.
+# a model linear in its input is blind to $v$; a single neuron trained by online SGD is not.
 #
-# **Papers.** Bardone & Goldt, *Sliding down the stairs: how correlated latent variables
-# accelerate learning with neural networks* (ICML 2024); Ben Arous, Gheissari & Jagannath,
-# *Online stochastic gradient descent on non-convex losses from high-dimensional inference*
-# (JMLR 2021). Summaries in the Readings below.
+# **Core idea.** Follow the overlap $\alpha = w\cdot v$ of a unit weight $w$ ($|\alpha|\approx d^{-1/2}$
+# at a random start). If the population loss near $\alpha=0$ depends on $\alpha$ first at order
+# $\alpha^k$ (the *information exponent* $k$), leaving that equator costs about $d$, $d\log d$ and
+# $d^{\,k-1}$ samples for $k=1$, $2$ and $k\ge3$: $d^{\,3}$ for a direction seen only by the fourth
+# cumulant ($k=4$). If its latent is correlated with that of a variance direction $u$ (exponent 2),
+# a loss term $\alpha_u\alpha_v$ pulls $v$ along once $u$ is found: $v$ costs about $d\log^2 d$, as $u$.
 #
-# **Core idea.** Keep the weight $w$ on the unit sphere and follow its overlap
-# $\alpha = w\cdot v$. A random start has $|\alpha|\approx d^{-1/2}$. If the population loss
-# near $\alpha=0$ depends on $\alpha$ first at order $\alpha^k$ (the *information exponent* $k$),
-# leaving that equator costs about $d$, $d\log d$ and $d^{\,k-1}$ samples for $k=1$, $2$ and
-# $k\ge3$. A direction seen only by the fourth cumulant has $k=4$: about $d^{\,3}$ samples. If
-# its latent variable is correlated with the latent of a variance direction $u$ (exponent 2),
-# the loss acquires a cross term $\alpha_u\alpha_v$ which pulls $v$ along as soon as $u$ is
-# found, and $v$ then costs about $d\log^2 d$ samples, the price of $u$.
-#
-# **Notation.** $d$ is the input dimension, $w$ a unit weight vector, $\alpha=w\cdot v$ its
-# overlap with a unit direction $v$. The cumulants $\kappa_p$ are those of §7.1: $\kappa_1$ is
-# the mean, $\kappa_2$ the covariance, and all $\kappa_{p\ge3}$ vanish for a Gaussian.
+# **Notation.** The cumulants $\kappa_p$ are §7.1's: $\kappa_1$ the mean, $\kappa_2$ the covariance,
+# all $\kappa_{p\ge3}$ zero for a Gaussian; $d$ is the input dimension.
 
 # %% [markdown]
 # ## Readings
 #
-# The papers of this notebook; the summaries are ours. (The Readings section at the top of
-# notebook `td2_7_1_two_moments` lists the papers of the whole assignment.)
+# The summaries are ours; the Readings of `td2_7_1_two_moments` list the whole assignment's.
 #
 # * Bardone, Goldt, *Sliding down the stairs: how correlated latent variables accelerate
-#   learning with neural networks* (ICML 2024, arXiv:2404.08602). Introduces the mixed
-#   cumulant model, the test bed of §7.1 and of this notebook, and gives nearly sharp sample
-#   counts for one neuron trained by online SGD: about $d\log^2 d$ for a covariance spike,
-#   $d^{\,3}$ for a fourth-cumulant spike, and $d\log^2 d$ for both when the latent variables
-#   are correlated. Two-layer networks show the same staircase. Here: Exercises 7.2.A and
-#   7.2.D, demo 7.2.E.
+#   learning with neural networks* (ICML 2024, arXiv:2404.08602). The mixed cumulant model and
+#   nearly sharp online-SGD sample counts for one neuron (the core idea's $d\log^2 d$ and
+#   $d^{\,3}$); two-layer networks show the same staircase. Here: 7.2.A, D, E.
 # * Ben Arous, Gheissari, Jagannath, *Online stochastic gradient descent on non-convex losses
-#   from high-dimensional inference* (JMLR 22, 2021, arXiv:2003.10409). Defines the information
-#   exponent $k$ and proves that online SGD needs about $d$, $d\log d$ and $d^{\,k-1}$ samples
-#   to leave the uninformative equator for $k=1$, $2$ and $\ge3$. Here: Exercises 7.2.B and
-#   7.2.C.
+#   from high-dimensional inference* (JMLR 22, 2021, arXiv:2003.10409). The information
+#   exponent $k$ and online SGD's sample counts to leave the equator. Here: 7.2.B and 7.2.C.
 #
 # Further reading:
 #
@@ -61,6 +44,7 @@ import math
 import numpy as np
 
 from td_lib import escape, hermite, mixed_cumulant
+from td_lib import higher_cumulants_demos as demos  # the demos' computations (and 7.2.D.4's check of the flow)
 from td_lib.core import activations
 from td_lib.core.runtime import QUICK, pick, quick_note
 
@@ -69,36 +53,30 @@ print("quick mode" if QUICK else "full mode")
 # %% tags=["demo"]
 import matplotlib.pyplot as plt  # the figures (demo cells: the autograder skips them)
 
-from td_lib import higher_cumulants_demos as demos  # the demos' computations
 from td_lib import higher_cumulants_figures as cfig  # the demos' figures
+from td_lib import staircase  # the network of demo 7.2.E
+from td_lib.own_work import demo_result  # your function's results, or the course's until it runs
 
 # %% [markdown]
 # ## Hermite polynomials
 #
-# For inputs that are (nearly) Gaussian, the natural basis for a neuron's loss is the family of
-# probabilists' Hermite polynomials $He_0=1$, $He_1=z$, $He_2=z^2-1$, $He_3=z^3-3z$,
-# $He_4=z^4-6z^2+3,\dots$ They are orthogonal under $Z\sim\mathcal N(0,1)$:
-# $\mathbb E[He_j(Z)He_k(Z)] = k!\,\delta_{jk}$, and $h_k = He_k/\sqrt{k!}$ are orthonormal.
-# Any function with $\mathbb E[\sigma(Z)^2]<\infty$ expands as
+# For (nearly) Gaussian inputs the natural basis for a neuron's loss is the probabilists' Hermite
+# polynomials $He_0=1$, $He_1=z$, $He_2=z^2-1$, $He_3=z^3-3z$, $He_4=z^4-6z^2+3,\dots$, orthogonal
+# under $Z\sim\mathcal N(0,1)$: $\mathbb E[He_j(Z)He_k(Z)] = k!\,\delta_{jk}$ ($h_k = He_k/\sqrt{k!}$
+# are orthonormal). Any $\sigma$ with $\mathbb E[\sigma(Z)^2]<\infty$ expands as
 # $$\sigma(z)=\sum_{k\ge0}\frac{\sigma_k}{k!}He_k(z),\qquad \sigma_k=\mathbb E[\sigma(Z)He_k(Z)].$$
-# The degree of the first term that couples to a direction decides how hard that direction is
-# to find. For ReLU, $\sigma_2 = 1/\sqrt{2\pi}$ and $\sigma_4=-1/\sqrt{2\pi}$ (integrate
-# $\int_0^\infty z\,He_k(z)\varphi(z)\,dz$ by parts using $He_k\varphi=(-1)^k\varphi^{(k)}$,
-# which gives $\sigma_k = He_{k-2}(0)/\sqrt{2\pi}$ for $k\ge2$).
-#
-# The course computes these coefficients for any activation by quadrature with a convergence
-# check (Gauss–Hermite, split at the kink for ReLU, where plain Gauss–Hermite converges only
-# like $1/n$). Computing the first few yourself is part of Exercise 7.1b.C, so the values below
-# are shipped with the notebook as numbers.
+# The degree of the first term that couples to a direction decides how hard it is to find. For
+# ReLU, $\sigma_2 = 1/\sqrt{2\pi}$ and $\sigma_4=-1/\sqrt{2\pi}$ (integrate
+# $\int_0^\infty z\,He_k(z)\varphi(z)\,dz$ by parts using $He_k\varphi=(-1)^k\varphi^{(k)}$:
+# $\sigma_k = He_{k-2}(0)/\sqrt{2\pi}$ for $k\ge2$). Computing the first few is part of Exercise
+# 7.1b.C, so the values below (by quadrature, split at ReLU's kink) are shipped as numbers.
 
 # %% tags=["demo"]
 print("E[He_j He_k] / k! - delta_jk, max |.|:", demos.hermite_gram_error(6))  # He_0..He_5, by quadrature
 
 # BAKED hermite_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 s_relu, s_tanh = np.array(_s_relu), np.array(_s_tanh)  # sigma_0..sigma_10, by quadrature
-print("ReLU sigma_k, k = 0..6:", np.round(s_relu[:7], 6))
-print("sqrt(2 pi) * (sigma_2, sigma_4):", np.round(math.sqrt(2 * math.pi) * s_relu[[2, 4]], 12))
-print("tanh sigma_k, k = 0..5:", np.round(s_tanh[:6], 6), "(odd function: even k vanish)")
+demos.hermite_report(s_relu, s_tanh)  # ReLU's sigma_k for k <= 6, tanh's for k <= 5
 
 cfig.hermite_figure(s_relu, title="normalised Hermite polynomials")
 plt.show()
@@ -106,93 +84,59 @@ plt.show()
 # %% [markdown]
 # ## The mixed cumulant model
 #
-# The data model of this section (and §7.1's test bed) is Bardone and Goldt's *mixed cumulant
-# model*: one signal in each of the mean, the covariance and the fourth cumulant, with
-# strengths $\beta_m,\beta_u,\beta_v\ge0$ and orthonormal spikes $m,u,v$. Class $y=-1$ is
-# $x=z\sim\mathcal N(0,I_d)$; class $y=+1$ is
+# Bardone and Goldt's *mixed cumulant model* (§7.1's test bed) has one signal in each of the
+# mean, the covariance and the fourth cumulant, with strengths $\beta_m,\beta_u,\beta_v\ge0$ and
+# orthonormal spikes $m,u,v$. Class $y=-1$ is $x=z\sim\mathcal N(0,I_d)$; class $y=+1$ is
 # $$x=\beta_m m+\sqrt{\beta_u}\,\lambda\,u+Q\big(\sqrt{\beta_v}\,\nu\,v+z\big),\qquad
 # \lambda\sim\mathcal N(0,1),\ \nu=\pm1,\quad Q=I-\gamma\,vv^\top,\ \
 # \gamma=\frac{\beta_v}{1+\beta_v+\sqrt{1+\beta_v}}$$
-# (the paper writes $S$ for $Q$). The class means differ along $m$, the covariances along $u$.
-# Along $v$, class $+1$ is a two-bump Gaussian mixture which $Q$ rescales to unit variance: its
-# mean and variance there are those of class $-1$, and its fourth cumulant is negative
-# (Exercise 7.2.A). With independent latents $\lambda,\nu$ the Gaussian clone keeps $m$ and $u$
-# and loses $v$. The test bed uses $\beta_m=1$, $\beta_u=5$, $\beta_v=10$; the sampler is
-# `td_lib.mixed_cumulant.sample`.
+# (the paper writes $S$ for $Q$). The class means differ along $m$, the covariances along $u$;
+# along $v$ class $+1$ is a two-bump mixture, rescaled by $Q$ to class $-1$'s mean and variance, of
+# negative fourth cumulant (7.2.A). With independent latents the Gaussian clone keeps $m$, $u$ and
+# loses $v$. Test bed: $\beta_m=1$, $\beta_u=5$, $\beta_v=10$ (`td_lib.mixed_cumulant.sample`).
 
 # %% tags=["demo"]
 spikes16 = mixed_cumulant.orthonormal_spikes(16).numpy()
 Xd, yd = mixed_cumulant.sample(pick(200000, 20000), spikes=spikes16, rng=np.random.default_rng(3))
-xv, xv_minus = (Xd @ spikes16[2])[yd > 0], (Xd @ spikes16[2])[yd < 0]  # v.x in class +1, class -1
-k4 = np.mean(xv**4) - 3 * np.mean(xv**2) ** 2
-print(f"class +1 along v: mean {xv.mean():+.4f}, variance {xv.var():.4f}, "
-      f"kappa_4 {k4:.3f} (Monte Carlo, {xv.size} samples)")
-bv = 10.0
-a_bump, s_bump = math.sqrt(bv / (1 + bv)), 1 / math.sqrt(1 + bv)
+xv, xv_minus = demos.cumulant_direction(Xd, yd, spikes16[2])  # v.x in class +1, class -1; their moments
 tt = np.linspace(-4, 4, 401)
-phi = lambda t, m, s: np.exp(-0.5 * ((t - m) / s) ** 2) / (s * math.sqrt(2 * math.pi))
-cfig.cumulant_direction_figure(xv, xv_minus, tt, 0.5 * (phi(tt, a_bump, s_bump) + phi(tt, -a_bump, s_bump)),
-                               phi(tt, 0, 1), title="the cumulant direction: same mean and variance")
+cfig.cumulant_direction_figure(xv, xv_minus, tt, *demos.bump_densities(tt, beta_v=10.0),  # the exact densities
+                               title="the cumulant direction: same mean and variance")
 plt.show()
 
 # %% [markdown]
 # ## The information exponent
 #
-# Ben Arous, Gheissari and Jagannath analyse online SGD on the sphere, one fresh sample per
-# step:
+# Ben Arous, Gheissari and Jagannath analyse online SGD on the sphere, one sample per step:
 # $$w\leftarrow\mathrm{normalize}\Big(w-\frac{\delta}{d}\nabla_{\rm sph}\ell(w;x_t)\Big),\qquad
 # \nabla_{\rm sph}=(I-ww^\top)\nabla ,$$
-# with $\ell(w;x_t)$ the loss on sample $x_t$ and $\delta$ the step parameter. When the
-# population loss depends on $w$ only through $\alpha$, $L(w)=\Phi(\alpha)$, the information
-# exponent is the smallest $k$ with $\Phi^{(k)}(0)\neq0$; that derivative must be negative, so
-# that the equator $\alpha=0$, where a random start sits, is unstable. For a single-index
-# target $y=h(v\cdot x)$ with Gaussian $x$, learned by a student $h(w\cdot x)$ of the same
-# form, $k$ is the lowest degree $\ge1$ with a nonzero Hermite coefficient of $h$. Samples
-# needed to reach an overlap of order one:
+# with $\ell(w;x_t)$ the loss on sample $x_t$ and $\delta$ the step parameter. If the population
+# loss is $L(w)=\Phi(\alpha)$, the information exponent is the smallest $k$ with $\Phi^{(k)}(0)\neq0$
+# (negative, so that the equator $\alpha=0$ of a random start is unstable). For a target
+# $y=h(v\cdot x)$, Gaussian $x$ and a student $h(w\cdot x)$, $k$ is the lowest degree $\ge1$ with a
+# nonzero Hermite coefficient of $h$. Samples to reach an overlap of order one:
 #
-# | $k$ | samples |
-# |---|---|
-# | 1 | $d$ |
-# | 2 | $d\log d$ (proved: between $d\log d$ and $d\log^2 d$) |
-# | $\ge3$ | $d^{\,k-1}$ (up to logarithms) |
+# | $k$ | 1 | 2 | $\ge3$ |
+# |---|---|---|---|
+# | samples | $d$ | $d\log d$ (proved: between $d\log d$ and $d\log^2 d$) | $d^{\,k-1}$ (up to logarithms) |
 #
-# For $k\ge2$ nearly all of these samples are spent in the search phase; once the overlap is of
-# order one, any fixed accuracy costs $O(d/\delta)$ more. Exercise 7.2.B derives the powers of
-# $d$ from the overlap dynamics, which near the start is $\dot\alpha\propto\alpha^{k-1}$, and
-# Exercise 7.2.C measures them.
+# For $k\ge2$ nearly all of them go to the search phase; from an overlap of order one, any
+# fixed accuracy costs $O(d/\delta)$ more. Exercise 7.2.B derives the powers of $d$ from the
+# overlap dynamics ($\dot\alpha\propto\alpha^{k-1}$ near the start); 7.2.C measures them.
 
 # %% tags=["demo"]
-examples = {"h_1 (linear)": lambda t: hermite.h(1, t), "h_3": lambda t: hermite.h(3, t),
-            "z^2": lambda t: t**2, "|z|": np.abs, "h_4 + 0.1 h_6": lambda t: hermite.h(4, t) + 0.1 * hermite.h(6, t),
-            "tanh": np.tanh, "z^3 (= He_3 + 3 He_1)": lambda t: t**3}
-for name, f in examples.items():
-    bp = [0.0] if name == "|z|" else None
-    print(f"{name:24s} information exponent {hermite.information_exponent(f, 10, breakpoints=bp)}")
+demos.information_exponents()  # of h_1, h_3, z^2, |z|, h_4 + 0.1 h_6, tanh and z^3 (hermite.information_exponent)
 
 # %% [markdown]
-# <details><summary><b>Precise statements, for reading the papers</b></summary>
-#
-# *Weak recovery* means an overlap bounded away from 0 with probability tending to 1 as
-# $d\to\infty$; *strong recovery* means $\alpha\to1$. Ben Arous et al.'s Theorem 1.3 gives
-# strong recovery with $n\gg d$, $d\log^2 d$ and $d^{\,k-1}\log^2 d$ samples for $k=1$, $2$ and
-# $k\ge3$, for suitably tuned steps and under assumptions on the loss, the noise and the
-# initialisation; their Theorem 1.4 shows that below the table's counts weak recovery fails for
-# small enough steps. For $k\ge3$, online SGD on a smoothed loss needs only about $d^{\,k/2}$
-# samples (Damian, Nichani, Ge & Lee, NeurIPS 2023).
-# </details>
-#
 # ## Two hidden directions: sliding down the stairs
 #
-# Now let the classes differ in variance along $u$ and only in the fourth cumulant along $v$.
-# Bardone and Goldt train one neuron $\sigma(w\cdot x)$ on the mixed cumulant model without
-# mean signal ($\beta_m=0$) by online spherical SGD on the correlation loss
-# $1-y\,\sigma(w\cdot x)$. The activation needs $\sigma_2>0$ and $\sigma_4<0$ (and some
-# regularity; smoothed ReLUs qualify). With $\alpha_u=w\cdot u$ and $\alpha_v=w\cdot v$,
-# Exercise 7.2.D derives the population loss near $\alpha_u=\alpha_v=0$:
+# Bardone and Goldt train one neuron $\sigma(w\cdot x)$ on the model with $\beta_m=0$ by online
+# spherical SGD on the correlation loss $1-y\,\sigma(w\cdot x)$, with $\sigma_2>0$, $\sigma_4<0$ (and
+# some regularity; smoothed ReLUs qualify). With $\alpha_u=w\cdot u$, $\alpha_v=w\cdot v$, Exercise
+# 7.2.D derives the population loss near $\alpha_u=\alpha_v=0$:
 # $$L\approx L_0-c_{20}\,\alpha_u^2-c_{11}\,\alpha_u\alpha_v-c_{04}\,\alpha_v^4,$$
-# with $c_{20},c_{04}>0$ and $c_{11}\propto\mathbb E[\lambda\nu]$, the correlation of the latent
-# $\lambda$ (along $u$) with $\nu=\pm1$ (along $v$). So $u$ has information exponent 2 and $v$
-# has exponent 4. For ReLU at $\beta_u=5$, $\beta_v=10$ the coefficients are
+# with $c_{20},c_{04}>0$ and $c_{11}\propto\mathbb E[\lambda\nu]$ (latent $\lambda$ along $u$,
+# $\nu=\pm1$ along $v$): exponents 2 for $u$, 4 for $v$. For ReLU at $\beta_u=5$, $\beta_v=10$,
 # $c_{20}\approx 0.499$, $c_{04}\approx 0.0137$, and $c_{11}\approx 0.339$ with correlated
 # latents ($c_{11}=0$ with independent ones). Their results:
 #
@@ -203,30 +147,28 @@ for name, f in examples.items():
 # | both spikes, correlated latents, $\mathbb E[\lambda\nu]>0$ | about $d\log^2 d$, as for $u$ |
 #
 # Correlation adds a term $c_{11}\alpha_u$ to $\dot\alpha_v$ that does not vanish as
-# $\alpha_v\to0$, so $v$ is dragged along once $u$ is found. It also makes $v$ visible at second
-# order: the class covariance gains a $u$–$v$ cross term (Exercise 7.2.A.3). Bardone and Goldt's
-# two-layer ReLU networks show the same staircase (mean, then covariance, then the cumulant
-# direction), and correlating the latents removes the last plateau; demo 7.2.E reproduces this
-# at small $d$.
+# $\alpha_v\to0$, so $v$ is dragged along once $u$ is found; it also gives the class covariance
+# a $u$–$v$ cross term (7.2.A.3). Their two-layer ReLU networks show the same staircase (mean,
+# covariance, cumulant), and correlation removes the last plateau (demo 7.2.E, small $d$).
 #
-# <details><summary><b>Precise statements, for reading the paper</b></summary>
+# <details><summary><b>Precise statements, for reading the papers</b></summary>
 #
-# Their Propositions 1–4 and Table 1 are weak-recovery results with ranges of the step
-# parameter $\delta$ (step $\delta/d$; in Table 1, $\delta\approx f(d)$ means $\delta=o(f(d))$).
-# The lower bounds hold for small steps ($\delta=o(1/d)$ for the cumulant spike), the
-# sufficient conditions need suitably tuned steps, and the correlated-latent result assumes that
-# $\alpha_u$ and $\alpha_v$ start with the same sign.
+# *Weak recovery*: an overlap bounded away from 0 with probability $\to1$ as $d\to\infty$; *strong
+# recovery*: $\alpha\to1$. Ben Arous et al.'s Theorem 1.3 gives strong recovery with $n\gg d$,
+# $d\log^2 d$ and $d^{\,k-1}\log^2 d$ samples for $k=1$, $2$ and $k\ge3$ (tuned steps; assumptions
+# on the loss, noise and initialisation); their Theorem 1.4: below the first table's counts weak
+# recovery fails for small enough steps. (A smoothed loss needs only $d^{\,k/2}$: Damian et al.)
+#
+# Bardone and Goldt's Propositions 1–4 and Table 1 are weak-recovery results for ranges of
+# $\delta$ (step $\delta/d$; in Table 1, $\delta\approx f(d)$ means $\delta=o(f(d))$). Lower bounds
+# hold for small steps ($\delta=o(1/d)$ for the cumulant spike), sufficient conditions need tuned
+# steps, and the correlated result assumes that $\alpha_u$, $\alpha_v$ start with the same sign.
 # </details>
 #
-# **Scope.** All of this is for online SGD (a fresh sample at every step) on a single neuron.
-# With a finite data set reused over many epochs the counting changes (Székely, Bardone,
-# Gerace & Goldt, NeurIPS 2024: about $d^{\,2}$ samples suffice for trained two-layer networks).
-#
-# Online spherical SGD (the algorithm you write in 7.2.C, here with the course's simulator) ran
-# one ReLU neuron on the mixed cumulant model ($\beta_m=0$, $d=32$, step $\delta/d$ with
-# $\delta=1/\ln d$) and recorded both overlaps; 8 runs per setting, started with
-# $\alpha_u,\alpha_v$ of the same sign. The demo comes before the exercise, so its overlaps are
-# shipped with the notebook as numbers (at 40 times, 2 digits) and plotted here:
+# **Scope.** All of this is for online SGD on one neuron (reused data changes the counting: Székely
+# et al., Further reading). Online spherical SGD (7.2.C's algorithm, the course's simulator) on
+# one ReLU neuron ($\beta_m=0$, $d=32$, step $\delta/d$, $\delta=1/\ln d$), 8 runs per setting
+# started with $\alpha_u,\alpha_v$ of the same sign; overlaps shipped as numbers (40 times, 2 digits):
 
 # %% tags=["demo"]
 # BAKED mcm_overlaps_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
@@ -234,21 +176,15 @@ cfig.overlaps_figure(_ref_overlaps, xlabel="SGD step (one fresh sample each)")
 plt.show()
 
 # %% [markdown]
-# With independent latents $\alpha_u$ rises within a few hundred steps while $\alpha_v$ stays at
-# its starting size of order $d^{-1/2}$ and then, once $u$ is found, drifts back toward 0 (the
-# effect mentioned in the table above). With correlated latents $\alpha_v$ rises together with
-# $\alpha_u$ and settles at a clearly nonzero overlap, a sizeable fraction of $\alpha_u$, as the
-# linearised flow of Exercise 7.2.D.4 predicts; the quartic term would take it further only on
-# a much longer time scale.
+# With independent latents $\alpha_u$ rises within a few hundred steps while $\alpha_v$ stays of
+# order $d^{-1/2}$, then drifts back toward 0. With correlated latents $\alpha_v$ rises with $\alpha_u$ to
+# a sizeable fraction of it (7.2.D.4's linearised flow); the quartic term acts much later.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex72A_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.2.A — The mixed cumulant model, by hand
 #
-# Class $+1$ is $x=\beta_m m+\sqrt{\beta_u}\lambda u+Q(\sqrt{\beta_v}\nu v+z)$ with orthonormal
-# $m,u,v$, $\lambda\sim\mathcal N(0,1)$, $\nu=\pm1$, $z\sim\mathcal N(0,I_d)$ and
-# $Q=I-\gamma vv^\top$, $\gamma=\frac{\beta_v}{1+\beta_v+\sqrt{1+\beta_v}}$. Write
-# $s=\sqrt{\beta_v}\,\nu+\zeta$, with $\zeta=v\cdot z\sim\mathcal N(0,1)$, for the $v$-component
-# before whitening.
+# Class $+1$ is $x=\beta_m m+\sqrt{\beta_u}\lambda u+Q(\sqrt{\beta_v}\nu v+z)$ ($Q$, $\gamma$ as above);
+# write $s=\sqrt{\beta_v}\,\nu+\zeta$, $\zeta=v\cdot z\sim\mathcal N(0,1)$, for the $v$-component before whitening.
 #
 # 1. Show that $Q$ maps $v\mapsto v/\sqrt{1+\beta_v}$ and fixes $v^\perp$. Conclude that
 #    $v\cdot x=s/\sqrt{1+\beta_v}$ has mean 0 and variance 1 in class $+1$, as in class $-1$.
@@ -259,40 +195,34 @@ plt.show()
 #    $\frac12$) and returns the accuracy to $10^{-6}$. **Time budget:** at most 5 s per call. The
 #    tests call it 8 times in all (one timed call in the visible test, 7 more when graded), and a
 #    graded test cell has 90 s; the visible test stops with a message when one call takes longer.
-# 3. Now let $\nu=\mathrm{sign}(\lambda)$. Compute the class-$+1$ covariance and show it has a
-#    cross term $c\,(uv^\top+vu^\top)$. Find $c$ and evaluate it at $\beta_u=5$, $\beta_v=10$
-#    (function `cross_term_c`).
+# 3. Let $\nu=\mathrm{sign}(\lambda)$. Show that the class-$+1$ covariance has a cross term
+#    $c\,(uv^\top+vu^\top)$; find $c$ and evaluate it at $\beta_u=5$, $\beta_v=10$ (function `cross_term_c`).
 #
 # <details><summary>Hint</summary>
 #
 # For a Rademacher variable $\mathbb E\nu^4=1$, so $\kappa_4(\nu)=1-3=-2$. For 3,
-# $\mathbb E[\lambda\,\mathrm{sign}\lambda]=\mathbb E|\lambda|$. For the Bayes accuracy, with
-# densities $p_\pm$ of $v\cdot x$ in the two classes, the best accuracy is
-# $\tfrac12\int\max(p_+,p_-)$.
+# $\mathbb E[\lambda\,\mathrm{sign}\lambda]=\mathbb E|\lambda|$. With densities $p_\pm$ of $v\cdot x$
+# in the two classes, the best accuracy is $\tfrac12\int\max(p_+,p_-)$.
 # </details>
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72A_q1_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # **Solution (7.2.A.1).** Put $r=\sqrt{1+\beta_v}$. Then $\gamma=\frac{r^2-1}{r^2+r}=\frac{r-1}{r}$,
 # so $1-\gamma=1/r$: $Qv=(1-\gamma)v=v/r$, and $Qw=w-\gamma(v\cdot w)v=w$ for every $w\perp v$.
 # Since $m,u\perp v$ and $Q$ is symmetric,
-# $v\cdot x=(Qv)\cdot(\sqrt{\beta_v}\nu v+z)=\frac{\sqrt{\beta_v}\nu+\zeta}{r}=s/r$.
-# Its mean is 0 ($\nu$ and $\zeta$ are centred) and its variance is
-# $\frac{\beta_v\mathbb E\nu^2+\mathbb E\zeta^2}{1+\beta_v}=1$. Components orthogonal to $v$
-# are untouched by $Q$, so the class-$+1$ covariance is $I+\beta_u uu^\top$ with nothing
-# special along $v$.
+# $v\cdot x=(Qv)\cdot(\sqrt{\beta_v}\nu v+z)=\frac{\sqrt{\beta_v}\nu+\zeta}{r}=s/r$, of mean 0 and
+# variance $\frac{\beta_v\mathbb E\nu^2+\mathbb E\zeta^2}{1+\beta_v}=1$. $Q$ leaves $v^\perp$ alone:
+# the class-$+1$ covariance is $I+\beta_u uu^\top$, with nothing special along $v$.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72A_q2_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
-# **Solution (7.2.A.2), derivation.** $v\cdot x=\frac{\sqrt{\beta_v}}{r}\nu+\frac1r\zeta$ is a sum
-# of independent terms, and cumulants add over independent summands with
-# $\kappa_p(aX)=a^p\kappa_p(X)$. All cumulants of order $\ge3$ of the Gaussian $\zeta$ vanish, and
-# the odd ones of the symmetric $\nu$ vanish, so $\kappa_3=0$ and
+# **Solution (7.2.A.2), derivation.** $v\cdot x=\frac{\sqrt{\beta_v}}{r}\nu+\frac1r\zeta$: cumulants
+# add over independent summands, $\kappa_p(aX)=a^p\kappa_p(X)$, those of order $\ge3$ of the
+# Gaussian $\zeta$ vanish and the odd ones of the symmetric $\nu$ too, so $\kappa_3=0$ and
 # $$\kappa_4(v\cdot x)=\frac{\beta_v^2}{r^4}\,\kappa_4(\nu)=-\frac{2\beta_v^2}{(1+\beta_v)^2},$$
-# which is $-200/121\approx -1.65$ at $\beta_v=10$. Along $v$, class $+1$ is a mixture of two
-# Gaussian bumps at $\pm\sqrt{\beta_v/(1+\beta_v)}\approx \pm0.95$ of standard deviation
-# $1/\sqrt{1+\beta_v}\approx 0.30$: unit variance but strongly platykurtic. Class $-1$ is
-# $\mathcal N(0,1)$. The Bayes rule predicts $+1$ where the mixture density exceeds the standard
-# normal one (two bands $0.60<|t|<1.50$), and reaches an accuracy of about 71 %, although no
-# statistic of order 1 or 2 distinguishes the classes along $v$.
+# which is $-200/121\approx -1.65$ at $\beta_v=10$. Along $v$, class $+1$ mixes two Gaussian
+# bumps at $\pm\sqrt{\beta_v/(1+\beta_v)}\approx \pm0.95$ of standard deviation
+# $1/\sqrt{1+\beta_v}\approx 0.30$ (unit variance, strongly platykurtic); class $-1$ is $\mathcal N(0,1)$.
+# The Bayes rule says $+1$ where the mixture density is larger (two bands $0.60<|t|<1.50$), and
+# reaches about 71 %, although no statistic of order 1 or 2 separates the classes along $v$.
 
 # %% nbgrader={"grade": false, "grade_id": "ex72A_kappa4", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def kappa4_vx(beta_v: float) -> float:
@@ -400,9 +330,8 @@ for _b, _ref in _ref_bayes.items():
 ### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72A_q3_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
-# **Solution (7.2.A.3), derivation.** The centred class-$+1$ input is
-# $\sqrt{\beta_u}\lambda u+Q(\sqrt{\beta_v}\nu v+z)$, with $z$ independent of $(\lambda,\nu)$.
-# Its covariance is
+# **Solution (7.2.A.3), derivation.** The centred class-$+1$ input
+# $\sqrt{\beta_u}\lambda u+Q(\sqrt{\beta_v}\nu v+z)$, $z$ independent of $(\lambda,\nu)$, has covariance
 # $$\beta_u uu^\top+Q(\beta_v vv^\top+I)Q+\sqrt{\beta_u\beta_v}\,\mathbb E[\lambda\nu]\,
 # \big(u(Qv)^\top+(Qv)u^\top\big).$$
 # By part 1, $Q(\beta_v vv^\top+I)Q=I$ (it is $I$ off $v$, and $(\beta_v+1)/r^2=1$ along $v$)
@@ -410,8 +339,7 @@ for _b, _ref in _ref_bayes.items():
 # $$\mathrm{Cov}_+=I+\beta_u uu^\top+c\,(uv^\top+vu^\top),\qquad
 # c=\sqrt{\tfrac{2}{\pi}}\sqrt{\tfrac{\beta_u\beta_v}{1+\beta_v}}.$$
 # At $\beta_u=5$, $\beta_v=10$: $c = 0.798\times 2.132 = 1.70$. The top eigenvector of
-# $\mathrm{Cov}_+-I$ tilts toward $v$, so the Gaussian clone of the correlated model carries
-# information about $v$; finding $v$ is no longer purely a fourth-order problem
+# $\mathrm{Cov}_+-I$ tilts toward $v$: the correlated model's Gaussian clone carries information about $v$
 # (`mixed_cumulant.sample(..., correlated=True, clone=True)` samples that clone).
 
 # %% nbgrader={"grade": false, "grade_id": "ex72A_cross_term", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -453,10 +381,9 @@ assert abs(_cuv - _got) < _tol, (
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex72B_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.2.B — The powers of $d$ from the overlap dynamics
 #
-# Where do the powers of $d$ in the table come from? Take online spherical SGD with step
-# $\delta/d$, a population loss with $\Phi(\alpha)\approx-c\,\alpha^k$ near 0, and per-sample
-# gradients of norm about $\sqrt d$ (as for $x\sim\mathcal N(0,I_d)$) with an $O(1)$ component
-# along $v$. Follow $\alpha_t=w_t\cdot v$ from $\alpha_0\approx d^{-1/2}$.
+# Where do the table's powers of $d$ come from? Take online spherical SGD with step $\delta/d$,
+# $\Phi(\alpha)\approx-c\,\alpha^k$ near 0, and sample gradients of norm about $\sqrt d$ (as for
+# $x\sim\mathcal N(0,I_d)$), $O(1)$ along $v$. Follow $\alpha_t=w_t\cdot v$ from $\alpha_0\approx d^{-1/2}$.
 #
 # 1. Write the one-step change of $\alpha$ as drift + noise + a correction from renormalising
 #    $w$. Estimate each: the drift from $-\Phi'$, the noise from the $v$-component of the sample
@@ -465,8 +392,7 @@ assert abs(_cuv - _got) < _tol, (
 #    about $\delta$ for $k=2$ and for $k\ge3$?
 # 3. Integrate the drift from $\alpha_0$ to order 1 to get the escape time in steps, for $k=1$,
 #    $k=2$, and $k\ge3$ with the largest allowed $\delta$.
-# 4. Compare the noise accumulated during the escape with the starting overlap. Is the noise a
-#    problem?
+# 4. Compare the noise accumulated during the escape with $\alpha_0$. Is the noise a problem?
 #
 # <details><summary>Hint</summary>
 #
@@ -482,66 +408,56 @@ assert abs(_cuv - _got) < _tol, (
 # \approx\alpha\ \underbrace{-\ \tfrac\delta d\,\mathbb E[g\cdot v]}_{\text{drift}}
 # \ \underbrace{-\ \tfrac\delta d\,(g\cdot v-\mathbb E[g\cdot v])}_{\text{noise}}
 # \ \underbrace{-\ \tfrac{\delta^2\|g\|^2}{2d^2}\,\alpha}_{\text{renormalisation}}.$$
-# The drift is $-\frac\delta d\Phi'(\alpha)(1-\alpha^2)\approx\frac\delta d\,ck\,\alpha^{k-1}$ (the
-# factor $1-\alpha^2$ is the tangent projection of $v$). The noise is centred, of size
-# $\frac\delta d\cdot O(1)$. With $\|g\|^2\approx d$ the renormalisation is
-# $\approx-\frac{\delta^2}{2d}\alpha$: it always pulls $\alpha$ toward 0.
+# The drift is $-\frac\delta d\Phi'(\alpha)(1-\alpha^2)\approx\frac\delta d\,ck\,\alpha^{k-1}$ ($1-\alpha^2$:
+# the tangent projection of $v$), the centred noise is $\frac\delta d\cdot O(1)$, and with
+# $\|g\|^2\approx d$ the renormalisation $\approx-\frac{\delta^2}{2d}\alpha$ always pulls $\alpha$ to 0.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72B_q2_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # **Solution (7.2.B.2).** Drift $\gg$ renormalisation at $\alpha_0$ reads
 # $\frac\delta d\alpha_0^{k-1}\gg\frac{\delta^2}{d}\alpha_0$, i.e. $\delta\ll\alpha_0^{k-2}=d^{-(k-2)/2}$.
-# For $k=1$ the drift $\frac\delta d ck$ does not depend on $\alpha$ and any $\delta=O(1)$ works.
-# For $k=2$ the condition is $\delta\ll1$. For $k\ge3$ it is $\delta\ll d^{-(k-2)/2}$: the usable
-# step shrinks with the dimension.
+# For $k=1$ the drift $\frac\delta d ck$ does not depend on $\alpha$: any $\delta=O(1)$ works; for
+# $k=2$, $\delta\ll1$; for $k\ge3$, $\delta\ll d^{-(k-2)/2}$: the usable step shrinks with $d$.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72B_q3_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
-# **Solution (7.2.B.3).** The drift equation is $\frac{d\alpha}{dt}=\frac{\delta ck}{d}\alpha^{k-1}$
-# with $t$ counting steps (= samples).
+# **Solution (7.2.B.3).** Drift: $\frac{d\alpha}{dt}=\frac{\delta ck}{d}\alpha^{k-1}$, $t$ in steps (= samples).
 #
 # * $k=1$: $\alpha$ grows linearly and reaches order 1 after $t\sim d/\delta\sim d$.
 # * $k=2$: $\alpha=\alpha_0e^{2\delta ct/d}$ reaches order 1 at
 #   $t\approx\frac{d}{2c\delta}\ln\frac1{\alpha_0}=\frac{d\ln d}{4c\delta}$: $\sim d\log d$ for a
 #   small constant $\delta$ (and $d\log^2 d$ for $\delta\sim1/\log d$).
 # * $k\ge3$: $t\approx\frac{d}{\delta ck(k-2)}\alpha_0^{-(k-2)}=\frac{d^{\,k/2}}{\delta ck(k-2)}$; at the
-#   largest allowed step $\delta\sim d^{-(k-2)/2}$ this is $t\sim d^{\,k/2}d^{(k-2)/2}=d^{\,k-1}$.
-#
-# For the fourth-cumulant spike, $k=4$ gives $d^{\,3}$ (Bardone and Goldt's Proposition 2).
+#   largest allowed step $\delta\sim d^{-(k-2)/2}$ this is $t\sim d^{\,k/2}d^{(k-2)/2}=d^{\,k-1}$;
+#   for the fourth-cumulant spike, $k=4$ gives $d^{\,3}$ (Bardone and Goldt's Proposition 2).
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72B_q4_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # **Solution (7.2.B.4).** For $k=2$ linearise: $d\alpha=a\alpha\,dt+b\,dB$ with $a\asymp b\asymp\delta/d$.
-# Then $\alpha_t=e^{at}(\alpha_0+\int_0^te^{-as}b\,dB_s)$: the noise shifts the starting point by a
-# Gaussian of variance $\frac{b^2}{2a}(1-e^{-2at})=O(\delta/d)$, small against $\alpha_0^2=1/d$ when
-# $\delta\ll1$; even a comparable shift changes $\ln(1/\alpha_0)$ by $O(1)$ only. So noise costs no
-# extra power of $d$. (Taking $\delta\sim1/\ln d$, as Bardone and Goldt do, is one way to make a
-# proof work, at the price of $d\log^2 d$.)
+# Then $\alpha_t=e^{at}(\alpha_0+\int_0^te^{-as}b\,dB_s)$: the noise shifts the start by a Gaussian
+# of variance $\frac{b^2}{2a}(1-e^{-2at})=O(\delta/d)$, small against $\alpha_0^2=1/d$ when
+# $\delta\ll1$; even a comparable shift changes $\ln(1/\alpha_0)$ by $O(1)$ only: no extra power of $d$.
 #
-# For $k\ge3$ the local growth rate at the start is $a=\frac\delta d ck\alpha_0^{k-2}$ and the
-# effective noise variance is $b^2/2a\sim\frac{\delta}{d\,\alpha_0^{k-2}}$; requiring it to stay below
-# $\alpha_0^2$ gives $\delta\ll d\alpha_0^k=d^{-(k-2)/2}$, the condition of part 2 again. Noise and
-# renormalisation together set the largest usable step, and at that step the drift needs $d^{\,k-1}$
-# steps. This heuristic fixes the powers of $d$, not the logarithms, which the theorems control.
+# For $k\ge3$ the growth rate at the start is $a=\frac\delta d ck\alpha_0^{k-2}$ and the effective
+# noise variance $b^2/2a\sim\frac{\delta}{d\,\alpha_0^{k-2}}$; keeping it below $\alpha_0^2$ gives
+# $\delta\ll d\alpha_0^k=d^{-(k-2)/2}$, part 2's condition again: noise and renormalisation set the
+# largest usable step, at which the drift needs $d^{\,k-1}$ steps (the logarithms need the theorems).
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex72C_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.2.C — Code: escape times versus dimension
 #
-# Simulate the setting of 7.2.B. Inputs $x\sim\mathcal N(0,I_d)$, labels $y=h_k(v\cdot x)$ with
-# $h_k=He_k/\sqrt{k!}$ and $v=e_0$ (the first coordinate), a student $h_k(w\cdot x)$, and the
-# correlation loss $1-y\,h_k(w\cdot x)$, whose population value is $1-\alpha^k$ (information
-# exponent $k$). Run online spherical SGD (one fresh sample per step and per run, step
-# $\delta/d$, gradient projected on the tangent space, then renormalise) from a uniformly random
-# start with $\alpha_0\ge0$. Return the first step at which $\alpha>1/2$. For odd $k$ the sign
-# matters: at $\alpha=-\frac12$ the loss $1-\alpha^3$ is *worse* than at the start, so use
-# $\alpha>\frac12$; for even $k$ use $|\alpha|>\frac12$. Runs that never get there within
-# `t_max` steps get `np.inf`. Vectorise over runs (each run with its own samples). `seed`
-# seeds your random generator (`np.random.default_rng(seed)`).
+# Simulate the setting of 7.2.B: inputs $x\sim\mathcal N(0,I_d)$, labels $y=h_k(v\cdot x)$ with
+# $h_k=He_k/\sqrt{k!}$ and $v=e_0$ (the first coordinate), a student $h_k(w\cdot x)$ and the
+# correlation loss $1-y\,h_k(w\cdot x)$ (population value $1-\alpha^k$: information exponent $k$).
+# Run online spherical SGD (a fresh sample per step and run, step $\delta/d$, tangent-projected
+# gradient, renormalise) from a uniform random start with $\alpha_0\ge0$; return the first step at
+# which $\alpha>\frac12$ for odd $k$ (at $\alpha=-\frac12$ the loss $1-\alpha^3$ is *worse* than at the
+# start), $|\alpha|>\frac12$ for even $k$, `np.inf` for runs not there within `t_max` steps.
+# Vectorise over runs (each with its own samples); `seed` seeds `np.random.default_rng(seed)`.
 #
 # <details><summary>Hint</summary>
 #
-# For one sample, the gradient of $1-y\,h_k(w\cdot x)$ is $-y\,h_k'(w\cdot x)\,x$. Remove its radial
-# part, $g\mapsto g-(g\cdot w)w$, step by $-\frac\delta d g$, and renormalise $w$. The polynomials
-# are `td_lib.hermite.h(k, z)` and `td_lib.hermite.h_deriv(k, z)` (or write out $h_1,h_2,h_3$).
-# With $\alpha_0\approx d^{-1/2}$, which is 0.25 at $d=16$, the threshold $\frac12$ is not far: at
-# these sizes the search phase is short, especially for $k=1$.
+# The sample gradient of $1-y\,h_k(w\cdot x)$ is $-y\,h_k'(w\cdot x)\,x$: remove its radial part
+# ($g\mapsto g-(g\cdot w)w$), step by $-\frac\delta d g$, renormalise (`td_lib.hermite.h(k, z)`,
+# `td_lib.hermite.h_deriv(k, z)`, or write out $h_1,h_2,h_3$). With $\alpha_0\approx d^{-1/2}$, which is
+# 0.25 at $d=16$, the threshold $\frac12$ is near: the search phase is short, especially for $k=1$.
 # </details>
 
 # %% nbgrader={"grade": false, "grade_id": "ex72C_escape_times", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -613,8 +529,7 @@ _T = _esc(2, 32, 1 / np.log(32), runs=1, t_max=10**5, seed=3)
 assert _T.shape == (1,) and np.isfinite(_T[0]), (
     f"runs = 1 (k = 2, d = 32): got {_T!r}; expected an array of shape (1,) with a finite time")
 # the seed argument: the same seed must give the same escape times
-_T1 = _esc(2, 16, 1 / np.log(16), runs=32, t_max=40, seed=77)
-_T2 = _esc(2, 16, 1 / np.log(16), runs=32, t_max=40, seed=77)
+_T1, _T2 = (_esc(2, 16, 1 / np.log(16), runs=32, t_max=40, seed=77) for _ in range(2))
 assert np.array_equal(_T1, _T2), (
     "two calls with seed = 77 returned different escape times: create your generator with "
     "np.random.default_rng(seed) in the call and draw every random number from it")
@@ -726,19 +641,13 @@ _ks_check(3, 12, 1.0, 400, 2 * 10**4, 32, _law_k3h, "For odd k escape is alpha >
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex72C_study_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ### The escape-time study
 #
-# Now run the escape-time study with your `escape_times`:
-# $k=1,2,3$, $d\in\{16,32,64\}$, with $\delta=1$, $1/\ln d$ and $d^{-1/2}/\ln d$ respectively,
-# 48 runs per point, each point with its own seed. Medians are compared with the laws $d$,
-# $d\ln^2 d$ and $d^{\,2}\ln d$, whose log–log slopes over $d=16\ldots64$ are
-# 1.00, 1.58 and 2.29; the spread of the fitted slopes comes from resampling the runs
-# (bootstrap). The study runs on your `escape_times`; until it is written and runs, the cell
-# shows the reference results shipped with the notebook (the course's solution of 7.2.C with
-# the same seeds) and says so. With a vectorised `escape_times` the whole study takes a few
-# seconds.
+# The study runs your `escape_times` (until it runs: the course's results, same seeds, saying so;
+# vectorised, a few seconds): $k=1,2,3$, $d\in\{16,32,64\}$, $\delta=1$, $1/\ln d$, $d^{-1/2}/\ln d$
+# respectively, 48 runs per point, each point with its own seed. Medians are compared with the laws
+# $d$, $d\ln^2 d$, $d^{\,2}\ln d$, of log–log slopes over $d=16\ldots64$ 1.00, 1.58 and 2.29; the spread
+# of the fitted slopes comes from resampling the runs (bootstrap).
 
 # %% tags=["demo"]
-from td_lib.own_work import demo_result
-
 # BAKED escape_study_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 dims = pick([16, 32, 64], [8, 16])  # quick mode: a small version of the study
 # 48 runs per point, at the steps delta = escape.STEPS[k](d); one seed per point
@@ -746,12 +655,7 @@ study = demo_result(lambda: demos.escape_study(escape_times, dims, runs=48, t_ma
                     pick(_ref_study["full"], _ref_study["quick"]), "escape_times")
 quick_note("d = 8 and 16 instead of 16, 32 and 64, so the slopes differ")
 rows = demos.study_slopes(study, dims, n_boot=2000)  # medians, laws, slopes and their bootstrap
-for k, r in rows.items():
-    med, law, boot = r["med"], r["law"], r["boot"]
-    lo, hi = np.quantile(boot, [0.05, 0.95])
-    print(f"k={k}: medians {med.tolist()}, ratio to the law {np.round(med / law, 2).tolist()}, "
-          f"slope {r['slope']:.2f} ± {boot.std():.2f} (bootstrap 90% interval "
-          f"{lo:.2f}–{hi:.2f}); law's slope {r['slope_law']:.2f}")
+demos.study_report(rows)
 cfig.escape_study_figure(dims, rows, title="search time vs information exponent")
 plt.show()
 
@@ -759,23 +663,19 @@ plt.show()
 # In the reference run (the solution's `escape_times` with these seeds, full mode) the fitted
 # slopes are 1.31, 1.41 and 2.11, with bootstrap spreads of about 0.10, 0.12 and 0.23; the
 # laws' slopes are 1.00, 1.58 and 2.29, and the original course notes' own random run gave
-# 1.09, 1.58 and 2.39 for comparison. Your function, or the library simulator, draws its random
-# numbers in another order and gives other values, typically within one or two bootstrap
-# spreads of these. For $k=2$ and $k=3$ the slopes lie 1.5 and 0.8 bootstrap spreads below
-# their laws'. For $k=1$ the slope lies 3.0 spreads above the law's: a fluctuation of 48 runs,
-# not a steeper law. At these sizes the $k=1$ times are a few dozen steps, so the median jumps
-# between small integers, and the exact overlap chain (the course's simulation through the
-# overlap alone, 400 runs per point) gives the slopes 1.06, 1.51 and 2.21. The ratios of the medians to the
-# laws (printed above) vary by at most a factor 1.6 over the three dimensions. This is a
-# finite-size consistency check of the powers at the theory's step sizes, not a measurement of
-# exponents or of logarithmic factors: with 48 runs and a factor 4 in $d$, the slopes are
-# uncertain by one or two tenths.
+# 1.09, 1.58 and 2.39 for comparison; other random streams (yours) typically fall within one or
+# two bootstrap spreads. For $k=2$, $k=3$ the slopes lie 1.5 and 0.8 bootstrap spreads below
+# their laws'; for $k=1$, 3.0 spreads above: a fluctuation of 48 runs (times of a few dozen
+# steps: the median jumps between small integers), not a steeper law. The exact overlap chain
+# (simulated through the overlap alone, 400 runs per point) gives 1.06, 1.51 and 2.21. The ratios
+# of the medians to the laws (printed above) vary by at most a factor 1.6 over the three
+# dimensions. This checks the powers at finite size and the theory's steps, not exponents or
+# logarithms: with 48 runs and a factor 4 in $d$, the slopes are uncertain by one or two tenths.
 #
 # ### Too large a step
 #
-# That larger steps fail needs a separate sweep, again with your `escape_times` (or the shipped
-# reference results until it runs): $d=64$, $k=3$, 32 runs per step parameter, $\delta$ from
-# 0.03 to 10, at most 60000 steps, one seed per step parameter.
+# A sweep with your `escape_times` (or the shipped results) shows larger steps fail: $d=64$,
+# $k=3$, 32 runs and one seed per step parameter $\delta$ from 0.03 to 10, at most 60000 steps.
 
 # %% tags=["demo"]
 # BAKED escape_sweep_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
@@ -786,8 +686,7 @@ sweep = demo_result(lambda: demos.escape_sweep(escape_times, deltas, runs=sweep_
                     pick(_ref_sweep["full"], _ref_sweep["quick"]), "escape_times")
 med_sweep, never = sweep["med"], sweep["never"]
 quick_note("5 step parameters, 8 runs each, at most 3000 steps, instead of 10, 32 and 60000")
-for dl, m, f in zip(deltas, med_sweep, never):
-    print(f"delta = {dl:6.3f}: median escape time {m:9.1f}, not escaped after {sweep_tmax} steps: {f:.0%}")
+demos.sweep_report(deltas, med_sweep, never, sweep_tmax)
 best = np.nanmin(np.where(np.isfinite(med_sweep), med_sweep, np.nan))
 cfig.step_window_figure(deltas, med_sweep, never, t_max=sweep_tmax, delta_mark=escape.STEPS[3](64),
                         title="k = 3, d = 64: the step-size window")
@@ -795,30 +694,26 @@ plt.show()
 print(f"slowest/fastest median ratio: {med_sweep[-1] / best:.1f} (delta = 10 vs the best delta)")
 
 # %% [markdown]
-# In the reference run (the course's solution with these seeds, full mode) the median escape
-# time is smallest at $\delta\approx 0.76$, within a broad and nearly flat window (the original
-# course notes found their fastest runs near 0.3–1), and grows steeply above; at $\delta=10$ it
-# is about 30 times the best median and 28 % of the runs have not escaped after 60000 steps (the
-# original course notes' own sweep gave about 25 times and 44 % for comparison; with 32 runs per
-# step these numbers move by tens of per cent from one random stream to another).
-# Small steps are slow because the drift is proportional to $\delta$; large steps are slow
-# because the renormalisation term $\propto\delta^2$ pulls $\alpha$ back to 0 (7.2.B.2). A
-# $k=4$ run would need about $d^{\,3}$ steps, which is why demo 7.2.E uses a small $d$.
+# In the reference run (the course's solution, these seeds, full mode) the median escape time
+# is smallest at $\delta\approx 0.76$, within a broad and nearly flat window (the original course
+# notes found their fastest runs near 0.3–1), and grows steeply above; at $\delta=10$ it is
+# about 30 times the best median and 28 % of the runs have not escaped after 60000 steps (the
+# notes' own sweep: about 25 times and 44 % for comparison; with 32 runs per step these move by
+# tens of per cent between random streams). Small steps are slow (drift $\propto\delta$), large ones
+# too (renormalisation $\propto\delta^2$, 7.2.B.2); $k=4$ would need about $d^{\,3}$ steps (7.2.E: small $d$).
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex72D_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.2.D — A single neuron's population loss, in Hermite form
 #
-# Take the mixed cumulant model with $\beta_m=0$, balanced classes, a unit vector $w$ with
-# overlaps $\alpha_u=w\cdot u$, $\alpha_v=w\cdot v$, and the correlation loss
-# $L(w)=1-\mathbb E[y\,\sigma(w\cdot x)]$. Write $X=w\cdot x$, $\mathbb E_+$ for the expectation
-# over class $+1$ and $\sigma_k=\mathbb E[\sigma(Z)He_k(Z)]$.
+# Take the mixed cumulant model with $\beta_m=0$, balanced classes, a unit $w$ with overlaps
+# $\alpha_u=w\cdot u$, $\alpha_v=w\cdot v$, the loss $L(w)=1-\mathbb E[y\,\sigma(w\cdot x)]$,
+# $X=w\cdot x$, $\mathbb E_+$ the expectation over class $+1$, $\sigma_k=\mathbb E[\sigma(Z)He_k(Z)]$.
 #
 # 1. Show that $L=1-\frac12\big(\mathbb E_+[\sigma(X)]-\mathbb E[\sigma(Z)]\big)$ with
 #    $Z\sim\mathcal N(0,1)$, and, expanding $\sigma$ in Hermite polynomials, that
 #    $L=1-\frac12\sum_{k\ge1}\frac{\sigma_k}{k!}\mathbb E_+[He_k(X)]$.
-# 2. Under class $+1$, show that $X$ has mean 0 and
-#    $\mathrm{Var}(X)=1+\beta_u\alpha_u^2+2c\,\alpha_u\alpha_v$ with $c$ from 7.2.A.3 ($c=0$ for
-#    independent latents), and that its odd cumulants vanish (function `var_X`).
+# 2. Under class $+1$, show that $X$ has mean 0, $\mathrm{Var}(X)=1+\beta_u\alpha_u^2+2c\,\alpha_u\alpha_v$
+#    with $c$ from 7.2.A.3 ($c=0$ for independent latents) and no odd cumulants (function `var_X`).
 # 3. Use $\mathbb E[He_2(X)]=\mathrm{Var}(X)-1$ and $\mathbb E[He_4(X)]=\kappa_4(X)+3(\mathrm{Var}(X)-1)^2$
 #    for a centred $X$; for independent latents $\kappa_4(X)=\alpha_v^4\kappa_4(v\cdot x)$. Derive
 #    $L\approx L_0-c_{20}\alpha_u^2-c_{11}\alpha_u\alpha_v-c_{04}\alpha_v^4$ to leading order in each
@@ -828,9 +723,8 @@ print(f"slowest/fastest median ratio: {med_sweep[-1] / best:.1f} (delta = 10 vs 
 # 4. Ignoring noise and the spherical constraint, gradient flow on this $L$ is
 #    $\dot\alpha_u=2c_{20}\alpha_u+c_{11}\alpha_v$, $\dot\alpha_v=c_{11}\alpha_u+4c_{04}\alpha_v^3$,
 #    from $|\alpha_u(0)|,|\alpha_v(0)|\sim d^{-1/2}$. Show that with $c_{11}>0$, $\alpha_v$ grows on
-#    the time scale of $\alpha_u$, and find the ratio $\alpha_v/\alpha_u$ it approaches (function
-#    `growing_ratio`); show that with $c_{11}=0$ it reaches order 1 only after a time of order
-#    $d/c_{04}$.
+#    the time scale of $\alpha_u$ and find the limit of $\alpha_v/\alpha_u$ (function `growing_ratio`),
+#    and that with $c_{11}=0$ it reaches order 1 only after a time of order $d/c_{04}$.
 #
 # <details><summary>Hint</summary>
 #
@@ -842,13 +736,11 @@ print(f"slowest/fastest median ratio: {med_sweep[-1] / best:.1f} (delta = 10 vs 
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72D_q1_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # **Solution (7.2.D.1).** $L=1-\frac12\mathbb E_+[\sigma(X)]+\frac12\mathbb E_-[\sigma(X)]$ for balanced
-# $\pm1$ labels. Under class $-1$, $x\sim\mathcal N(0,I)$ and $\|w\|=1$, so $X\sim\mathcal N(0,1)$ and
-# $\mathbb E_-[\sigma(X)]=\mathbb E[\sigma(Z)]$. Insert $\sigma=\sum_k\frac{\sigma_k}{k!}He_k$ in
-# $\mathbb E_+[\sigma(X)]-\mathbb E[\sigma(Z)]$: the $k=0$ terms cancel and $\mathbb E[He_k(Z)]=0$ for
-# $k\ge1$, which leaves $\sum_{k\ge1}\frac{\sigma_k}{k!}\mathbb E_+[He_k(X)]$. (Exchanging sum and
-# expectation is fine as an expansion near the equator, where the law of $X$ is close to
-# $\mathcal N(0,1)$; Bardone and Goldt do it rigorously through the likelihood ratio, their
-# eqs. 6–7.)
+# labels, and $X\sim\mathcal N(0,1)$ under class $-1$ ($\|w\|=1$), so $\mathbb E_-[\sigma(X)]=\mathbb E[\sigma(Z)]$.
+# Insert $\sigma=\sum_k\frac{\sigma_k}{k!}He_k$: the $k=0$ terms cancel and $\mathbb E[He_k(Z)]=0$ for
+# $k\ge1$, which leaves $\sum_{k\ge1}\frac{\sigma_k}{k!}\mathbb E_+[He_k(X)]$. (An expansion near
+# the equator, where $X$ is close to $\mathcal N(0,1)$; Bardone and Goldt's eqs. 6–7 do it
+# rigorously through the likelihood ratio.)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72D_q2_answer", "locked": false, "points": 1, "schema_version": 3, "solution": true, "task": false}
 # **Solution (7.2.D.2).** With $x=\sqrt{\beta_u}\lambda u+Q(\sqrt{\beta_v}\nu v+z)$ and $Q$ symmetric,
@@ -858,9 +750,8 @@ print(f"slowest/fastest median ratio: {med_sweep[-1] / best:.1f} (delta = 10 vs 
 # $$\beta_u\alpha_u^2+\frac{\beta_v\alpha_v^2}{r^2}+1-\alpha_v^2+\frac{\alpha_v^2}{r^2}
 # +2\sqrt{\beta_u\beta_v}\frac{\alpha_u\alpha_v}{r}\mathbb E[\lambda\nu]
 # =1+\beta_u\alpha_u^2+2c\,\alpha_u\alpha_v,$$
-# because $(\beta_v+1)/r^2=1$. The law of $(\lambda,\nu,G)$ is invariant under
-# $(\lambda,\nu,G)\mapsto-(\lambda,\nu,G)$, also when $\nu=\mathrm{sign}\lambda$, so $X$ is symmetric
-# and its odd cumulants vanish.
+# because $(\beta_v+1)/r^2=1$. $(\lambda,\nu,G)$ and $-(\lambda,\nu,G)$ have the same law, also
+# when $\nu=\mathrm{sign}\lambda$, so $X$ is symmetric and its odd cumulants vanish.
 
 # %% nbgrader={"grade": false, "grade_id": "ex72D_var", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def var_X(alpha_u: float, alpha_v: float, beta_u: float, beta_v: float,
@@ -915,16 +806,14 @@ for _corr in (False, True):
 # second piece only corrects the $\alpha_u^2$ term. Multiplying by $-\frac12$:
 # $$L\approx L_0-\frac{\sigma_2\beta_u}{4}\alpha_u^2-\frac{\sigma_2c}{2}\alpha_u\alpha_v
 # -\frac{\sigma_4\kappa_4(v\cdot x)}{48}\alpha_v^4,$$
-# Bardone and Goldt's eq. 9 with explicit coefficients. Along $\alpha_v=0$ the first term in
-# $\alpha_u$ is quadratic (exponent 2 for $u$); along $\alpha_u=0$ the first in $\alpha_v$ is quartic
-# (exponent 4 for $v$). To escape, these terms must *decrease* $L$: $\sigma_2>0$ makes the
-# $\alpha_u^2$ term negative, and $\kappa_4(v\cdot x)<0$ with $\sigma_4<0$ makes the $\alpha_v^4$ term
-# negative; with the opposite sign of $\sigma_4$ the equator would be locally stable along $v$. So
-# the exponent belongs to the data *and* the activation and loss; a linear student
-# ($\sigma_k=0$ for $k\ge2$) never sees $v$. For ReLU, $\sigma_2=-\sigma_4=1/\sqrt{2\pi}$: both signs
-# are right, and at $\beta_u=5$, $\beta_v=10$, $c_{20}\approx 0.499$, $c_{11}\approx 0.339$
-# (correlated) and $c_{04}\approx 0.0137$. The instructor's check confirms all three against an
-# exact computation of $L$ for ReLU (figure below).
+# Bardone and Goldt's eq. 9 with explicit coefficients: exponent 2 for $u$ (along $\alpha_v=0$ the
+# first term is quadratic), 4 for $v$ (along $\alpha_u=0$, quartic). To escape, these terms must
+# *decrease* $L$: $\sigma_2>0$ makes the $\alpha_u^2$ term negative, $\kappa_4(v\cdot x)<0$ with
+# $\sigma_4<0$ the $\alpha_v^4$ term (with $\sigma_4>0$ the equator would be stable along $v$): the
+# exponent belongs to the data *and* the activation and loss; a linear student ($\sigma_k=0$ for $k\ge2$)
+# never sees $v$. For ReLU, $\sigma_2=-\sigma_4=1/\sqrt{2\pi}$:
+# both signs are right, and at $\beta_u=5$, $\beta_v=10$, $c_{20}\approx 0.499$, $c_{11}\approx 0.339$
+# (correlated) and $c_{04}\approx 0.0137$. The figure below compares them with the exact ReLU $L$.
 
 # %% nbgrader={"grade": false, "grade_id": "ex72D_coefficients", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def loss_coefficients(beta_u: float, beta_v: float, correlated: bool, sigma2: float,
@@ -968,8 +857,7 @@ assert abs(_ci[2] - 0.01373768) < 1e-7, (
     "kappa_4(v·x), and the overall factor of part 1.")
 passed("loss_coefficients")
 ### BEGIN HIDDEN TESTS
-# against an exact quadrature of the ReLU loss (finite differences around 0)
-# (correlated, beta_u, beta_v) -> coefficients fitted to the exact ReLU loss; the general case
+# (correlated, beta_u, beta_v) -> coefficients fitted to the exact ReLU loss (quadrature, finite differences)
 # BAKED loss_coefficients_hidden (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 for (_corr, _bu, _bv), _ex in _fits.items():
     _me = _lc(_bu, _bv, _corr, _s, -_s)
@@ -987,43 +875,33 @@ assert np.shape(_g) == (3,) and np.allclose(_g, _ref, rtol=1e-12, atol=1e-14), (
 ### END HIDDEN TESTS
 
 # %% tags=["demo"]
-# The Hermite coefficients against the exact ReLU loss. The exact loss (a Gaussian integral over
-# the model's latents, computed on the instructor's side, shipped as numbers on the grid `al`)
-# is what your coefficients approximate. This figure uses your loss_coefficients; without it,
-# it shows the exact loss alone.
-coef = demos.student_value(
-    lambda: {corr: loss_coefficients(5.0, 10.0, corr, s2, s4) for corr in (False, True)},
-    "loss_coefficients is not written yet (7.2.D.3): the figure shows the exact loss without the dotted "
-    "Hermite approximations.", "loss_coefficients failed ({exc}): the figure shows the exact loss without "
-    "the dotted Hermite approximations.")
+# Your loss_coefficients (until it runs: nothing) against the exact ReLU loss (a Gaussian integral
+# over the latents, shipped as numbers on the grid `al`).
+coef = demos.loss_curves(loss_coefficients, s2, s4, beta_u=5.0, beta_v=10.0)
 al = np.linspace(-0.3, 0.3, 61)
 # BAKED exact_relu_loss_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 cfig.exact_loss_figure(al, _ref_loss, coef, title="variance direction")
 plt.show()
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "ex72D_q4_answer", "locked": false, "points": 2, "schema_version": 3, "solution": true, "task": false}
-# **Solution (7.2.D.4).** The linear part is $\dot\alpha=M\alpha$,
-# $M=\begin{pmatrix}2c_{20}&c_{11}\\c_{11}&0\end{pmatrix}$, with eigenvalues
+# **Solution (7.2.D.4).** $M=\begin{pmatrix}2c_{20}&c_{11}\\c_{11}&0\end{pmatrix}$ has eigenvalues
 # $\lambda_\pm=c_{20}\pm\sqrt{c_{20}^2+c_{11}^2}$, so $\lambda_+\ge2c_{20}>0\ge\lambda_-$. The growing
 # eigenvector is $(\lambda_+,c_{11})$: $M(\lambda_+,c_{11})^\top=(2c_{20}\lambda_++c_{11}^2,\,c_{11}\lambda_+)^\top
 # =\lambda_+(\lambda_+,c_{11})^\top$ because $\lambda_+^2=2c_{20}\lambda_++c_{11}^2$.
 #
 # * If $c_{11}>0$, a generic start has a component $\sim d^{-1/2}$ on this mode, so
-#   $(\alpha_u,\alpha_v)\approx d^{-1/2}e^{\lambda_+t}(\lambda_+,c_{11})/\|\cdot\|$: both overlaps grow at the same
-#   rate with $\alpha_v/\alpha_u\to c_{11}/\lambda_+=c_{11}/(c_{20}+\sqrt{c_{20}^2+c_{11}^2})$
-#   ($\approx c_{11}/2c_{20}$ for weak correlation), about 0.31 for ReLU at $\beta_u=5$,
-#   $\beta_v=10$. $\alpha_u$ reaches order 1 at $t\approx\frac{\ln d}{2\lambda_+}$, with $\alpha_v$ of order
-#   $c_{11}/\lambda_+$; then the cubic term (same sign) takes over. A start with $\alpha_u,\alpha_v$ of the
-#   same sign projects on $(\lambda_+,c_{11})$ with that sign, so both leave 0 together (the sign
-#   condition of Bardone and Goldt's Proposition 4; the loss is even under $\alpha\mapsto-\alpha$).
+#   $(\alpha_u,\alpha_v)\approx d^{-1/2}e^{\lambda_+t}(\lambda_+,c_{11})/\|\cdot\|$: both grow at the same rate,
+#   $\alpha_v/\alpha_u\to c_{11}/\lambda_+=c_{11}/(c_{20}+\sqrt{c_{20}^2+c_{11}^2})$ ($\approx c_{11}/2c_{20}$ if small),
+#   about 0.31 for ReLU at $\beta_u=5$, $\beta_v=10$. $\alpha_u$ reaches order 1 at $t\approx\frac{\ln d}{2\lambda_+}$,
+#   $\alpha_v$ of order $c_{11}/\lambda_+$; then the cubic term (same sign) takes over. A same-sign start
+#   projects on $(\lambda_+,c_{11})$ with that sign: both leave 0 together (the sign condition of
+#   Bardone and Goldt's Proposition 4; the loss is even under $\alpha\mapsto-\alpha$).
 # * If $c_{11}=0$ the equations decouple: $\alpha_u\propto e^{2c_{20}t}$ reaches order 1 at
-#   $\frac{\ln d}{4c_{20}}$, while $\dot\alpha_v=4c_{04}\alpha_v^3$ gives
-#   $\alpha_v^{-2}(t)=\alpha_v(0)^{-2}-8c_{04}t$, which blows up at
-#   $t=\frac1{8c_{04}\alpha_v(0)^2}\sim\frac{d}{8c_{04}}$: a factor $d/\ln d$ later than $u$.
+#   $\frac{\ln d}{4c_{20}}$, while $\dot\alpha_v=4c_{04}\alpha_v^3$ gives $\alpha_v^{-2}(t)=\alpha_v(0)^{-2}-8c_{04}t$,
+#   which blows up at $t=\frac1{8c_{04}\alpha_v(0)^2}\sim\frac{d}{8c_{04}}$: a factor $d/\ln d$ later than $u$.
 #
-# In online SGD each unit of this time costs $d/\delta$ samples, with $\delta$ limited by noise and
-# renormalisation (7.2.B): about $d\log d$ to $d\log^2 d$ samples for $u$, and for $v$ when
-# correlated, against $d^{\,3}$ for $v$ alone.
+# Each unit of this time costs $d/\delta$ online samples (7.2.B): about $d\log d$ to $d\log^2 d$
+# for $u$, and for $v$ when correlated, against $d^{\,3}$ for $v$ alone.
 
 # %% nbgrader={"grade": false, "grade_id": "ex72D_ratio", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def growing_ratio(c20: float, c11: float) -> float:
@@ -1035,11 +913,7 @@ def growing_ratio(c20: float, c11: float) -> float:
 
 _c20, _c11 = 0.49867785, 0.33931948  # c20, c11 of ReLU at beta_u = 5, beta_v = 10, correlated (7.2.D.3)
 print(f"alpha_v / alpha_u -> {growing_ratio(_c20, _c11):.4f}")
-# check against the flow itself: integrate the linear system from a small random start
-from scipy.integrate import solve_ivp
-M = np.array([[2 * _c20, _c11], [_c11, 0.0]])
-sol = solve_ivp(lambda t, a: M @ a, (0, 12), [0.01, 0.004], rtol=1e-10, atol=1e-14)
-print(f"linear flow at t = 12: alpha_v / alpha_u = {sol.y[1, -1] / sol.y[0, -1]:.4f}")
+demos.linear_flow_ratio(_c20, _c11, t=12, start=(0.01, 0.004))  # the linear flow itself, from a small start
 
 # %% nbgrader={"grade": true, "grade_id": "test_ex72D_ratio", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 import numpy as np
@@ -1067,65 +941,45 @@ for _a, _b in [(0.3, 0.1), (1.0, 2.0), (0.05, 0.7), (0.0, 0.5), (2.0, 1e-3)]:
 # %% [markdown]
 # ## Demo 7.2.E — The staircase in a two-layer ReLU network
 #
-# Does a small two-layer ReLU network, trained by online SGD on the mixed cumulant model in
-# $d=16$, find the mean, covariance and cumulant directions in turn, and does correlating the
-# latents $\lambda,\nu$ shorten the last plateau? The network has 64 hidden units with biases,
-# logistic loss, minibatches of 32 fresh samples, learning rate 0.5 (`td_lib.staircase`). Test
-# accuracy is measured on the full data, on a "mean only" set ($\beta_u=\beta_v=0$), and on the
-# Gaussian clone; the dashed line is the largest hidden-unit overlap $\max_j|\cos(w_j,v)|$.
+# Does a small two-layer ReLU network (64 hidden units with biases, logistic loss, minibatches of
+# 32 fresh samples, learning rate 0.5: `td_lib.staircase`), trained by online SGD on the mixed
+# cumulant model in $d=16$, find the mean, covariance and cumulant directions in turn, and does
+# correlating $\lambda,\nu$ shorten the last plateau? Test accuracy: on the full data, a "mean
+# only" set ($\beta_u=\beta_v=0$) and the Gaussian clone; dashed: the largest $\max_j|\cos(w_j,v)|$.
 
 # %% tags=["demo"]
-from td_lib import staircase
-from td_lib.own_work import demo_result
-
-# The Gaussian clone of correlated data needs the cross term c of 7.2.A.3: yours, or the course's
-# value until yours runs.
+# The clone of correlated data needs 7.2.A.3's c: yours, or the course's until yours runs.
 # BAKED cross_term_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_2_higher_cumulants.json)
 c_clone = demo_result(lambda: float(cross_term_c(5.0, 10.0)), _ref_c, "cross_term_c", rtol=1e-9)
-runs_E = {}
-for corr in (False, True):
-    runs_E[corr] = staircase.train_staircase(corr, steps=pick(12000, 200), n_test=pick(10000, 2000),
-                                             num_records=pick(40, 10), progress=True, cross=c_clone)
+runs_E = {corr: staircase.train_staircase(corr, steps=pick(12000, 200), n_test=pick(10000, 2000),
+                                          num_records=pick(40, 10), progress=True, cross=c_clone)
+          for corr in (False, True)}
 cfig.staircase_figure(runs_E, xlabel="SGD step (batch 32, fresh samples)")
 plt.show()
 quick_note("200 steps instead of 12000, smaller test sets")
-for corr in (False, True):
-    r = runs_E[corr]
-    late = slice(-5, None)  # the last five records
-    print(("correlated " if corr else "independent") +
-          f": accuracy over the last five records: full {np.mean(r.accuracy_on('full data')[late]):.3f}, "
-          f"clone {np.mean(r.accuracy_on('Gaussian clone')[late]):.3f}, "
-          f"mean only {np.mean(r.accuracy_on('mean only')[late]):.3f}")
-    print(f"    largest overlap with v: {r.overlap_v[0]:.2f} at step {r.t[0]}; stays more than 0.05 "
-          f"above that from step {staircase.onset_step(r.t, r.overlap_v, 0.05)} on; "
-          f"first > 0.9 at step {staircase.first_above(r.t, r.overlap_v, 0.9)}")
+demos.staircase_report(runs_E)  # accuracies over the last five records; when the overlap with v rises
 
 # %% [markdown]
 # **Left, independent latents.** Dotted lines: Bayes accuracies from the means (0.691), from
 # means and covariances (0.768, the best possible on the Gaussian clone; errata: the original
 # course notes printed 0.767; exact quadrature gives 0.7680) and from everything
 # (0.819). Numbers below are from this seeded run in full mode (quick mode stops at step 200).
-# The mean and covariance stages pass within a few dozen steps, too fast to separate
-# here. Then comes a long plateau near 0.75 (the full-data accuracy averages 0.748 over the
-# records from step 100 to step 1000), a little below the covariance line, on which full-data
-# and clone accuracies agree to within about 0.01 (on average): the network uses little that the
-# clone lacks. Then the largest overlap with $v$ (dashed) jumps toward 1: it leaves its
-# starting value for good at step 666 and first exceeds 0.9 at step 1747. Full-data accuracy
-# then rises to about 0.79 (averaged over the last five records; the cell prints it with three
-# decimals, and the third one moves with the number of CPU threads, through float32 rounding
-# amplified over 12000 steps) while the clone's falls, to about 0.72. The "mean only" accuracy
-# stays below its Bayes line because the network also responds to variation along $u$ and $v$,
-# which carries no class information in that set.
+# After the mean and covariance stages (a few dozen steps) comes a long plateau near
+# 0.75 (the full-data accuracy averages 0.748 over steps 100 to 1000), a little below the
+# covariance line, where full-data and clone accuracies agree to within about 0.01 on average.
+# Then the largest overlap with $v$ (dashed) leaves its start for good at step 666 and first
+# exceeds 0.9 at step 1747. Full-data accuracy then rises to about 0.79 (averaged over the last
+# five records; its printed third decimal moves with the CPU thread count: float32 rounding over
+# 12000 steps) while the clone's falls, to about 0.72. "Mean only" stays below its Bayes line: the
+# network also responds to $u$ and $v$, which carry no class information there.
 #
 # **Right, correlated latents.** With 64 units in $d=16$ some unit starts with a sizeable
-# overlap with $v$ by chance, so the dashed curves start near 0.58, not near 0. Here that
-# overlap leaves its starting value for good (it stays more than 0.05 above it) at step 76, a
-# factor 8.8 earlier than with independent latents: an order of magnitude earlier in onset. It
-# then climbs slowly and first exceeds 0.9 at step 524, against 1747 with independent latents:
-# only a factor 3.3 earlier in reaching a large overlap. Both pairs of steps are printed below
-# the figure. Full data separates from the clone within a few hundred steps (the clone now
-# carries some information about $v$, 7.2.A.3). At this size plateau lengths do not test the
-# exponents (7.2.C does, for one neuron); the demo shows the staircase.
+# overlap with $v$ by chance, so the dashed curves start near 0.58, not near 0. That overlap
+# leaves its starting value for good (stays more than 0.05 above it) at step 76, a
+# factor 8.8 earlier than with independent latents, then climbs slowly and first exceeds 0.9 at
+# step 524, against 1747: only a factor 3.3 earlier (both pairs are printed below the figure).
+# Full data separates from the clone within a few hundred steps (the clone now carries some
+# information about $v$, 7.2.A.3). At this size it shows the staircase, not the exponents (7.2.C).
 #
 # For comparison, the original course notes described their run of this demo: a plateau near
 # 0.75, a jump of the overlap near step 1000 and a late full-data accuracy of about 0.79 with
