@@ -21,7 +21,8 @@ Each step keeps its own state, reset in :meth:`~Step.start`; the executor ``ex``
 hook is how a step reaches the kernel (``ex.kc``, ``ex.km``), the notebook (``ex.nb``) and, by
 type, another step (``ex.step(Budget)``). Nothing is kept at module level.
 
-The steps: :class:`SkipDemo` (demo cells not run), :class:`SandboxedKernel` (the notebook's
+The steps: :class:`SkipDemo` (demo cells not run), :class:`InstructorGuard` (plain autograde:
+the instructor's registry in td_lib's guard), :class:`SandboxedKernel` (the notebook's
 grading edition of ``td_lib`` in the kernel's sandbox), :class:`IntegrityProbe`,
 :class:`Timing`, :class:`TestRunner` (test cells in a test runner, ``tools/grading/remote_tests.py``),
 :class:`Recovery` (a dead kernel restarted, the notebook carried on), :class:`Budget` (a time
@@ -130,6 +131,26 @@ class SandboxedKernel(Step):
 
 
 # ------------------------------------------------------------------------ integrity
+class InstructorGuard(Step):
+    """Plain ``nbgrader autograde`` (trusted submissions, the instructor's environment): its kernel
+    has the whole td_lib, whose guard registry is empty (td_lib names no exercise). Before any cell,
+    the instructor's registry goes into it (``checks.grading.exercises.install_guard``), so a test
+    cell's ``own_work`` call fails on its exercise's counterparts, as a grading edition lacks them:
+    an answer that delegates scores 0 here as in ``make grade``. Not a grader step: a sandboxed
+    kernel has no ``checks``, and its edition has no counterpart to switch off."""
+
+    CODE = "from checks.grading.exercises import install_guard as _td_ig\n_td_ig()\ndel _td_ig"
+
+    async def kernel_ready(self, ex) -> None:
+        msg_id = await ensure_async(ex.kc.execute(self.CODE, silent=True, store_history=False))
+        reply = await ex.async_wait_for_reply(msg_id)
+        content = (reply or {}).get("content", {})
+        if content.get("status") != "ok":
+            raise RuntimeError("the instructor's registry of exercises (checks.grading.exercises) did not install "
+                               f"in the kernel: {content.get('ename', '')} {content.get('evalue', '')}; "
+                               "nbgrader autograde needs the course's checks importable")
+
+
 class IntegrityProbe(Step):
     """Fingerprints of the functions tests rely on (:mod:`tools.grading.integrity`), read from
     each fresh kernel before any cell (its baseline) and after every autograded cell: a cell
@@ -216,6 +237,9 @@ class TestRunner(Step):
         self.remote = remote_tests.RemoteTests(ex, command, declarable=self.declarable, mistakes=self.mistakes,
                                                max_output_bytes=self.max_output_bytes, flags=self.flags,
                                                failed_lines=self.failed_lines, mistaken=self.mistaken)
+        nb = getattr(ex, "nb", None)
+        if nb is not None and any(nbcore.is_test(c) and c.source.strip() for c in nb.cells):
+            self.remote.start_runner()  # it boots with the kernel, not when the first test cell comes
 
     def finish(self, ex) -> None:
         from tools.grading import sandbox
