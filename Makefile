@@ -112,15 +112,18 @@ sandbox: ## Debian's bubblewrap, the grading sandbox (apt, as root or with sudo;
 	bash .ci/install_bubblewrap.sh
 
 # The unit tests run on two processes (pytest-xdist, one file per process at a time); the slow,
-# pipeline and browser tests share one session (one Dask cluster, the graded classes) and run after.
+# pipeline and browser tests run after, on two processes too, one xdist group at a time
+# (tests/conftest.py: a file's tests stay together, and the files sharing a session fixture,
+# such as the Dask cluster and the graded classes, form one group built once).
 UNIT := not slow and not pipeline and not browser
 XDIST := -n 2 --dist loadfile
+XDIST_SLOW := -n 2 --dist loadgroup
 
 test: setup chromium sandbox ## the whole suite: lint, layer contracts, unit, slow, checks, nbgrader pipeline, browser; test-numerics
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -p no:cacheprovider $(XDIST) -m "$(UNIT)" --durations=15
-	$(PY) -m pytest -p no:cacheprovider -m "not ($(UNIT))" --durations=30
+	$(PY) -m pytest -p no:cacheprovider $(XDIST_SLOW) -m "not ($(UNIT))" --durations=30
 	$(MAKE) --no-print-directory test-numerics
 
 test-fast: setup ## unit tests only (no slow, pipeline or browser tests)

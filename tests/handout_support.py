@@ -5,6 +5,8 @@ outside the repository, copies nothing else there, and installs it into a new ve
 ``pip install -r requirements-student.txt td_lib-*.whl`` (plus ``jupyterhub``'s pins, so
 ``tests/test_hub.py`` can spawn student servers from the same environment). pip's cache
 keeps the second and later installs short. The folder is removed when the session exits.
+:func:`built_handout` builds the handout once per session for it and for the tests that read the
+handout itself (``tests/test_handout.py``'s ``dist``); each gets a copy of its own.
 """
 
 from __future__ import annotations
@@ -45,6 +47,20 @@ class StudentEnv:
 
 
 @functools.cache
+def built_handout() -> Path:
+    """``handout.build(fresh=False)`` once per session, in a temporary folder outside the
+    repository; callers copy it (:func:`copy_handout`) and never change this one."""
+    root = Path(tempfile.mkdtemp(prefix="td-handout-build-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    return handout.build(root / "dist", fresh=False)
+
+
+def copy_handout(dst: Path) -> Path:
+    """A copy of :func:`built_handout` at ``dst`` (timestamps kept): the handout as built."""
+    return Path(shutil.copytree(built_handout(), dst, symlinks=True))
+
+
+@functools.cache
 def student_env() -> StudentEnv:
     reuse = os.environ.get("TD_TEST_HANDOUT_ROOT")  # development loop: a root built earlier
     if reuse:
@@ -53,7 +69,7 @@ def student_env() -> StudentEnv:
     root = Path(tempfile.mkdtemp(prefix="td-handout-"))
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     t0 = time.monotonic()
-    dist = handout.build(root / "dist", fresh=False)
+    dist = copy_handout(root / "dist")
     t1 = time.monotonic()
     py = handout.install(dist, root / "venv", extra_requirements=handout.hub_requirements())
     t2 = time.monotonic()
