@@ -167,7 +167,7 @@ def test_capped_execute_applies_the_cap_message_by_message_without_a_kernel():
 
 def test_grading_execute_is_all_three():
     names = [type(s).__name__ for s in GradingExecute().steps]
-    assert names == ["SkipDemo", "Recovery", "Budget", "CapOutput"]
+    assert names == ["SkipDemo", "InstructorGuard", "Recovery", "Budget", "CapOutput"]
     assert GradingExecute.__mro__[1].__name__ == "Execute"  # one class over nbgrader's: no mixins
     for trait in ("max_output_bytes", "max_display_bytes", "kernel_flush_bytes", "max_message_bytes",
                   "max_queued_messages", "notebook_budget", "max_kernel_restarts"):
