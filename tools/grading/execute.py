@@ -26,9 +26,8 @@ import os
 import time
 
 from nbclient.util import ensure_async, run_hook, run_sync
-from nbgrader import utils as nbutils
 from nbgrader.preprocessors import Execute
-from traitlets import Any, Dict, Enum, Integer, Unicode
+from traitlets import Dict, Enum, Integer, Unicode
 
 from tools.grading.record import NotebookReport
 from tools.grading.steps import (
@@ -62,39 +61,6 @@ def grader_steps(ex: GradingExecute, notebook: str) -> list[Step]:
                        edition=ex.runner_edition, declarable=None if declarable is None else frozenset(declarable),
                        mistakes=ex.known_mistakes.get(notebook, {}), max_output_bytes=ex.max_output_bytes),
             Recovery(ex.max_kernel_restarts), Budget(ex.notebook_budget), _cap(ex)]
-
-
-class KernelAhead:
-    """A kernel started ahead for one notebook (:meth:`GradingExecute.start_ahead`), handed once to
-    that notebook's executor through its configuration (``c.GradingExecute.kernel_ahead``).
-
-    :meth:`take` gives the kernel manager at most once; :meth:`discard` shuts it down if no executor
-    took it. The configuration is deep-copied when an executor reads it: the copy is this object.
-    """
-
-    def __init__(self, km) -> None:
-        self.km = km
-
-    def __deepcopy__(self, memo) -> KernelAhead:
-        return self
-
-    def take(self):
-        """The kernel manager, the first time; None afterwards."""
-        km, self.km = self.km, None
-        return km
-
-    def discard(self) -> None:
-        """Shut the kernel down unless an executor took it."""
-        km = self.take()
-        if km is not None:
-            GradingExecute.discard_ahead(km)
-
-
-def _launch_env() -> tuple:
-    """The variables a sandboxed kernel takes from the grader's environment, as they are now."""
-    from tools.grading.sandbox import ENV_PASS
-
-    return tuple((k, os.environ.get(k)) for k in ENV_PASS)
 
 
 def _cap(ex: GradingExecute) -> CapOutput:
@@ -151,8 +117,6 @@ class GradingExecute(Execute):
                            "may ask the kernel for (a notebook not listed: no filter).").tag(config=True)
     known_mistakes = Dict(help="Notebook -> test cell -> the known mistakes of its exercise (tools.grading.mistakes), "
                                "sent to the test runner.").tag(config=True)
-    kernel_ahead = Any(None, allow_none=True, help="A KernelAhead: the kernel started ahead for this notebook "
-                       "(tools.grading.grade stages the next notebook while one runs), taken once.").tag(config=True)
     report_dir = Unicode("", help="Folder where each notebook's report goes, <notebook>.json "
                                   "(tools.grading.record.NotebookReport); empty: none.").tag(config=True)
 
@@ -174,7 +138,6 @@ class GradingExecute(Execute):
         notebook = (resources or {}).get("unique_key", "")
         self.flags, self.cell_times, self.failed_lines, self.mistaken = set(), [], {}, {}
         self.steps = grader_steps(self, notebook) if self.runner else course_steps(self)
-        self.nb = nb  # what the steps start for (nbclient sets it again)
         t0 = time.perf_counter()
         try:
             for s in self.steps:
@@ -221,68 +184,9 @@ class GradingExecute(Execute):
 
     # ------------------------------------------------------------------ the kernel and its client
     def create_kernel_manager(self):
-        km = self._take_ahead()
-        if km is not None:
-            return km
         km = super().create_kernel_manager()
         for s in self.steps:
             s.configure_manager(self, km)
-        return km
-
-    # ------------------------------------------------------------------ a kernel started ahead
-    def _kernel_arguments(self, km) -> list[str]:
-        """The kernel's command-line arguments as :meth:`async_start_new_kernel` and nbclient pass them."""
-        args = list(self.extra_arguments)
-        for s in self.steps:
-            args += [a for a in s.kernel_arguments(self) if a not in args]
-        if getattr(km, "ipykernel", False) and self.ipython_hist_file and \
-                not any(a.startswith("--HistoryManager.hist_file") for a in args):
-            args.append(f"--HistoryManager.hist_file={self.ipython_hist_file}")
-        return args
-
-    @classmethod
-    def start_ahead(cls, config, notebook: str, kernel_name: str):
-        """A kernel manager whose kernel is started now, as this class would start it for
-        ``notebook`` under ``config`` (same steps, manager settings and arguments), so that it
-        boots while another notebook runs; hand it to that notebook's executor with :meth:`ahead`.
-        A fresh kernel: nothing ran on it, it serves that one notebook and is never reused."""
-        import nbformat
-
-        ex = cls(config=config)
-        ex.nb = nbformat.v4.new_notebook()
-        ex.nb.metadata["kernelspec"] = {"name": kernel_name}
-        ex.resources = {"unique_key": notebook}
-        ex.steps = grader_steps(ex, notebook) if ex.runner else course_steps(ex)
-        km = ex.create_kernel_manager()
-        args = ex._kernel_arguments(km)
-        with nbutils.setenv(NBGRADER_EXECUTION="autograde"):  # the environment nbgrader starts it in
-            env = _launch_env()
-            run_sync(km.start_kernel)(extra_arguments=args)
-        km._td_ahead = (kernel_name, notebook, tuple(args), env)
-        return km
-
-    @staticmethod
-    def discard_ahead(km) -> None:
-        """Shut down a kernel started ahead that no notebook took."""
-        with contextlib.suppress(Exception):
-            run_sync(km.shutdown_kernel)(now=True)
-
-    def _take_ahead(self):
-        """The kernel manager started ahead for this notebook (:attr:`kernel_ahead`), if it was
-        started for the same notebook, kernel, arguments and environment; else None (and it is shut down)."""
-        km = self.kernel_ahead.take() if self.kernel_ahead is not None else None
-        if km is None:
-            return None
-        name = self.kernel_name or self.nb.metadata.get("kernelspec", {}).get("name")
-        notebook = (self.resources or {}).get("unique_key", "")
-        alive = run_sync(km.is_alive)() if km.has_kernel else False
-        if not alive or km._td_ahead != (name, notebook, tuple(self._kernel_arguments(km)), _launch_env()):
-            self.log.debug("The kernel started ahead does not fit %s: a new one", notebook)
-            GradingExecute.discard_ahead(km)
-            return None
-        if name:
-            self.kernel_name = name
-        self.km = km
         return km
 
     async def async_start_new_kernel(self, **kwargs):

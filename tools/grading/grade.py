@@ -3,28 +3,20 @@
     python -m tools.grading.grade ASSIGNMENT [--course DIR] [--workers N] [--scheduler tcp://HOST:8786]
                           [--force] [--students a,b] [--no-sandbox] [--mem-gb G]
 
-One Dask task per student (:func:`grade_submission`), grading each notebook of the submission with
-:func:`grade_notebook`, the one function every grader of the course runs per notebook (the live
-service's Dask task per notebook, ``make mistakes`` through this command): it builds a private
-working copy of the course for that notebook (its ``nbgrader_config.py``, a snapshot of the
-gradebook that holds the assignment's source notebooks and no student, the student's other files
-and that notebook) and runs nbgrader's own ``Autograde`` on it -- the sanitizing step
-(``ClearOutput`` ... ``ReleaseAwareOverwriteCells``) and the autograde step up to, not including,
-``SaveAutoGrades``, whose ``Execute`` is the course's :class:`tools.grading.execute.GradingExecute`
-configured with its grader steps (``grader_steps``: kernels in the sandbox of
-``tools/grading/sandbox.py``, test cells in a test runner, the integrity probe) and the course's
-per-cell timeout. It returns the notebook's :class:`tools.grading.record.GradingRecord` (the
-executed notebook, the executor's report, nbgrader's log; no score yet). Every notebook gets a
-fresh sandboxed kernel of its own; while one notebook runs, the next one's is already starting
-(:meth:`tools.grading.execute.GradingExecute.start_ahead`: same submission, never reused). What
-does not depend on a student (the loaded config, the editions of td_lib) is prepared once per
-worker process and assignment (:func:`_worker_setup`, keyed by the inputs' hash). The coordinator
-(this process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
-course, reading those executed notebooks (:func:`merge`): no sanitizing preprocessor, no
-``Execute``, the course's remaining autograde preprocessors (``SaveAutoGrades``,
-``AssignLatePenalties``, ``CheckCellMetadata``). So nbgrader itself writes ``gradebook.db`` and
-``autograded/`` exactly as a serial ``nbgrader autograde`` would (tests/test_grade.py compares
-the export).
+One Dask task per student: the task builds a private working copy of the course (its
+``nbgrader_config.py``, a snapshot of the gradebook that holds the assignment's source
+notebooks and no student, the student's submission) and runs nbgrader's own ``Autograde``
+on it -- the sanitizing step (``ClearOutput`` ... ``ReleaseAwareOverwriteCells``) and the
+autograde step up to, not including, ``SaveAutoGrades``, whose ``Execute`` is the course's
+:class:`tools.grading.execute.GradingExecute` configured with its grader steps
+(``grader_steps``: kernels in the sandbox of ``tools/grading/sandbox.py``, test cells in a test runner,
+the integrity probe) and the course's per-cell timeout. The task returns the executed notebooks
+and each notebook's report (:class:`tools.grading.record.NotebookReport`). The coordinator (this
+process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
+course, reading those executed notebooks: no sanitizing preprocessor, no ``Execute``, the
+course's remaining autograde preprocessors (``SaveAutoGrades``, ``AssignLatePenalties``,
+``CheckCellMetadata``). So nbgrader itself writes ``gradebook.db`` and ``autograded/``
+exactly as a serial ``nbgrader autograde`` would (tests/test_grade.py compares the export).
 
 Integrity (``tools/grading/integrity.py``): a test cell after which functions the tests rely on
 differ from the kernel's own before the first cell gets an ``IntegrityError`` output, so it
@@ -45,19 +37,15 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import contextlib
-import copy
-import dataclasses
-import hashlib
 import logging
 import os
 import shutil
 import sys
 import tempfile
-import threading
 import time
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -182,59 +170,6 @@ def source_extras(cfg: Config, course: Path, assignment: str) -> dict[str, bytes
 
 
 # --------------------------------------------------------------------------- task
-@dataclass
-class Submission:
-    """One student's submission as a grading task receives it: its files as data
-    (:func:`_read_tree`), the ``timestamp.txt`` it was collected with, the files not taken."""
-
-    student: str
-    assignment: str
-    files: dict[str, bytes] = field(default_factory=dict)
-    stamp: str = ""
-    refused: list[str] = field(default_factory=list)
-
-    def notebook(self, name: str) -> bytes | None:
-        """The bytes of notebook ``name`` (without ``.ipynb``) at the submission's top, or None."""
-        return self.files.get(f"{name}.ipynb")
-
-    def other_files(self) -> dict[str, bytes]:
-        """The submission's files but its top-level notebooks (data, ``timestamp.txt``, ...)."""
-        return {rel: data for rel, data in self.files.items() if not _top_notebook(rel)}
-
-
-@dataclass
-class AssignmentInputs:
-    """What every task grading an assignment receives (built once by the coordinator,
-    :func:`_shared_inputs`, scattered to the workers): the course's config, the gradebook snapshot
-    (no student), the source's extra files, the kernels' settings, the assignment's notebooks, the
-    student editions of td_lib (sandboxed), the names a test may ask the kernel for, the known
-    mistakes. ``key``: a hash of all of it (the worker-local cache's key, :func:`_worker_setup`)."""
-
-    config: str
-    gradebook: bytes
-    extras: dict[str, bytes]
-    sandbox: bool
-    notebooks: list[str]
-    limits: dict = field(default_factory=dict)
-    student_lib: dict[str, dict[str, bytes]] = field(default_factory=dict)
-    declarable: dict[str, list[str]] = field(default_factory=dict)
-    mistakes: dict = field(default_factory=dict)
-    key: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.key:
-            h = hashlib.sha256()
-            for part in (self.config.encode(), self.gradebook, repr(sorted(self.extras.items())).encode(),
-                         repr((self.sandbox, self.notebooks, sorted(self.limits.items()))).encode(),
-                         repr(sorted((nb, sorted(f.items())) for nb, f in self.student_lib.items())).encode()):
-                h.update(hashlib.sha256(part).digest())
-            self.key = h.hexdigest()
-
-
-def _top_notebook(rel: str) -> bool:
-    return rel.endswith(".ipynb") and "/" not in rel
-
-
 def kernel_files(files: dict[str, bytes], extras: dict[str, bytes]) -> dict[str, bytes]:
     """What the grading kernel's folder holds: the course's extra files (data next to the
     source notebooks) and the submission's other files, never a notebook (``.ipynb`` anywhere,
@@ -245,93 +180,39 @@ def kernel_files(files: dict[str, bytes], extras: dict[str, bytes]) -> dict[str,
     return {rel: data for rel, data in {**files, **extras}.items() if keep(rel)}
 
 
-def _unreadable(name: str, data: bytes) -> str | None:
-    """The error line of a notebook file that does not read as a valid notebook, else None."""
-    try:
-        nbformat.validate(nbformat.reads(data.decode(), as_version=4))
-    except Exception as e:  # corrupt: left out, nbgrader scores it as missing
-        return f"{name}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})"
-    return None
+def _write_course(course: Path, assignment: str, shared: dict) -> None:
+    """The task's private course: the course's config, the gradebook snapshot (no student) and
+    the source folder's extra files."""
+    (course / "source" / assignment).mkdir(parents=True)
+    (course / "nbgrader_config.py").write_text(shared["config"])
+    (course / "gradebook.db").write_bytes(shared["gradebook"])
+    _write_tree(course / "source" / assignment, shared["extras"])
 
 
-@dataclass
-class _WorkerSetup:
-    """What a worker prepares once per assignment's inputs (:func:`_worker_setup`): the loaded
-    course config, the editions of td_lib on disk (read-only in every sandbox), each notebook's
-    kernel name (the gradebook's source kernelspec, as nbgrader's ``OverwriteKernelspec`` sets it)."""
-
-    folder: Path
-    config: Config
-    editions: dict[str, str]
-    runner_edition: str
-    kernel_names: dict[str, str]
-
-
-_SETUPS: dict[str, _WorkerSetup] = {}  # inputs' key -> setup, in this worker process (the last two kept)
-_SETUP_LOCK = threading.Lock()
-
-
-def _worker_setup(inputs: AssignmentInputs) -> _WorkerSetup:
-    """This worker process's :class:`_WorkerSetup` for ``inputs``, made on first use. Nothing of a
-    student is in it: the config, the editions of td_lib (mounted read-only in the sandboxes)."""
-    # nbgrader.apps first, as the old task and the live service's preload thread import it: importing
-    # nbgrader.preprocessors (the course config does) while another thread imports nbgrader.apps
-    # fails on nbgrader's circular imports ("partially initialized module").
-    import nbgrader.apps  # noqa: F401
-
-    from tools.grading.sandbox import scratch_dir
-
-    with _SETUP_LOCK:
-        got = _SETUPS.get(inputs.key)
-        if got is not None and got.folder.is_dir():
-            return got
-        folder = Path(scratch_dir("grade"))
-        os.chmod(folder, 0o711)  # sandboxes reach the editions below, cannot list the folder
-        course = folder / "config"
-        course.mkdir(mode=0o700)
-        (course / "nbgrader_config.py").write_text(inputs.config)
-        (course / "gradebook.db").write_bytes(inputs.gradebook)
-        cfg = load_config(course)
-        editions = _install_editions(folder, inputs)
-        kernel_names = _kernel_names(course / "gradebook.db", cfg, inputs.notebooks)
-        (course / "gradebook.db").unlink()
-        got = _WorkerSetup(folder, cfg, editions, editions.pop(RUNNER_EDITION, ""), kernel_names)
-        _SETUPS[inputs.key] = got
-        while len(_SETUPS) > 2:  # an older assignment's (or source's) setup
-            old = _SETUPS.pop(next(iter(_SETUPS)))
-            shutil.rmtree(old.folder, ignore_errors=True)
-        return got
-
-
-def _kernel_names(db: Path, cfg: Config, notebooks: list[str]) -> dict[str, str]:
-    """notebook -> the name of the kernel nbgrader will start for it (its source's kernelspec)."""
-    import json
-
-    from nbgrader.api import Gradebook, MissingEntry
-
-    out = {}
-    assignment = None
-    with Gradebook(f"sqlite:///{db}") as gb, warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for a in gb.assignments:
-            assignment = a.name
-        for nb in notebooks:
+def _readable_files(job: dict, notebooks: list[str], errors: list[str]) -> dict[str, bytes]:
+    """The submission's files (decoded) without its unreadable notebooks; one line in ``errors``
+    per notebook left out as unreadable or missing from the submission."""
+    files = {k: base64.b64decode(v) for k, v in job["files"].items()}
+    for rel in list(files):
+        if rel.endswith(".ipynb") and "/" not in rel:
             try:
-                spec = gb.find_notebook(nb, assignment).kernelspec
-                out[nb] = json.loads(spec).get("name", "") if spec else ""
-            except (MissingEntry, ValueError, TypeError, AttributeError):
-                continue
-    return out
+                nbformat.validate(nbformat.reads(files[rel].decode(), as_version=4))
+            except Exception as e:  # corrupt: left out, nbgrader scores it as missing
+                errors.append(f"{rel}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})")
+                del files[rel]
+    for nb in notebooks:
+        if f"{nb}.ipynb" not in job["files"]:
+            errors.append(f"{nb}.ipynb: missing from the submission")
+    return files
 
 
-def _task_config(setup: _WorkerSetup, course: Path, work: Path, inputs: AssignmentInputs, reports: Path) -> Config:
+def _task_config(course: Path, work: Path, shared: dict, scratch: Path, reports: Path) -> Config:
     """The private course's config: the task's autograde preprocessors, sandboxed kernels working
     in ``work`` with the grading limits, killed at once when their notebook is done, and what the
     executor's grader steps need (``tools.grading.execute.grader_steps``): where test cells run,
-    the editions of td_lib (sandboxed), the names a test may ask the kernel for, the known
-    mistakes, the folder of the notebooks' reports (``reports``)."""
-    cfg = copy.deepcopy(setup.config)
-    cfg.CourseDirectory.root = str(course)
+    the editions of td_lib (written under ``scratch``, sandboxed), the names a test may ask the
+    kernel for, the known mistakes, the folder of the notebooks' reports (``reports``)."""
+    cfg = load_config(course)
     task_pps, _ = _split_preprocessors(cfg)
     cfg.Autograde.autograde_preprocessors = task_pps
     cfg.Execute.kernel_manager_class = "tools.grading.kernel.SandboxKernelManager"
@@ -339,27 +220,28 @@ def _task_config(setup: _WorkerSetup, course: Path, work: Path, inputs: Assignme
     # instead of nbclient's graceful shutdown (about 1 s per notebook).
     cfg.Execute.shutdown_kernel = "immediate"
     cfg.SandboxKernelManager.workdir = str(work)
-    cfg.SandboxKernelManager.enabled = inputs.sandbox
+    cfg.SandboxKernelManager.enabled = shared["sandbox"]
     cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
-    for k, v in inputs.limits.items():
+    for k, v in shared.get("limits", {}).items():
         setattr(cfg.SandboxKernelManager, k, v)
-    cfg.GradingExecute.runner = "sandbox" if inputs.sandbox else "process"
-    cfg.GradingExecute.runner_edition = setup.runner_edition
-    cfg.GradingExecute.editions = dict(setup.editions)
-    cfg.GradingExecute.declarable = {nb: list(v) for nb, v in inputs.declarable.items()}
-    cfg.GradingExecute.known_mistakes = dict(inputs.mistakes)
+    editions = _install_editions(scratch, shared)
+    cfg.GradingExecute.runner = "sandbox" if shared["sandbox"] else "process"
+    cfg.GradingExecute.runner_edition = editions.pop(RUNNER_EDITION, "")
+    cfg.GradingExecute.editions = editions
+    cfg.GradingExecute.declarable = {nb: list(v) for nb, v in shared.get("declarable", {}).items()}
+    cfg.GradingExecute.known_mistakes = dict(shared.get("mistakes", {}))
     cfg.GradingExecute.report_dir = str(reports)
     return cfg
 
 
-def _install_editions(folder: Path, inputs: AssignmentInputs) -> dict[str, str]:
+def _install_editions(scratch: Path, shared: dict) -> dict[str, str]:
     """Sandboxed: write each notebook's student edition of td_lib (and the test runner's, under
-    :data:`RUNNER_EDITION`) under ``folder``, readable by the kernel's uid; notebook -> its folder."""
+    :data:`RUNNER_EDITION`) under ``scratch``, readable by the kernel's uid; notebook -> its folder."""
     editions: dict[str, str] = {}
-    if not inputs.sandbox:
+    if not shared["sandbox"]:
         return editions
-    for i, (nb, lib_files) in enumerate(inputs.student_lib.items()):
-        lib = folder / "student_lib" / str(i) / "td_lib"
+    for i, (nb, lib_files) in enumerate(shared.get("student_lib", {}).items()):
+        lib = scratch / "student_lib" / str(i) / "td_lib"
         _write_tree(lib, lib_files)
         for p in [lib.parent.parent, lib.parent, lib, *lib.rglob("*")]:
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
@@ -367,209 +249,80 @@ def _install_editions(folder: Path, inputs: AssignmentInputs) -> dict[str, str]:
     return editions
 
 
-@dataclass
-class _Staged:
-    """One notebook of a submission written into a private course (:func:`_stage`), ready to grade."""
-
-    notebook: str
-    scratch: Path
-    course: Path
-    reports: Path
-    cfg: Config
-    kernel: object = None  # a kernel manager whose kernel was started ahead (:func:`_start_ahead`)
-
-
-def _stage(sub: Submission, inputs: AssignmentInputs, setup: _WorkerSetup, notebook: str, data: bytes) -> _Staged:
-    """A private course for one notebook of ``sub`` in a fresh scratch folder: the course's config,
-    the gradebook snapshot (no student), the source folder's extra files, the submission's other
-    files and this notebook; the kernel's working folder (``work``: the extra files and the
-    student's own files, no notebook: the kernel receives the cells over ZMQ, the notebook under
-    grading, hidden tests restored into it, stays in ``course``, outside the sandbox)."""
-    from tools.grading.sandbox import scratch_dir
-
-    scratch = Path(scratch_dir("grade"))
-    try:
-        os.chmod(scratch, 0o711)  # sandboxes may reach work/, not list or read the rest
-        course = scratch / "course"
-        course.mkdir(mode=0o700)
-        (course / "source" / sub.assignment).mkdir(parents=True)
-        (course / "nbgrader_config.py").write_text(inputs.config)
-        (course / "gradebook.db").write_bytes(inputs.gradebook)
-        _write_tree(course / "source" / sub.assignment, inputs.extras)
-        files = {**sub.other_files(), f"{notebook}.ipynb": data}
-        _write_tree(course / "submitted" / sub.student / sub.assignment, files)
-        work = scratch / "work"
-        work.mkdir()
-        _write_tree(work, kernel_files(files, inputs.extras))
-        if inputs.sandbox:  # read (then copied onto the kernel's capped tmpfs) by the kernel's own uid
-            for p in [work, *work.rglob("*")]:
-                os.chmod(p, 0o755 if p.is_dir() else 0o644)
-        reports = scratch / "reports"
-        reports.mkdir()
-        cfg = _task_config(setup, course, work, inputs, reports)
-        cfg.CourseDirectory.notebook_id = notebook
-        return _Staged(notebook, scratch, course, reports, cfg)
-    except BaseException:
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
+def _collect_task(out: dict, res: dict, done: Path, reports: Path) -> None:
+    """Into ``out``: nbgrader's log and failure, the executed notebooks in ``done`` and what the
+    executor reported per notebook in ``reports`` (flags, seconds, cells, failed lines, mistakes)."""
+    out["log"] = res.get("log", "")
+    if not res.get("success"):
+        out["errors"].append("nbgrader autograde failed: " + (res.get("error") or "")[-600:])
+    for nb in sorted(done.glob("*.ipynb")) if done.exists() else []:
+        out["notebooks"][nb.name] = nb.read_text()
+    report = {p.stem: NotebookReport.read(p) for p in sorted(reports.glob("*.json"))}
+    out["flags"] = {k: v.flags for k, v in report.items() if v.flags}
+    out["timing"] = {k: v.seconds for k, v in report.items()}
+    out["cells"] = {k: v.cells for k, v in report.items()}
+    out["failed_lines"] = {k: v.failed_lines for k, v in report.items() if v.failed_lines}
+    out["mistakes"] = {k: v.mistakes for k, v in report.items() if v.mistakes}
 
 
-def _start_ahead(staged: _Staged, setup: _WorkerSetup) -> None:
-    """Start the sandboxed kernel of a staged notebook now (it boots while another notebook of the
-    same submission runs); :class:`~tools.grading.execute.GradingExecute` takes it for that
-    notebook only (:attr:`~tools.grading.execute.GradingExecute.started_kernel`). Sandboxed kernels
-    only, and only when the notebook's kernel name is known; otherwise nothing (the kernel starts
-    when the notebook does)."""
-    from tools.grading.execute import GradingExecute
-
-    name = setup.kernel_names.get(staged.notebook)
-    if not name or not staged.cfg.SandboxKernelManager.enabled:
-        return
-    try:
-        staged.kernel = GradingExecute.start_ahead(staged.cfg, staged.notebook, name)
-    except Exception:  # noqa: BLE001 - the kernel then starts with its notebook, as usual
-        log.debug("starting a kernel ahead failed", exc_info=True)
-        staged.kernel = None
-
-
-def _stage_ahead(sub: Submission, inputs: AssignmentInputs, notebook: str) -> _Staged | None:
-    """``notebook`` of ``sub`` staged and its kernel started ahead (:func:`_start_ahead`); None
-    if that failed (the notebook is then staged when its turn comes)."""
-    try:
-        setup = _worker_setup(inputs)
-        staged = _stage(sub, inputs, setup, notebook, sub.notebook(notebook))
-    except Exception:  # noqa: BLE001 - graded (and the failure reported) when its turn comes
-        log.debug("staging %s ahead failed", notebook, exc_info=True)
-        return None
-    _start_ahead(staged, setup)
-    return staged
-
-
-def _discard(staged: _Staged | None) -> None:
-    """A staged notebook's folder removed, its kernel started ahead (if not used) shut down."""
-    if staged is None:
-        return
-    if staged.kernel is not None:
-        from tools.grading.execute import GradingExecute
-
-        GradingExecute.discard_ahead(staged.kernel)
-        staged.kernel = None
-    shutil.rmtree(staged.scratch, ignore_errors=True)
-
-
-def _autograde(api, assignment: str, student: str) -> tuple[bool, str, str]:
-    """nbgrader's ``NbGraderAPI.autograde`` of one submission (SQLAlchemy's autoflush chatter
-    inside nbgrader silenced): whether it succeeded, its error, its log."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        outcome = api.autograde(assignment, student, force=True, create=True)
-    return bool(outcome.get("success")), outcome.get("error") or "", outcome.get("log") or ""
-
-
-def _run_staged(sub: Submission, staged: _Staged, rec: GradingRecord) -> None:
-    """nbgrader's ``Autograde`` (sanitize, then the task's autograde preprocessors) on the staged
-    notebook; its executed notebook, report and log into ``rec``."""
+def grade_submission(job: dict, shared: dict) -> dict:
+    """Dask task: autograde one student's submission in a private course copy; no shared state."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    from tools.grading.execute import KernelAhead
-
-    ahead, staged.kernel = KernelAhead(staged.kernel), None  # taken by the executor, or shut down below
-    staged.cfg.GradingExecute.kernel_ahead = ahead
-    try:
-        api = NbGraderAPI(coursedir=CourseDirectory(config=staged.cfg), config=staged.cfg)
-        ok, error, rec.log = _autograde(api, sub.assignment, sub.student)
-    finally:
-        ahead.discard()
-    if not ok:
-        rec.errors.append("nbgrader autograde failed: " + error[-600:])
-    done = staged.course / "autograded" / sub.student / sub.assignment / f"{staged.notebook}.ipynb"
-    if done.exists():
-        rec.executed[done.name] = done.read_text()
-    for p in sorted(staged.reports.glob("*.json")):
-        rec.add_notebook(p.stem, NotebookReport.read(p))
-    rec.notebooks = sorted(rec.executed)
-
-
-def grade_notebook(sub: Submission, inputs: AssignmentInputs, notebook: str,
-                   staged: _Staged | None = None) -> GradingRecord:
-    """Grade ONE notebook (``notebook``, without ``.ipynb``) of ONE submission in a private course
-    copy of its own, its kernel sandboxed: the record of that notebook (executed notebook in
-    :attr:`~tools.grading.record.GradingRecord.executed`, its report in the per-notebook tables,
-    nbgrader's log, the errors: missing, unreadable, a failed run), not merged (no score). A Dask
-    task of the live service; :func:`grade_submission` calls it for each notebook. ``staged``: the
-    notebook already staged (:func:`_stage`) by the caller, with maybe a kernel started ahead."""
-    t0 = time.perf_counter()
-    rec = GradingRecord(student=sub.student, assignment=sub.assignment, host=os.uname().nodename,
-                        worker_pid=os.getpid())
-    try:
-        data = sub.notebook(notebook)
-        if data is None:
-            rec.errors.append(f"{notebook}.ipynb: missing from the submission")
-        elif (bad := _unreadable(f"{notebook}.ipynb", data)) is not None:
-            rec.errors.append(bad)
-        else:
-            if staged is None:
-                staged = _stage(sub, inputs, _worker_setup(inputs), notebook, data)
-            _run_staged(sub, staged, rec)
-    except Exception as e:
-        import traceback
-        rec.errors.append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
-    finally:
-        _discard(staged)
-    rec.seconds = round(time.perf_counter() - t0, 2)
-    return rec
-
-
-def grade_submission(sub: Submission, inputs: AssignmentInputs) -> GradingRecord:
-    """Dask task of ``make grade``: every notebook of one student's submission graded by
-    :func:`grade_notebook` (each in a private course copy, its own fresh sandboxed kernel; the next
-    notebook's kernel started while one runs), as one record, not merged yet."""
     import tools.env  # noqa: F401  (project-local Jupyter/IPython dirs on the worker)
 
     t0 = time.perf_counter()
-    errors = [f"not graded: {r}" for r in sub.refused]
-    errors += [bad for rel, data in sub.files.items() if _top_notebook(rel) and rel[:-6] not in inputs.notebooks
-               and (bad := _unreadable(rel, data)) is not None]
-    todo = [nb for nb in inputs.notebooks
-            if (data := sub.notebook(nb)) is not None and _unreadable(f"{nb}.ipynb", data) is None]
-    parts, ahead = [], None
+    student, assignment = job["student"], job["assignment"]
+    out = {"student": student, "assignment": assignment, "notebooks": {}, "errors": [], "flags": {},
+           "log": "", "host": os.uname().nodename, "pid": os.getpid()}
+    from tools.grading.sandbox import scratch_dir
+
+    scratch = Path(scratch_dir("grade"))
+    os.chmod(scratch, 0o711)  # sandboxes may reach work/ and student_lib/, not list or read the rest
     try:
-        for nb in inputs.notebooks:
-            staged = None
-            if ahead is not None and ahead.notebook == nb:
-                staged, ahead = ahead, None
-            after = todo[todo.index(nb) + 1:] if nb in todo else []
-            if after and ahead is None:  # the next notebook's kernel boots while this one runs
-                ahead = _stage_ahead(sub, inputs, after[0])
-            parts.append(grade_notebook(sub, inputs, nb, staged))
+        course = scratch / "course"
+        course.mkdir(mode=0o700)
+        _write_course(course, assignment, shared)
+        out["errors"] += [f"not graded: {r}" for r in job.get("refused", [])]
+        files = _readable_files(job, shared["notebooks"], out["errors"])
+        _write_tree(course / "submitted" / student / assignment, files)
+        # The kernel's working folder: the course's extra files and the student's own files, but
+        # no notebook. The kernel receives the cells to run over ZMQ; the notebook under grading
+        # (hidden tests restored into it) stays in scratch/course, outside the sandbox.
+        work = scratch / "work"
+        work.mkdir()
+        _write_tree(work, kernel_files(files, shared["extras"]))
+        reports = scratch / "reports"
+        reports.mkdir()
+        cfg = _task_config(course, work, shared, scratch, reports)
+        if shared["sandbox"]:  # read (then copied onto the kernel's capped tmpfs) by the kernel's own uid
+            for p in [work, *work.rglob("*")]:
+                os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        coursedir = CourseDirectory(config=cfg)
+        api = NbGraderAPI(coursedir=coursedir, config=cfg)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader (worker's stderr)
+            res = api.autograde(assignment, student, force=True, create=True)
+        _collect_task(out, res, course / "autograded" / student / assignment, reports)
+    except Exception as e:
+        import traceback
+        out["errors"].append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
     finally:
-        _discard(ahead)
-    rec = GradingRecord.combine(parts, sub.student, sub.assignment)
-    rec.errors = errors + _intake_first(rec.errors)
-    rec.host, rec.worker_pid = os.uname().nodename, os.getpid()
-    rec.seconds = round(time.perf_counter() - t0, 2)
-    return rec
-
-
-def _intake_first(errors: list[str]) -> list[str]:
-    """The notebooks left out as unreadable, then those missing, then the rest (the order of a
-    submission's errors)."""
-    def rank(e: str) -> int:
-        return 0 if ": unreadable notebook (" in e else 1 if e.endswith(": missing from the submission") else 2
-
-    return sorted(errors, key=rank)
+        shutil.rmtree(scratch, ignore_errors=True)
+    out["seconds"] = round(time.perf_counter() - t0, 2)
+    return out
 
 
 # ----------------------------------------------------------------------- merge
-def merge(result: GradingRecord, course: Path, cfg: Config) -> GradingRecord:
-    """Write one task's executed notebooks (``result.executed``) into the course with nbgrader (the
-    only writer); the submission's record: ``result`` with its scores from the gradebook."""
+def merge(result: dict, course: Path, cfg: Config) -> GradingRecord:
+    """Write one task's executed notebooks into the course with nbgrader (the only writer); the
+    submission's record (its scores from the gradebook), written to its file."""
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    student, assignment = result.student, result.assignment
+    student, assignment = result["student"], result["assignment"]
     _, merge_pps = _split_preprocessors(cfg)
     with tempfile.TemporaryDirectory(prefix="td-merge-") as d:
         stage = Path(d) / "executed"
@@ -578,37 +331,42 @@ def merge(result: GradingRecord, course: Path, cfg: Config) -> GradingRecord:
         dest.mkdir(parents=True)
         files, _ = _read_tree(src)  # the submission's other files (timestamp.txt, data), as data
         for rel, data in files.items():
-            if not _top_notebook(rel):
+            if not (rel.endswith(".ipynb") and "/" not in rel):
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 (dest / rel).write_bytes(data)
-        for name, text in result.executed.items():
+        for name, text in result["notebooks"].items():
             (dest / name).write_text(text)
         mcfg = Config(cfg)
         mcfg.CourseDirectory.submitted_directory = str(stage)
         mcfg.Autograde.sanitize_preprocessors = []
         mcfg.Autograde.autograde_preprocessors = merge_pps
-        if result.executed:
+        if result["notebooks"]:
             api = NbGraderAPI(coursedir=CourseDirectory(config=mcfg), config=mcfg)
-            ok, error, _ = _autograde(api, assignment, student)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader
+                res = api.autograde(assignment, student, force=True, create=True)
         else:  # nothing readable: nbgrader's rule for a missing notebook, for every notebook
-            _record_empty(course, assignment, student, mcfg)
-            ok, error = True, ""
-    record = dataclasses.replace(result, errors=list(result.errors), notebooks=sorted(result.executed))
-    if not ok:
-        record.errors.append("merge failed: " + error[-400:])
+            res = _record_empty(course, assignment, student, mcfg)
+    errors = list(result.get("errors") or [])
+    if not res.get("success"):
+        errors.append("merge failed: " + (res.get("error") or "")[-400:])
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         s = gb.find_submission(assignment, student)
-        record.score, record.max_score, record.timestamp = s.score, s.max_score, str(s.timestamp)
-        record.auto_score, record.auto_max = s.code_score, s.max_code_score
-        record.hand_score, record.hand_max = s.written_score + s.task_score, s.max_written_score + s.max_task_score
-        record.hand_pending = bool(s.needs_manual_grade)
+        record = GradingRecord(
+            student=student, assignment=assignment, seconds=result.get("seconds"), errors=errors,
+            flags=result.get("flags") or {}, timing=result.get("timing") or {}, host=result.get("host"),
+            notebooks=sorted(result["notebooks"]), worker_pid=result.get("pid"),
+            score=s.score, max_score=s.max_score, timestamp=str(s.timestamp),
+            auto_score=s.code_score, auto_max=s.max_code_score,
+            hand_score=s.written_score + s.task_score, hand_max=s.max_written_score + s.max_task_score,
+            hand_pending=bool(s.needs_manual_grade))
     rec_dir = course / RESULTS_DIR / assignment
     rec_dir.mkdir(parents=True, exist_ok=True)
     record.write(rec_dir / f"{student}.json")
     return record
 
 
-def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> None:
+def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> dict:
     """A submission without one readable notebook: every grade 0, as nbgrader scores a missing one."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
@@ -623,6 +381,7 @@ def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> N
                 g.auto_score = 0
                 g.needs_manual_grade = False
         gb.db.commit()
+    return {"success": True}
 
 
 # -------------------------------------------------------------------- coordinator
@@ -684,11 +443,10 @@ def _to_grade(course: Path, assignment: str, students: list[str] | None, force: 
     return todo
 
 
-def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool,
-                   limits: dict | None) -> AssignmentInputs:
-    """What every task of the assignment receives (:class:`AssignmentInputs`): the config, the
-    student editions of td_lib (sandboxed), the gradebook snapshot, the source's extra files, the
-    kernel settings, the notebooks."""
+def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, limits: dict | None) -> dict:
+    """What every task of the assignment receives: the config, the student editions of td_lib
+    (sandboxed), the gradebook snapshot, the source's extra files, the kernel settings, the
+    notebooks."""
     answers = answer_ids(course, assignment)  # notebook -> its answer cells, in the gradebook's order
     notebooks = list(answers)
     student_lib = {}
@@ -696,38 +454,15 @@ def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool,
         from tools.build import student_edition
 
         for nb in notebooks:
-            student_lib[nb] = student_edition.files(student_edition.cached(answers[nb], keep_general=False))
+            student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, []), keep_general=False))
         # The test runner's: the handout's edition, what a student's laptop runs the same test cells
         # with (every exercise's answers cut, the engines a test may call, such as cnn_lcn.integrate, kept).
         student_lib[RUNNER_EDITION] = student_edition.files(student_edition.cached(student_edition.handout_exercises()))
-    return AssignmentInputs(config=(course / "nbgrader_config.py").read_text(), student_lib=student_lib,
-                            gradebook=gradebook_snapshot(course, assignment),
-                            extras=source_extras(cfg, course, assignment), sandbox=sandbox, limits=limits or {},
-                            notebooks=notebooks, declarable=answer_names(course, assignment, notebooks),
-                            mistakes=mistakes.for_runner(assignment, notebooks))
-
-
-def preload() -> None:
-    """What a grading task imports (seconds on a busy machine): a Dask task run on each worker ahead
-    of the grading tasks (in the worker's one task thread: no import runs in two threads at once)."""
-    import nbclient  # noqa: F401
-    import nbgrader.apps  # noqa: F401
-    import nbgrader.preprocessors  # noqa: F401
-
-    import tools.grading.execute  # noqa: F401
-    import tools.grading.kernel  # noqa: F401
-    import tools.grading.remote_tests  # noqa: F401
-
-
-def _preload_workers(client) -> list:
-    """:func:`preload` submitted to every worker of ``client``; the futures (nobody waits for them)."""
-    try:
-        workers = sorted(client.scheduler_info().get("workers", {}))
-        return [client.submit(preload, key=f"preload-{i}-{time.time_ns()}", workers=[w], pure=False,
-                              allow_other_workers=False) for i, w in enumerate(workers)]
-    except Exception:  # noqa: BLE001 - only earlier imports depend on it
-        log.debug("preloading the workers", exc_info=True)
-        return []
+    return {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
+            "gradebook": gradebook_snapshot(course, assignment),
+            "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
+            "notebooks": notebooks, "declarable": answer_names(course, assignment, notebooks),
+            "mistakes": mistakes.for_runner(assignment, notebooks)}
 
 
 def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int | None):
@@ -743,48 +478,45 @@ def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: in
     return stack.enter_context(Client(cluster))
 
 
-def read_submission(course: Path, assignment: str, student: str) -> Submission:
-    """``submitted/<student>/<assignment>/`` as a :class:`Submission` (its files as data)."""
-    tree, refused = _read_tree(course / "submitted" / student / assignment)
-    if refused:
-        log.warning("%s: files not graded: %s", student, "; ".join(map(str, refused)))
-    stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
-    return Submission(student, assignment, tree, stamp, [str(r) for r in refused])
-
-
-def _submit(client, inputs_f, course: Path, assignment: str, todo: list[str]) -> dict:
-    """One :func:`grade_submission` task per student of ``todo``; return future -> its submission."""
+def _submit(client, shared_f, course: Path, assignment: str, todo: list[str]) -> dict:
+    """One :func:`grade_submission` task per student of ``todo``; return future -> its job."""
     futures = {}
     for s in todo:
-        sub = read_submission(course, assignment, s)
-        f = client.submit(grade_submission, sub, inputs_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
+        sub = course / "submitted" / s / assignment
+        tree, refused = _read_tree(sub)
+        files = {k: base64.b64encode(v).decode() for k, v in tree.items()}
+        stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
+        job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp,
+               "refused": [str(r) for r in refused]}
+        if refused:
+            log.warning("%s: files not graded: %s", s, "; ".join(map(str, refused)))
+        f = client.submit(grade_submission, job, shared_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
                           pure=False)
-        futures[f] = sub
+        futures[f] = job
     return futures
 
 
-def finish(task: GradingRecord, stamp: str, course: Path, cfg: Config) -> GradingRecord:
-    """The record of one finished task (:func:`grade_submission`'s, or the live service's notebooks
-    combined): merged into the course and written to ``course/.grade/<assignment>/<student>.json``;
-    a task that could not merge keeps the old grades and says why (its record has no score)."""
+def _record(future, job: dict, course: Path, assignment: str, cfg: Config) -> GradingRecord:
+    """The record of one finished task: merged into the course and written to
+    ``course/.grade/<assignment>/<student>.json``; a task that could not run or merge keeps the
+    old grades and says why (its record has no score)."""
     try:
-        rec = merge(task, course, cfg)
+        result = future.result()
+    except Exception as e:  # the task could not run (e.g. its workers kept dying): keep old grades
+        return GradingRecord(student=job["student"], errors=[f"not graded: {type(e).__name__}: {e}"])
+    try:
+        rec = merge(result, course, cfg)
     except Exception as e:  # the batch goes on; this student is reported and regraded next run
-        return GradingRecord(student=task.student, seconds=task.seconds, flags=task.flags,
-                             errors=[*task.errors, f"merge failed: {type(e).__name__}: {e}"])
-    rec.submitted_stamp = stamp
-    rec.write(course / RESULTS_DIR / task.assignment / f"{task.student}.json")
+        return GradingRecord(student=job["student"], seconds=result.get("seconds"),
+                             errors=[*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
+                             flags=result.get("flags") or {})
+    rec.submitted_stamp = job["stamp"]
+    rec.log = result["log"]
+    rec.cells = result.get("cells") or {}
+    rec.failed_lines = result.get("failed_lines") or {}
+    rec.mistakes = result.get("mistakes") or {}  # notebook -> test cell -> known mistake (tools.grading.mistakes)
+    rec.write(course / RESULTS_DIR / assignment / f"{job['student']}.json")
     return rec
-
-
-def _record(future, sub: Submission, course: Path, cfg: Config) -> GradingRecord:
-    """:func:`finish` for a Dask future of :func:`grade_submission`; a task that could not run
-    (e.g. its workers kept dying) keeps the old grades and says why."""
-    try:
-        task = future.result()
-    except Exception as e:
-        return GradingRecord(student=sub.student, errors=[f"not graded: {type(e).__name__}: {e}"])
-    return finish(task, sub.stamp, course, cfg)
 
 
 def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
@@ -803,29 +535,22 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
     records: dict[str, GradingRecord] = {}
     if not todo:
         return records
+    shared = _shared_inputs(course, assignment, cfg, sandbox, limits)
     with contextlib.ExitStack() as stack:
-        from concurrent.futures import ThreadPoolExecutor
-
-        # The assignment's inputs are read while the cluster starts and its workers import the grader.
-        pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix="td-inputs"))
-        inputs_future = pool.submit(_shared_inputs, course, assignment, cfg, sandbox, limits)
         if client is None:
             client = _dask_client(stack, scheduler, workers)
-        warm = _preload_workers(client)
-        inputs_f = client.scatter(inputs_future.result(), broadcast=True)
-        futures = _submit(client, inputs_f, course, assignment, todo)
+        shared_f = client.scatter(shared, broadcast=True)
+        futures = _submit(client, shared_f, course, assignment, todo)
         bar = tqdm(total=len(todo), unit="sub", desc=f"grading {assignment}", disable=not progress,
                    file=sys.stderr, dynamic_ncols=True)
         write = (lambda m: tqdm.write(m, file=sys.stderr)) if progress else echo
         for f in as_completed(futures):
-            sub = futures[f]
-            rec = _record(f, sub, course, cfg)
-            records[sub.student] = rec
+            job = futures[f]
+            rec = _record(f, job, course, assignment, cfg)
+            records[job["student"]] = rec
             write(log_line(rec))
             bar.update()
         bar.close()
-        for f in warm:
-            f.release()
     return records
 
 

@@ -347,11 +347,6 @@ class RemoteTests:
             self._runner = RunnerProcess(self.runner_command)
         return self._runner
 
-    def start_runner(self) -> None:
-        """Start the test runner now (a fresh process, idle until the first test cell) instead of
-        at the first test cell."""
-        self._start_runner()
-
     def _drop_runner(self) -> None:
         if self._runner is not None:
             self._runner.kill()

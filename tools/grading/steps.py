@@ -237,9 +237,6 @@ class TestRunner(Step):
         self.remote = remote_tests.RemoteTests(ex, command, declarable=self.declarable, mistakes=self.mistakes,
                                                max_output_bytes=self.max_output_bytes, flags=self.flags,
                                                failed_lines=self.failed_lines, mistaken=self.mistaken)
-        nb = getattr(ex, "nb", None)
-        if nb is not None and any(nbcore.is_test(c) and c.source.strip() for c in nb.cells):
-            self.remote.start_runner()  # it boots with the kernel, not when the first test cell comes
 
     def finish(self, ex) -> None:
         from tools.grading import sandbox
