@@ -27,9 +27,9 @@ import numpy as np
 
 from td_lib.core import validate as V
 
-__all__ = ["chebyshev_error", "frequencies_present", "odd_part_error", "circle_facts", "sine_target",
-           "flow_amplitudes", "flow_snapshots", "random_flow_amplitudes",
-           "run_ungraded", "finite_width_demo", "monte_carlo_report", "basri_run_report"]
+__all__ = ["chebyshev_error", "frequencies_present", "odd_part_error", "circle_facts", "mode_by_mode_errors",
+           "mode_by_mode_report", "sine_target", "flow_amplitudes", "flow_snapshots", "flow_gap", "flow_report",
+           "random_flow_amplitudes", "run_ungraded", "finite_width_demo", "monte_carlo_report", "basri_run_report"]
 
 _THETA = np.linspace(0, 2 * np.pi, 257)  # the angles the checks of "Mode by mode" use
 
@@ -80,6 +80,38 @@ def circle_facts(rng: np.random.Generator, *, l_max: int = 11, k_max: int = 6, u
     print(f"max |odd part - (x . sum_r a_r w_r)/2|: {odd_part_error(rng, units):.1e}")
 
 
+def mode_by_mode_errors(f_flow, r_flow, f_gd, Phi, Phi_q, y, *, steps: int, eta: float) -> tuple[float, float]:
+    """Two consistency gaps of the kernel-flow formulas with random features, defined for §7.3 of
+    the course ("Mode by mode").
+
+    ``Phi`` (n, p) are the training features, ``Phi_q`` the query points' features, ``y`` (n) the
+    targets. ``f_flow`` are the training-set predictions at a time ``t`` from one route (e.g.
+    :func:`td_lib.kernel_flow.kernel_flow_predict`) and ``r_flow`` the training-set residual at that
+    time from another; ``f_gd`` are predictions at the query points after ``steps`` gradient-descent
+    steps of size ``eta`` (e.g. :func:`td_lib.kernel_flow.kernel_gd_predict`). Returns
+    ``(max |f_flow − (y + r_flow)|, max |f_gd − Φ_q θ_s|)`` (a residual is prediction minus target),
+    the second against ``steps`` explicit steps ``θ ← θ − η Φᵀ(Φθ − y)/n`` in parameter space from
+    ``θ = 0``."""
+    Phi, Phi_q, y = (np.asarray(a, dtype=float) for a in (Phi, Phi_q, y))
+    theta = np.zeros(Phi.shape[1])
+    for _ in range(V.positive_int("steps", steps, minimum=0)):
+        theta -= eta * Phi.T @ (Phi @ theta - y) / len(y)  # one GD step on L = |Φθ − y|² / 2n
+    flow_err = np.abs(np.asarray(f_flow) - (y + np.asarray(r_flow))).max()
+    return float(flow_err), float(np.abs(np.asarray(f_gd) - Phi_q @ theta).max())
+
+
+def mode_by_mode_report(f_flow, r_flow, f_gd, Phi, Phi_q, y, *, steps: int, eta: float) -> None:
+    """Print :func:`mode_by_mode_errors` and the number ``n − rank K`` of training-set directions
+    in the null space of ``K = Φ Φᵀ``, which are never fitted; defined for §7.3 of the course
+    ("Mode by mode")."""
+    flow_err, gd_err = mode_by_mode_errors(f_flow, r_flow, f_gd, Phi, Phi_q, y, steps=steps, eta=eta)
+    n = len(y)
+    print(f"flow formula vs exp(-K t/n) on the training set: {flow_err:.1e}")
+    print(f"GD filter vs explicit GD at {len(Phi_q)} new points: {gd_err:.1e}")
+    print(f"{n - np.linalg.matrix_rank(Phi)} of the {n} training-set directions are in the null space and are "
+          "never fitted.")
+
+
 def sine_target(theta, freqs) -> np.ndarray:
     """The target ``Σ_ℓ sin(ℓθ)`` over the frequencies ``freqs`` at the angles ``theta``, defined
     for §7.3 of the course (Demo 7.3.B)."""
@@ -110,6 +142,25 @@ def flow_snapshots(theta_train, times, snap_times, *, kappa: float, freqs, grid)
     amps, _ = flow_amplitudes(theta_train, times, kappa=kappa, freqs=freqs, grid=grid)
     _, F_snap = flow_amplitudes(theta_train, snap_times, kappa=kappa, freqs=freqs, grid=grid)
     return amps, dict(zip(snap_times, F_snap.T))
+
+
+def flow_gap(rates, ts, amps) -> float:
+    """The largest gap ``max |A_ℓ(t) − e^{−k̂_ℓ t}|`` between the measured residual amplitudes
+    ``amps`` (F, T) at the times ``ts`` and their population prediction, ``rates`` the eigenvalues
+    ``k̂_ℓ`` (one per frequency), defined for §7.3 of the course (Demo 7.3.B: under kernel gradient
+    flow the residual along the eigenfunction ``sin ℓθ`` decays like
+    ``e^{−k̂_ℓ t} = 1 − k̂_ℓ F(k̂_ℓ, t)``, ``F`` the flow filter :func:`td_lib.kernel_flow.flow_filter`)."""
+    from td_lib import kernel_flow as kf
+
+    rates = np.asarray(rates, dtype=float)
+    return float(np.abs(np.asarray(amps) - (1 - rates * kf.flow_filter(rates, ts)).T).max())
+
+
+def flow_report(rates, freqs, ts, amps) -> None:
+    """Print the population eigenvalues ``k̂_ℓ`` (``rates``, one per frequency of ``freqs``, to 6
+    decimals) and :func:`flow_gap`, defined for §7.3 of the course (Demo 7.3.B)."""
+    print("population eigenvalues k_l:", dict(zip(np.asarray(freqs).tolist(), np.round(rates, 6).tolist())))
+    print("max |measured amplitude - exp(-k_l t)|:", f"{flow_gap(rates, ts, amps):.1e}")
 
 
 def random_flow_amplitudes(thetas: dict, ts, t_print: float, *, kappa: float, freqs, grid) -> dict:

@@ -34,7 +34,7 @@ def pytest_report_header(config) -> str:
 MACHINERY = frozenset({
     "test_budgets.py", "test_cli_help.py", "test_clone.py", "test_code_counts.py", "test_collect_zip.py",
     "test_edition_answers.py", "test_equation_index.py", "test_exchange_identity.py", "test_feedback_page.py",
-    "test_grade.py", "test_handout.py", "test_hub.py", "test_install_resolution.py",
+    "test_grade.py", "test_grade_notebook.py", "test_handout.py", "test_hub.py", "test_install_resolution.py",
     "test_instructor_path.py", "test_layers.py", "test_live_grading.py", "test_live_grading_hub.py",
     "test_live_grading_pages.py", "test_mistakes.py", "test_nbgrader_ext.py", "test_no_student_script.py",
     "test_one_place.py", "test_pipeline.py", "test_release_lint.py", "test_remote_tests.py", "test_report.py",

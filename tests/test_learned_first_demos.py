@@ -161,3 +161,47 @@ def test_monte_carlo_and_basri_run_reports(capsys):
     assert out[2:] == ["prediction from the infinite-width kernel: [2, 79, 345]",
                        "scale 1, residual amplitudes after 2000 steps: [0.54, 0.54, 0.54]",
                        "inverse eigenvalues a_1/a_l for l = 1, 4, 8: [1.0, 46.0, 202.0]"]
+
+
+def _random_features(seed=5, n=8, p=3, n_query=4):
+    r = np.random.default_rng(seed)
+    return r.standard_normal((n, p)), r.standard_normal((n_query, p)), r.standard_normal(n)
+
+
+def test_mode_by_mode_errors_confirm_the_library_flow_and_catch_a_wrong_one(capsys):
+    from scipy.linalg import expm
+
+    from td_lib import kernel_flow as kf
+
+    Phi, Phi_q, y = _random_features()
+    K = Phi @ Phi.T
+    eta = 0.9 / np.linalg.eigvalsh(K / 8)[-1]
+    f_flow = kf.kernel_flow_predict(K, K, y, 2.0)[:, 0]
+    r_exp = -expm(-K * 2.0 / 8) @ y  # r(t) = exp(-K t/n) r(0), r(0) = -y
+    f_gd = kf.kernel_gd_predict(K, Phi_q @ Phi.T, y, 25, eta=eta)[:, 0]
+    flow_err, gd_err = sb.mode_by_mode_errors(f_flow, r_exp, f_gd, Phi, Phi_q, y, steps=25, eta=eta)
+    assert flow_err < 1e-12 and gd_err < 1e-12
+    # the explicit GD is an independent reference: the filter at half the step (or a flow at another time) is seen
+    wrong_flow = kf.kernel_flow_predict(K, K, y, 2.2)[:, 0]
+    wrong_gd = kf.kernel_gd_predict(K, Phi_q @ Phi.T, y, 25, eta=eta / 2)[:, 0]
+    flow_bad, gd_bad = sb.mode_by_mode_errors(wrong_flow, r_exp, wrong_gd, Phi, Phi_q, y, steps=25, eta=eta)
+    assert flow_bad > 1e-4 and gd_bad > 1e-4
+    sb.mode_by_mode_report(f_flow, r_exp, f_gd, Phi, Phi_q, y, steps=25, eta=eta)
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == "5 of the 8 training-set directions are in the null space and are never fitted."
+    assert "at 4 new points" in out[1] and max(_floats(out[0]) + _floats(out[1])) < 1e-12
+
+
+def test_flow_gap_is_small_on_the_circulant_flow_and_sees_wrong_rates(capsys):
+    from td_lib import kernels
+
+    theta = 2 * np.pi * np.arange(64) / 64  # equispaced: the Gram eigenvectors are Fourier modes
+    ts, freqs = np.geomspace(0.3, 3e4, 12), np.array([1, 4])
+    amps, _ = sb.flow_amplitudes(theta, ts, kappa=4.0, freqs=freqs, grid=2 * np.pi * np.arange(256) / 256)
+    rates = kernels.von_mises_eigenvalues(freqs, 4.0)
+    assert sb.flow_gap(rates, ts, amps) < 1e-10  # aliases k_(l + 64 j) are below 1e-40
+    assert sb.flow_gap(2 * rates, ts, amps) > 0.1
+    sb.flow_report(rates, freqs, ts, amps)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "population eigenvalues k_l: {1: 0.178751, 4: 0.02594}"
+    assert _floats(out[1])[-1] < 1e-10

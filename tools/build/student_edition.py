@@ -70,11 +70,11 @@ NAMES_EXERCISE = re.compile(_MENTION)
 REGISTRY = ("COUNTERPARTS",)
 
 
-def handout_exercises(source: Path = SOURCE) -> list[str]:
+def handout_exercises() -> list[str]:
     """The exercises whose counterparts the handout's edition of td_lib cuts: every one. A demo
     or engine of a released notebook that needs an exercise's answer takes the student's own
     function and shows a baked reference result until it works (``td_lib.own_work.demo_result``)."""
-    return sorted(counterparts(source))
+    return sorted(counterparts())
 
 
 def _literal(name: str, registry: Path | None = None):
@@ -90,12 +90,12 @@ def _literal(name: str, registry: Path | None = None):
     raise ValueError(f"{path} defines no {name} literal")
 
 
-def counterparts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
+def counterparts() -> dict[str, tuple[str, ...]]:
     """The registry: exercise -> the functions that answer it (``checks/grading/exercises.py``)."""
     return _literal("COUNTERPARTS")
 
 
-def general_tools(source: Path = SOURCE) -> set[str]:
+def general_tools() -> set[str]:
     """Registry names the handout's edition keeps (``exercises.GENERAL_TOOLS``: off while graded only)."""
     return set(_literal("GENERAL_TOOLS"))
 
@@ -246,20 +246,20 @@ def _scrub(text: str, protect: tuple[str, ...] = ()) -> str:
 _PAREN = re.compile(rf"\s*\((?:[^()]*?(?:{_MENTION}))[^()]*\)")
 
 
-def delegate_cuts(source: Path = SOURCE) -> dict[str, tuple[str, ...]]:
+def delegate_cuts() -> dict[str, tuple[str, ...]]:
     """``exercises.DELEGATE_CUTS``: what ``python -m tools.meta.delegates`` found an exercise's grading
     edition kept and a short delegate could hand in; the grading edition cuts it too."""
     return _literal("DELEGATE_CUTS")
 
 
-def cut_names(exercises=None, keep_general: bool = True, source: Path = SOURCE) -> list[str]:
+def cut_names(exercises=None, keep_general: bool = True) -> list[str]:
     """The td_lib names an edition cuts: the counterparts of ``exercises`` (default: every one),
     without the general tools unless ``keep_general`` is False; a grading edition
     (``keep_general=False``) also cuts the delegates found for them (:func:`delegate_cuts`)."""
-    keep = general_tools(source) if keep_general else set()
-    registry = {ex: tuple(ns) for ex, ns in counterparts(source).items()}
+    keep = general_tools() if keep_general else set()
+    registry = {ex: tuple(ns) for ex, ns in counterparts().items()}
     if not keep_general:
-        for ex, ns in delegate_cuts(source).items():
+        for ex, ns in delegate_cuts().items():
             registry[ex] = registry.get(ex, ()) + tuple(ns)
     return sorted({n for ex, ns in registry.items() if exercises is None or ex in exercises
                    for n in ns if n.startswith("td_lib.") and n not in keep})
@@ -275,7 +275,7 @@ def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exerci
     notebook grades (lesson 3 of CNN/LCN computes W with ``cl.J2``, eq. 45 of lesson 1, derived in
     its exercise A). ``keep_general=False`` cuts the general tools of those exercises too
     (``GENERAL_TOOLS``): the grading kernel's edition."""
-    names = cut_names(exercises, keep_general, source)
+    names = cut_names(exercises, keep_general)
     where = locate(names, python) if names else {}
     dest = Path(out) / "td_lib"
     if dest.exists():
@@ -295,7 +295,7 @@ def build(out: Path, source: Path = SOURCE, python: str = sys.executable, exerci
     for path in sorted(dest.rglob("*.py")):
         text = _prune_examples(_drop_names(path.read_text(), removed, path.stem), needs_cut)
         if path.name == "own_work.py" and path.parent == dest:
-            text = _scrub(_write_registry(text, home_registry(source)), REGISTRY)
+            text = _scrub(_write_registry(text, home_registry()), REGISTRY)
         else:
             text = _scrub(text)
         path.write_text(text)
@@ -394,15 +394,15 @@ def notebook_exercises(course: Path = REPO / "course") -> dict[str, list[str]]:
             for p in nbcore.sources(course=course)}
 
 
-def home_registry(source: Path = SOURCE, course: Path = REPO / "course") -> dict[str, tuple[str, ...]]:
+def home_registry(course: Path = REPO / "course") -> dict[str, tuple[str, ...]]:
     """The student edition's registry: exercise -> the td_lib names the handout keeps but the
     grading edition of the exercise's notebook cuts (general tools of that notebook's exercises,
     and the delegates found for them). Calling one of them while the exercise is graded at home
     raises the ``DelegationError`` a grading kernel would answer with an ``AttributeError``."""
-    handout = set(cut_names(None, True, source))
+    handout = set(cut_names(None, True))
     out = {}
     for answers in notebook_exercises(course).values():
-        absent = tuple(n for n in cut_names(answers, False, source) if n not in handout)
+        absent = tuple(n for n in cut_names(answers, False) if n not in handout)
         out.update({ex: absent for ex in answers if absent})
     return dict(sorted(out.items()))
 
@@ -524,7 +524,7 @@ def edition_env(edition: Path) -> dict[str, str]:
     return env
 
 
-def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, exercises=None,
+def check(edition: Path, python: str = sys.executable, exercises=None,
           keep_general: bool = True, signatures: list[Signature] | None = None,
           doctests: bool | None = None) -> list[str]:
     """What is wrong with a built edition (empty: nothing): a cut name that still imports, a module
@@ -534,8 +534,8 @@ def check(edition: Path, source: Path = SOURCE, python: str = sys.executable, ex
     :func:`answers_in_text` finds (``signatures``: default the signatures of ``exercises``,
     :func:`answer_signatures`)."""
     edition = Path(edition)
-    names = cut_names(exercises, keep_general, source)
-    registry = home_registry(source)
+    names = cut_names(exercises, keep_general)
+    registry = home_registry()
     kept = sorted({n for ns in registry.values() for n in ns}) if keep_general else []
     run_doctests = keep_general if doctests is None else doctests
     out = subprocess.run([python, "-s", "-c", _CHECK, str(edition.parent), json.dumps(names), json.dumps(registry),
@@ -564,7 +564,7 @@ def cached(exercises=None, source: Path = SOURCE, python: str = sys.executable, 
     if not (root / "ok").exists():
         tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root.parent if root.parent.exists() else None))
         edition = build(tmp, source, python, exercises, keep_general)
-        problems = check(edition, source, python, exercises, keep_general)
+        problems = check(edition, python, exercises, keep_general)
         if problems:
             shutil.rmtree(tmp, ignore_errors=True)
             raise RuntimeError("the student edition of td_lib is not sound:\n  " + "\n  ".join(problems))

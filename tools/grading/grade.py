@@ -3,20 +3,27 @@
     python -m tools.grading.grade ASSIGNMENT [--course DIR] [--workers N] [--scheduler tcp://HOST:8786]
                           [--force] [--students a,b] [--no-sandbox] [--mem-gb G]
 
-One Dask task per student: the task builds a private working copy of the course (its
-``nbgrader_config.py``, a snapshot of the gradebook that holds the assignment's source
-notebooks and no student, the student's submission) and runs nbgrader's own ``Autograde``
-on it -- the sanitizing step (``ClearOutput`` ... ``ReleaseAwareOverwriteCells``) and the
-autograde step up to, not including, ``SaveAutoGrades``, whose ``Execute`` is the course's
-:class:`tools.grading.execute.GradingExecute` configured with its grader steps
-(``grader_steps``: kernels in the sandbox of ``tools/grading/sandbox.py``, test cells in a test runner,
-the integrity probe) and the course's per-cell timeout. The task returns the executed notebooks
-and each notebook's report (:class:`tools.grading.record.NotebookReport`). The coordinator (this
-process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
-course, reading those executed notebooks: no sanitizing preprocessor, no ``Execute``, the
-course's remaining autograde preprocessors (``SaveAutoGrades``, ``AssignLatePenalties``,
-``CheckCellMetadata``). So nbgrader itself writes ``gradebook.db`` and ``autograded/``
-exactly as a serial ``nbgrader autograde`` would (tests/test_grade.py compares the export).
+One Dask task per student (:func:`grade_submission`), grading each notebook of the submission with
+:func:`grade_notebook`, the one function every grader of the course runs per notebook (the live
+service's Dask task per notebook, ``make mistakes`` through this command): it builds a private
+working copy of the course for that notebook (its ``nbgrader_config.py``, a snapshot of the
+gradebook that holds the assignment's source notebooks and no student, the student's other files
+and that notebook) and runs nbgrader's own ``Autograde`` on it -- the sanitizing step
+(``ClearOutput`` ... ``ReleaseAwareOverwriteCells``) and the autograde step up to, not including,
+``SaveAutoGrades``, whose ``Execute`` is the course's :class:`tools.grading.execute.GradingExecute`
+configured with its grader steps (``grader_steps``: kernels in the sandbox of
+``tools/grading/sandbox.py``, test cells in a test runner, the integrity probe) and the course's
+per-cell timeout. It returns the notebook's :class:`tools.grading.record.GradingRecord` (the
+executed notebook, the executor's report, nbgrader's log; no score yet). Every notebook gets a
+fresh sandboxed kernel of its own. What does not depend on a student (the loaded config, the
+editions of td_lib on disk) is prepared once per task (:func:`_prepare`) and removed with it:
+nothing is kept in a worker between tasks. The coordinator
+(this process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
+course, reading those executed notebooks (:func:`merge`): no sanitizing preprocessor, no
+``Execute``, the course's remaining autograde preprocessors (``SaveAutoGrades``,
+``AssignLatePenalties``, ``CheckCellMetadata``). So nbgrader itself writes ``gradebook.db`` and
+``autograded/`` exactly as a serial ``nbgrader autograde`` would (tests/test_grade.py compares
+the export).
 
 Integrity (``tools/grading/integrity.py``): a test cell after which functions the tests rely on
 differ from the kernel's own before the first cell gets an ``IntegrityError`` output, so it
@@ -37,8 +44,9 @@ from __future__ import annotations
 
 import argparse
 import ast
-import base64
 import contextlib
+import copy
+import dataclasses
 import logging
 import os
 import shutil
@@ -46,6 +54,7 @@ import sys
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -170,6 +179,49 @@ def source_extras(cfg: Config, course: Path, assignment: str) -> dict[str, bytes
 
 
 # --------------------------------------------------------------------------- task
+@dataclass
+class Submission:
+    """One student's submission as a grading task receives it: its files as data
+    (:func:`_read_tree`), the ``timestamp.txt`` it was collected with, the files not taken."""
+
+    student: str
+    assignment: str
+    files: dict[str, bytes] = field(default_factory=dict)
+    stamp: str = ""
+    refused: list[str] = field(default_factory=list)
+
+    def notebook(self, name: str) -> bytes | None:
+        """The bytes of notebook ``name`` (without ``.ipynb``) at the submission's top, or None."""
+        return self.files.get(f"{name}.ipynb")
+
+    def other_files(self) -> dict[str, bytes]:
+        """The submission's files but its top-level notebooks (data, ``timestamp.txt``, ...)."""
+        return {rel: data for rel, data in self.files.items() if not _top_notebook(rel)}
+
+
+@dataclass
+class AssignmentInputs:
+    """What every task grading an assignment receives (built once by the coordinator,
+    :func:`_shared_inputs`, scattered to the workers): the course's config, the gradebook snapshot
+    (no student), the source's extra files, the kernels' settings, the assignment's notebooks, the
+    student editions of td_lib (sandboxed), the names a test may ask the kernel for, the known
+    mistakes."""
+
+    config: str
+    gradebook: bytes
+    extras: dict[str, bytes]
+    sandbox: bool
+    notebooks: list[str]
+    limits: dict = field(default_factory=dict)
+    student_lib: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    declarable: dict[str, list[str]] = field(default_factory=dict)
+    mistakes: dict = field(default_factory=dict)
+
+
+def _top_notebook(rel: str) -> bool:
+    return rel.endswith(".ipynb") and "/" not in rel
+
+
 def kernel_files(files: dict[str, bytes], extras: dict[str, bytes]) -> dict[str, bytes]:
     """What the grading kernel's folder holds: the course's extra files (data next to the
     source notebooks) and the submission's other files, never a notebook (``.ipynb`` anywhere,
@@ -180,39 +232,58 @@ def kernel_files(files: dict[str, bytes], extras: dict[str, bytes]) -> dict[str,
     return {rel: data for rel, data in {**files, **extras}.items() if keep(rel)}
 
 
-def _write_course(course: Path, assignment: str, shared: dict) -> None:
-    """The task's private course: the course's config, the gradebook snapshot (no student) and
-    the source folder's extra files."""
-    (course / "source" / assignment).mkdir(parents=True)
-    (course / "nbgrader_config.py").write_text(shared["config"])
-    (course / "gradebook.db").write_bytes(shared["gradebook"])
-    _write_tree(course / "source" / assignment, shared["extras"])
+def _unreadable(name: str, data: bytes) -> str | None:
+    """The error line of a notebook file that does not read as a valid notebook, else None."""
+    try:
+        nbformat.validate(nbformat.reads(data.decode(), as_version=4))
+    except Exception as e:  # corrupt: left out, nbgrader scores it as missing
+        return f"{name}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})"
+    return None
 
 
-def _readable_files(job: dict, notebooks: list[str], errors: list[str]) -> dict[str, bytes]:
-    """The submission's files (decoded) without its unreadable notebooks; one line in ``errors``
-    per notebook left out as unreadable or missing from the submission."""
-    files = {k: base64.b64decode(v) for k, v in job["files"].items()}
-    for rel in list(files):
-        if rel.endswith(".ipynb") and "/" not in rel:
-            try:
-                nbformat.validate(nbformat.reads(files[rel].decode(), as_version=4))
-            except Exception as e:  # corrupt: left out, nbgrader scores it as missing
-                errors.append(f"{rel}: unreadable notebook ({type(e).__name__}: {str(e)[:120]})")
-                del files[rel]
-    for nb in notebooks:
-        if f"{nb}.ipynb" not in job["files"]:
-            errors.append(f"{nb}.ipynb: missing from the submission")
-    return files
+@dataclass
+class _Setup:
+    """What grading an assignment's notebooks needs that holds nothing of a student
+    (:func:`_prepare`): its scratch folder, the loaded course config, the editions of td_lib on
+    disk (mounted read-only in every sandbox). Made by the task that uses it and
+    removed by it (:func:`_drop`): nothing is kept between tasks."""
+
+    folder: Path
+    config: Config
+    editions: dict[str, str]
+    runner_edition: str
 
 
-def _task_config(course: Path, work: Path, shared: dict, scratch: Path, reports: Path) -> Config:
+def _prepare(inputs: AssignmentInputs) -> _Setup:
+    """A fresh :class:`_Setup` for ``inputs`` in a new scratch folder."""
+    from tools.grading.sandbox import scratch_dir
+
+    folder = Path(scratch_dir("grade"))
+    try:
+        os.chmod(folder, 0o711)  # sandboxes reach the editions below, cannot list the folder
+        course = folder / "config"
+        course.mkdir(mode=0o700)
+        (course / "nbgrader_config.py").write_text(inputs.config)
+        cfg = load_config(course)
+        editions = _install_editions(folder, inputs)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return _Setup(folder, cfg, editions, editions.pop(RUNNER_EDITION, ""))
+
+
+def _drop(setup: _Setup) -> None:
+    shutil.rmtree(setup.folder, ignore_errors=True)
+
+
+def _task_config(setup: _Setup, course: Path, work: Path, inputs: AssignmentInputs, reports: Path) -> Config:
     """The private course's config: the task's autograde preprocessors, sandboxed kernels working
     in ``work`` with the grading limits, killed at once when their notebook is done, and what the
     executor's grader steps need (``tools.grading.execute.grader_steps``): where test cells run,
-    the editions of td_lib (written under ``scratch``, sandboxed), the names a test may ask the
-    kernel for, the known mistakes, the folder of the notebooks' reports (``reports``)."""
-    cfg = load_config(course)
+    the editions of td_lib (sandboxed), the names a test may ask the kernel for, the known
+    mistakes, the folder of the notebooks' reports (``reports``)."""
+    cfg = copy.deepcopy(setup.config)
+    cfg.CourseDirectory.root = str(course)
     task_pps, _ = _split_preprocessors(cfg)
     cfg.Autograde.autograde_preprocessors = task_pps
     cfg.Execute.kernel_manager_class = "tools.grading.kernel.SandboxKernelManager"
@@ -220,28 +291,27 @@ def _task_config(course: Path, work: Path, shared: dict, scratch: Path, reports:
     # instead of nbclient's graceful shutdown (about 1 s per notebook).
     cfg.Execute.shutdown_kernel = "immediate"
     cfg.SandboxKernelManager.workdir = str(work)
-    cfg.SandboxKernelManager.enabled = shared["sandbox"]
+    cfg.SandboxKernelManager.enabled = inputs.sandbox
     cfg.SandboxKernelManager.mpl_cache = os.environ.get("MPLCONFIGDIR", "")
-    for k, v in shared.get("limits", {}).items():
+    for k, v in inputs.limits.items():
         setattr(cfg.SandboxKernelManager, k, v)
-    editions = _install_editions(scratch, shared)
-    cfg.GradingExecute.runner = "sandbox" if shared["sandbox"] else "process"
-    cfg.GradingExecute.runner_edition = editions.pop(RUNNER_EDITION, "")
-    cfg.GradingExecute.editions = editions
-    cfg.GradingExecute.declarable = {nb: list(v) for nb, v in shared.get("declarable", {}).items()}
-    cfg.GradingExecute.known_mistakes = dict(shared.get("mistakes", {}))
+    cfg.GradingExecute.runner = "sandbox" if inputs.sandbox else "process"
+    cfg.GradingExecute.runner_edition = setup.runner_edition
+    cfg.GradingExecute.editions = dict(setup.editions)
+    cfg.GradingExecute.declarable = {nb: list(v) for nb, v in inputs.declarable.items()}
+    cfg.GradingExecute.known_mistakes = dict(inputs.mistakes)
     cfg.GradingExecute.report_dir = str(reports)
     return cfg
 
 
-def _install_editions(scratch: Path, shared: dict) -> dict[str, str]:
+def _install_editions(folder: Path, inputs: AssignmentInputs) -> dict[str, str]:
     """Sandboxed: write each notebook's student edition of td_lib (and the test runner's, under
-    :data:`RUNNER_EDITION`) under ``scratch``, readable by the kernel's uid; notebook -> its folder."""
+    :data:`RUNNER_EDITION`) under ``folder``, readable by the kernel's uid; notebook -> its folder."""
     editions: dict[str, str] = {}
-    if not shared["sandbox"]:
+    if not inputs.sandbox:
         return editions
-    for i, (nb, lib_files) in enumerate(shared.get("student_lib", {}).items()):
-        lib = scratch / "student_lib" / str(i) / "td_lib"
+    for i, (nb, lib_files) in enumerate(inputs.student_lib.items()):
+        lib = folder / "student_lib" / str(i) / "td_lib"
         _write_tree(lib, lib_files)
         for p in [lib.parent.parent, lib.parent, lib, *lib.rglob("*")]:
             os.chmod(p, 0o755 if p.is_dir() else 0o644)
@@ -249,80 +319,162 @@ def _install_editions(scratch: Path, shared: dict) -> dict[str, str]:
     return editions
 
 
-def _collect_task(out: dict, res: dict, done: Path, reports: Path) -> None:
-    """Into ``out``: nbgrader's log and failure, the executed notebooks in ``done`` and what the
-    executor reported per notebook in ``reports`` (flags, seconds, cells, failed lines, mistakes)."""
-    out["log"] = res.get("log", "")
-    if not res.get("success"):
-        out["errors"].append("nbgrader autograde failed: " + (res.get("error") or "")[-600:])
-    for nb in sorted(done.glob("*.ipynb")) if done.exists() else []:
-        out["notebooks"][nb.name] = nb.read_text()
-    report = {p.stem: NotebookReport.read(p) for p in sorted(reports.glob("*.json"))}
-    out["flags"] = {k: v.flags for k, v in report.items() if v.flags}
-    out["timing"] = {k: v.seconds for k, v in report.items()}
-    out["cells"] = {k: v.cells for k, v in report.items()}
-    out["failed_lines"] = {k: v.failed_lines for k, v in report.items() if v.failed_lines}
-    out["mistakes"] = {k: v.mistakes for k, v in report.items() if v.mistakes}
+@dataclass
+class _Staged:
+    """One notebook of a submission written into a private course (:func:`_stage`), ready to grade."""
+
+    notebook: str
+    scratch: Path
+    course: Path
+    reports: Path
+    cfg: Config
 
 
-def grade_submission(job: dict, shared: dict) -> dict:
-    """Dask task: autograde one student's submission in a private course copy; no shared state."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    import tools.env  # noqa: F401  (project-local Jupyter/IPython dirs on the worker)
-
-    t0 = time.perf_counter()
-    student, assignment = job["student"], job["assignment"]
-    out = {"student": student, "assignment": assignment, "notebooks": {}, "errors": [], "flags": {},
-           "log": "", "host": os.uname().nodename, "pid": os.getpid()}
+def _stage(sub: Submission, inputs: AssignmentInputs, setup: _Setup, notebook: str, data: bytes) -> _Staged:
+    """A private course for one notebook of ``sub`` in a fresh scratch folder: the course's config,
+    the gradebook snapshot (no student), the source folder's extra files, the submission's other
+    files and this notebook; the kernel's working folder (``work``: the extra files and the
+    student's own files, no notebook: the kernel receives the cells over ZMQ, the notebook under
+    grading, hidden tests restored into it, stays in ``course``, outside the sandbox)."""
     from tools.grading.sandbox import scratch_dir
 
     scratch = Path(scratch_dir("grade"))
-    os.chmod(scratch, 0o711)  # sandboxes may reach work/ and student_lib/, not list or read the rest
     try:
+        os.chmod(scratch, 0o711)  # sandboxes may reach work/, not list or read the rest
         course = scratch / "course"
         course.mkdir(mode=0o700)
-        _write_course(course, assignment, shared)
-        out["errors"] += [f"not graded: {r}" for r in job.get("refused", [])]
-        files = _readable_files(job, shared["notebooks"], out["errors"])
-        _write_tree(course / "submitted" / student / assignment, files)
-        # The kernel's working folder: the course's extra files and the student's own files, but
-        # no notebook. The kernel receives the cells to run over ZMQ; the notebook under grading
-        # (hidden tests restored into it) stays in scratch/course, outside the sandbox.
+        (course / "source" / sub.assignment).mkdir(parents=True)
+        (course / "nbgrader_config.py").write_text(inputs.config)
+        (course / "gradebook.db").write_bytes(inputs.gradebook)
+        _write_tree(course / "source" / sub.assignment, inputs.extras)
+        files = {**sub.other_files(), f"{notebook}.ipynb": data}
+        _write_tree(course / "submitted" / sub.student / sub.assignment, files)
         work = scratch / "work"
         work.mkdir()
-        _write_tree(work, kernel_files(files, shared["extras"]))
-        reports = scratch / "reports"
-        reports.mkdir()
-        cfg = _task_config(course, work, shared, scratch, reports)
-        if shared["sandbox"]:  # read (then copied onto the kernel's capped tmpfs) by the kernel's own uid
+        _write_tree(work, kernel_files(files, inputs.extras))
+        if inputs.sandbox:  # read (then copied onto the kernel's capped tmpfs) by the kernel's own uid
             for p in [work, *work.rglob("*")]:
                 os.chmod(p, 0o755 if p.is_dir() else 0o644)
-        coursedir = CourseDirectory(config=cfg)
-        api = NbGraderAPI(coursedir=coursedir, config=cfg)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader (worker's stderr)
-            res = api.autograde(assignment, student, force=True, create=True)
-        _collect_task(out, res, course / "autograded" / student / assignment, reports)
+        reports = scratch / "reports"
+        reports.mkdir()
+        cfg = _task_config(setup, course, work, inputs, reports)
+        cfg.CourseDirectory.notebook_id = notebook
+        return _Staged(notebook, scratch, course, reports, cfg)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+
+
+def _autograde(api, assignment: str, student: str) -> tuple[bool, str, str]:
+    """nbgrader's ``NbGraderAPI.autograde`` of one submission (SQLAlchemy's autoflush chatter
+    inside nbgrader silenced): whether it succeeded, its error, its log."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = api.autograde(assignment, student, force=True, create=True)
+    return bool(outcome.get("success")), outcome.get("error") or "", outcome.get("log") or ""
+
+
+def _run_staged(sub: Submission, staged: _Staged, rec: GradingRecord) -> None:
+    """nbgrader's ``Autograde`` (sanitize, then the task's autograde preprocessors) on the staged
+    notebook; its executed notebook, report and log into ``rec``."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    api = NbGraderAPI(coursedir=CourseDirectory(config=staged.cfg), config=staged.cfg)
+    ok, error, rec.log = _autograde(api, sub.assignment, sub.student)
+    if not ok:
+        rec.errors.append("nbgrader autograde failed: " + error[-600:])
+    done = staged.course / "autograded" / sub.student / sub.assignment / f"{staged.notebook}.ipynb"
+    if done.exists():
+        rec.executed[done.name] = done.read_text()
+    for p in sorted(staged.reports.glob("*.json")):
+        rec.add_notebook(p.stem, NotebookReport.read(p))
+    rec.notebooks = sorted(rec.executed)
+
+
+def grade_notebook(sub: Submission, inputs: AssignmentInputs, notebook: str,
+                   setup: _Setup | None = None) -> GradingRecord:
+    """Grade ONE notebook (``notebook``, without ``.ipynb``) of ONE submission in a private course
+    copy of its own, in a fresh kernel (sandboxed unless ``inputs.sandbox`` is off): the record of
+    that notebook (executed notebook in :attr:`~tools.grading.record.GradingRecord.executed`, its
+    report in the per-notebook tables, nbgrader's log, the errors: missing, unreadable, a failed
+    run), not merged (no score). A Dask task of the live service; :func:`grade_submission` calls it
+    for each notebook. ``setup``: the assignment's :func:`_prepare`, made (and removed) here if None."""
+    import tools.env  # noqa: F401  (project-local Jupyter/IPython dirs on the worker)
+
+    t0 = time.perf_counter()
+    rec = GradingRecord(student=sub.student, assignment=sub.assignment, host=os.uname().nodename,
+                        worker_pid=os.getpid())
+    own = setup is None
+    staged = None
+    try:
+        data = sub.notebook(notebook)
+        if data is None:
+            rec.errors.append(f"{notebook}.ipynb: missing from the submission")
+        elif (bad := _unreadable(f"{notebook}.ipynb", data)) is not None:
+            rec.errors.append(bad)
+        else:
+            if own:
+                setup = _prepare(inputs)
+            staged = _stage(sub, inputs, setup, notebook, data)
+            _run_staged(sub, staged, rec)
     except Exception as e:
         import traceback
-        out["errors"].append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
+        rec.errors.append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    out["seconds"] = round(time.perf_counter() - t0, 2)
-    return out
+        if staged is not None:
+            shutil.rmtree(staged.scratch, ignore_errors=True)
+        if own and setup is not None:
+            _drop(setup)
+    rec.seconds = round(time.perf_counter() - t0, 2)
+    return rec
+
+
+def grade_submission(sub: Submission, inputs: AssignmentInputs) -> GradingRecord:
+    """Dask task of ``make grade``: every notebook of one student's submission graded by
+    :func:`grade_notebook` (each in a private course copy and a fresh kernel of its own, one
+    :func:`_prepare` for all), as one record, not merged yet."""
+    t0 = time.perf_counter()
+    errors = [f"not graded: {r}" for r in sub.refused]
+    errors += [bad for rel, data in sub.files.items() if _top_notebook(rel) and rel[:-6] not in inputs.notebooks
+               and (bad := _unreadable(rel, data)) is not None]
+    parts = []
+    setup = None
+    try:
+        if any(sub.notebook(nb) is not None for nb in inputs.notebooks):
+            setup = _prepare(inputs)
+        parts = [grade_notebook(sub, inputs, nb, setup) for nb in inputs.notebooks]
+    except Exception as e:
+        import traceback
+        errors.append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
+    finally:
+        if setup is not None:
+            _drop(setup)
+    rec = GradingRecord.combine(parts, sub.student, sub.assignment)
+    rec.errors = errors + _intake_first(rec.errors)
+    rec.host, rec.worker_pid = os.uname().nodename, os.getpid()
+    rec.seconds = round(time.perf_counter() - t0, 2)
+    return rec
+
+
+def _intake_first(errors: list[str]) -> list[str]:
+    """The notebooks left out as unreadable, then those missing, then the rest (the order of a
+    submission's errors)."""
+    def rank(e: str) -> int:
+        return 0 if ": unreadable notebook (" in e else 1 if e.endswith(": missing from the submission") else 2
+
+    return sorted(errors, key=rank)
 
 
 # ----------------------------------------------------------------------- merge
-def merge(result: dict, course: Path, cfg: Config) -> GradingRecord:
-    """Write one task's executed notebooks into the course with nbgrader (the only writer); the
-    submission's record (its scores from the gradebook), written to its file."""
+def merge(result: GradingRecord, course: Path, cfg: Config) -> GradingRecord:
+    """Write one task's executed notebooks (``result.executed``) into the course with nbgrader (the
+    only writer); the submission's record: ``result`` with its scores from the gradebook."""
     from nbgrader.api import Gradebook
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    student, assignment = result["student"], result["assignment"]
+    student, assignment = result.student, result.assignment
     _, merge_pps = _split_preprocessors(cfg)
     with tempfile.TemporaryDirectory(prefix="td-merge-") as d:
         stage = Path(d) / "executed"
@@ -331,42 +483,37 @@ def merge(result: dict, course: Path, cfg: Config) -> GradingRecord:
         dest.mkdir(parents=True)
         files, _ = _read_tree(src)  # the submission's other files (timestamp.txt, data), as data
         for rel, data in files.items():
-            if not (rel.endswith(".ipynb") and "/" not in rel):
+            if not _top_notebook(rel):
                 (dest / rel).parent.mkdir(parents=True, exist_ok=True)
                 (dest / rel).write_bytes(data)
-        for name, text in result["notebooks"].items():
+        for name, text in result.executed.items():
             (dest / name).write_text(text)
         mcfg = Config(cfg)
         mcfg.CourseDirectory.submitted_directory = str(stage)
         mcfg.Autograde.sanitize_preprocessors = []
         mcfg.Autograde.autograde_preprocessors = merge_pps
-        if result["notebooks"]:
+        if result.executed:
             api = NbGraderAPI(coursedir=CourseDirectory(config=mcfg), config=mcfg)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # SQLAlchemy's autoflush chatter inside nbgrader
-                res = api.autograde(assignment, student, force=True, create=True)
+            ok, error, _ = _autograde(api, assignment, student)
         else:  # nothing readable: nbgrader's rule for a missing notebook, for every notebook
-            res = _record_empty(course, assignment, student, mcfg)
-    errors = list(result.get("errors") or [])
-    if not res.get("success"):
-        errors.append("merge failed: " + (res.get("error") or "")[-400:])
+            _record_empty(course, assignment, student, mcfg)
+            ok, error = True, ""
+    record = dataclasses.replace(result, errors=list(result.errors), notebooks=sorted(result.executed))
+    if not ok:
+        record.errors.append("merge failed: " + error[-400:])
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         s = gb.find_submission(assignment, student)
-        record = GradingRecord(
-            student=student, assignment=assignment, seconds=result.get("seconds"), errors=errors,
-            flags=result.get("flags") or {}, timing=result.get("timing") or {}, host=result.get("host"),
-            notebooks=sorted(result["notebooks"]), worker_pid=result.get("pid"),
-            score=s.score, max_score=s.max_score, timestamp=str(s.timestamp),
-            auto_score=s.code_score, auto_max=s.max_code_score,
-            hand_score=s.written_score + s.task_score, hand_max=s.max_written_score + s.max_task_score,
-            hand_pending=bool(s.needs_manual_grade))
+        record.score, record.max_score, record.timestamp = s.score, s.max_score, str(s.timestamp)
+        record.auto_score, record.auto_max = s.code_score, s.max_code_score
+        record.hand_score, record.hand_max = s.written_score + s.task_score, s.max_written_score + s.max_task_score
+        record.hand_pending = bool(s.needs_manual_grade)
     rec_dir = course / RESULTS_DIR / assignment
     rec_dir.mkdir(parents=True, exist_ok=True)
     record.write(rec_dir / f"{student}.json")
     return record
 
 
-def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> dict:
+def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> None:
     """A submission without one readable notebook: every grade 0, as nbgrader scores a missing one."""
     from nbgrader.api import Gradebook
     from nbgrader.coursedir import CourseDirectory
@@ -381,7 +528,6 @@ def _record_empty(course: Path, assignment: str, student: str, cfg: Config) -> d
                 g.auto_score = 0
                 g.needs_manual_grade = False
         gb.db.commit()
-    return {"success": True}
 
 
 # -------------------------------------------------------------------- coordinator
@@ -443,10 +589,11 @@ def _to_grade(course: Path, assignment: str, students: list[str] | None, force: 
     return todo
 
 
-def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, limits: dict | None) -> dict:
-    """What every task of the assignment receives: the config, the student editions of td_lib
-    (sandboxed), the gradebook snapshot, the source's extra files, the kernel settings, the
-    notebooks."""
+def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool,
+                   limits: dict | None) -> AssignmentInputs:
+    """What every task of the assignment receives (:class:`AssignmentInputs`): the config, the
+    student editions of td_lib (sandboxed), the gradebook snapshot, the source's extra files, the
+    kernel settings, the notebooks."""
     answers = answer_ids(course, assignment)  # notebook -> its answer cells, in the gradebook's order
     notebooks = list(answers)
     student_lib = {}
@@ -454,15 +601,15 @@ def _shared_inputs(course: Path, assignment: str, cfg: Config, sandbox: bool, li
         from tools.build import student_edition
 
         for nb in notebooks:
-            student_lib[nb] = student_edition.files(student_edition.cached(answers.get(nb, []), keep_general=False))
+            student_lib[nb] = student_edition.files(student_edition.cached(answers[nb], keep_general=False))
         # The test runner's: the handout's edition, what a student's laptop runs the same test cells
         # with (every exercise's answers cut, the engines a test may call, such as cnn_lcn.integrate, kept).
         student_lib[RUNNER_EDITION] = student_edition.files(student_edition.cached(student_edition.handout_exercises()))
-    return {"config": (course / "nbgrader_config.py").read_text(), "student_lib": student_lib,
-            "gradebook": gradebook_snapshot(course, assignment),
-            "extras": source_extras(cfg, course, assignment), "sandbox": sandbox, "limits": limits or {},
-            "notebooks": notebooks, "declarable": answer_names(course, assignment, notebooks),
-            "mistakes": mistakes.for_runner(assignment, notebooks)}
+    return AssignmentInputs(config=(course / "nbgrader_config.py").read_text(), student_lib=student_lib,
+                            gradebook=gradebook_snapshot(course, assignment),
+                            extras=source_extras(cfg, course, assignment), sandbox=sandbox, limits=limits or {},
+                            notebooks=notebooks, declarable=answer_names(course, assignment, notebooks),
+                            mistakes=mistakes.for_runner(assignment, notebooks))
 
 
 def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: int | None):
@@ -478,45 +625,48 @@ def _dask_client(stack: contextlib.ExitStack, scheduler: str | None, workers: in
     return stack.enter_context(Client(cluster))
 
 
-def _submit(client, shared_f, course: Path, assignment: str, todo: list[str]) -> dict:
-    """One :func:`grade_submission` task per student of ``todo``; return future -> its job."""
+def read_submission(course: Path, assignment: str, student: str) -> Submission:
+    """``submitted/<student>/<assignment>/`` as a :class:`Submission` (its files as data)."""
+    tree, refused = _read_tree(course / "submitted" / student / assignment)
+    if refused:
+        log.warning("%s: files not graded: %s", student, "; ".join(map(str, refused)))
+    stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
+    return Submission(student, assignment, tree, stamp, [str(r) for r in refused])
+
+
+def _submit(client, inputs_f, course: Path, assignment: str, todo: list[str]) -> dict:
+    """One :func:`grade_submission` task per student of ``todo``; return future -> its submission."""
     futures = {}
     for s in todo:
-        sub = course / "submitted" / s / assignment
-        tree, refused = _read_tree(sub)
-        files = {k: base64.b64encode(v).decode() for k, v in tree.items()}
-        stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
-        job = {"student": s, "assignment": assignment, "files": files, "stamp": stamp,
-               "refused": [str(r) for r in refused]}
-        if refused:
-            log.warning("%s: files not graded: %s", s, "; ".join(map(str, refused)))
-        f = client.submit(grade_submission, job, shared_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
+        sub = read_submission(course, assignment, s)
+        f = client.submit(grade_submission, sub, inputs_f, key=f"grade-{assignment}-{s}-{time.time_ns()}",
                           pure=False)
-        futures[f] = job
+        futures[f] = sub
     return futures
 
 
-def _record(future, job: dict, course: Path, assignment: str, cfg: Config) -> GradingRecord:
-    """The record of one finished task: merged into the course and written to
-    ``course/.grade/<assignment>/<student>.json``; a task that could not run or merge keeps the
-    old grades and says why (its record has no score)."""
+def finish(task: GradingRecord, stamp: str, course: Path, cfg: Config) -> GradingRecord:
+    """The record of one finished task (:func:`grade_submission`'s, or the live service's notebooks
+    combined): merged into the course and written to ``course/.grade/<assignment>/<student>.json``;
+    a task that could not merge keeps the old grades and says why (its record has no score)."""
     try:
-        result = future.result()
-    except Exception as e:  # the task could not run (e.g. its workers kept dying): keep old grades
-        return GradingRecord(student=job["student"], errors=[f"not graded: {type(e).__name__}: {e}"])
-    try:
-        rec = merge(result, course, cfg)
+        rec = merge(task, course, cfg)
     except Exception as e:  # the batch goes on; this student is reported and regraded next run
-        return GradingRecord(student=job["student"], seconds=result.get("seconds"),
-                             errors=[*result.get("errors", []), f"merge failed: {type(e).__name__}: {e}"],
-                             flags=result.get("flags") or {})
-    rec.submitted_stamp = job["stamp"]
-    rec.log = result["log"]
-    rec.cells = result.get("cells") or {}
-    rec.failed_lines = result.get("failed_lines") or {}
-    rec.mistakes = result.get("mistakes") or {}  # notebook -> test cell -> known mistake (tools.grading.mistakes)
-    rec.write(course / RESULTS_DIR / assignment / f"{job['student']}.json")
+        return GradingRecord(student=task.student, seconds=task.seconds, flags=task.flags,
+                             errors=[*task.errors, f"merge failed: {type(e).__name__}: {e}"])
+    rec.submitted_stamp = stamp
+    rec.write(course / RESULTS_DIR / task.assignment / f"{task.student}.json")
     return rec
+
+
+def _record(future, sub: Submission, course: Path, cfg: Config) -> GradingRecord:
+    """:func:`finish` for a Dask future of :func:`grade_submission`; a task that could not run
+    (e.g. its workers kept dying) keeps the old grades and says why."""
+    try:
+        task = future.result()
+    except Exception as e:
+        return GradingRecord(student=sub.student, errors=[f"not graded: {type(e).__name__}: {e}"])
+    return finish(task, sub.stamp, course, cfg)
 
 
 def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
@@ -535,19 +685,19 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
     records: dict[str, GradingRecord] = {}
     if not todo:
         return records
-    shared = _shared_inputs(course, assignment, cfg, sandbox, limits)
+    inputs = _shared_inputs(course, assignment, cfg, sandbox, limits)
     with contextlib.ExitStack() as stack:
         if client is None:
             client = _dask_client(stack, scheduler, workers)
-        shared_f = client.scatter(shared, broadcast=True)
-        futures = _submit(client, shared_f, course, assignment, todo)
+        inputs_f = client.scatter(inputs, broadcast=True)
+        futures = _submit(client, inputs_f, course, assignment, todo)
         bar = tqdm(total=len(todo), unit="sub", desc=f"grading {assignment}", disable=not progress,
                    file=sys.stderr, dynamic_ncols=True)
         write = (lambda m: tqdm.write(m, file=sys.stderr)) if progress else echo
         for f in as_completed(futures):
-            job = futures[f]
-            rec = _record(f, job, course, assignment, cfg)
-            records[job["student"]] = rec
+            sub = futures[f]
+            rec = _record(f, sub, course, cfg)
+            records[sub.student] = rec
             write(log_line(rec))
             bar.update()
         bar.close()
@@ -634,4 +784,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as the module tools.grading.grade, not as __main__: Dask then sends the grading task by
+    # reference (the worker imports it), not by value with this script's globals.
+    from tools.grading import grade as _module
+
+    sys.exit(_module.main())

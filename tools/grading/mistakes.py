@@ -358,8 +358,9 @@ def check_class(assignment: str, records: dict[str, GradingRecord],
 
 def grade_class(assignment: str, root: Path, workers: int | None = None, sandbox: bool = True,
                 client=None) -> tuple[Path, dict[str, GradingRecord]]:
-    """Build and grade (``tools.grading.grade``, as ``make grade``) the fake class of ``assignment`` under
-    ``root``; (course, student -> grading record)."""
+    """Build and grade (``tools.grading.grade``, as ``make grade``: each notebook of each submission by
+    ``grade_notebook``, the records merged) the fake class of ``assignment`` under ``root``; (course,
+    student -> grading record)."""
     from tools.grading import grade
 
     if root.exists():

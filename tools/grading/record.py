@@ -1,13 +1,15 @@
 """What grading produces: :class:`NotebookReport` per executed notebook, :class:`GradingRecord` per submission.
 
-The grading task (:func:`tools.grading.grade.grade_submission`) executes a submission's notebooks; the
-executor (:class:`tools.grading.execute.GradingExecute`) reports each notebook as a
-:class:`NotebookReport` (grading time, integrity flags, per-cell times, the line where each
-failing test stopped, the known mistake each failing test recognised). The coordinator merges
-the executed notebooks into the gradebook and writes one :class:`GradingRecord` per student,
+The grading task (:func:`tools.grading.grade.grade_notebook`) executes one notebook of a submission
+and returns its :class:`GradingRecord` (that notebook only, no score yet); the executor
+(:class:`tools.grading.execute.GradingExecute`) reports each notebook as a :class:`NotebookReport`
+(grading time, integrity flags, per-cell times, the line where each failing test stopped, the
+known mistake each failing test recognised). The coordinator merges the executed notebooks into
+the gradebook and writes one :class:`GradingRecord` per student,
 ``course/.grade/<assignment>/<student>.json``: the only thing ``make grade``, ``make report``,
 ``make mistakes`` and the live grading service read. Its JSON (:meth:`GradingRecord.to_json`)
-keeps the keys the instructor-facing files always had; :meth:`GradingRecord.from_json` reads
+keeps the keys the instructor-facing files always had (the log and the executed notebooks, which
+travel from the grading task to the merge, are left out); :meth:`GradingRecord.from_json` reads
 records written before (missing keys take their defaults).
 """
 
@@ -112,6 +114,9 @@ class GradingRecord:
         Notebook -> test cell -> the known mistake its failure looks like (``tools.grading.mistakes``).
     log : str
         nbgrader's log of the task (not written to the record's file).
+    executed : dict of str to str
+        Executed notebook file name -> the notebook's JSON text, as the grading task returns it
+        to the merge (not written to the record's file: the merge writes ``autograded/``).
     """
 
     student: str
@@ -136,6 +141,7 @@ class GradingRecord:
     failed_lines: dict = field(default_factory=dict)
     mistakes: dict = field(default_factory=dict)
     log: str = ""
+    executed: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def graded(self) -> bool:
@@ -148,6 +154,35 @@ class GradingRecord:
                               cells=list(self.cells.get(name) or []),
                               failed_lines=dict(self.failed_lines.get(name) or {}),
                               mistakes=dict(self.mistakes.get(name) or {}))
+
+    def add_notebook(self, name: str, report: NotebookReport) -> None:
+        """Put the report of notebook ``name`` (without ``.ipynb``) into the per-notebook tables,
+        as :meth:`notebook` reads it back (flags, failed lines and mistakes only when there are some)."""
+        self.timing[name] = report.seconds
+        self.cells[name] = report.cells
+        if report.flags:
+            self.flags[name] = report.flags
+        if report.failed_lines:
+            self.failed_lines[name] = report.failed_lines
+        if report.mistakes:
+            self.mistakes[name] = report.mistakes
+
+    @classmethod
+    def combine(cls, parts: list[GradingRecord], student: str, assignment: str | None = None) -> GradingRecord:
+        """One record from records that each graded some notebooks of one submission (not merged
+        yet: no score): per-notebook tables joined, errors and logs concatenated in order, the
+        longest time; host and worker of the first part."""
+        out = cls(student=student, assignment=assignment, seconds=0.0 if parts else None)
+        for p in parts:
+            out.errors += p.errors
+            for table in ("flags", "timing", "cells", "failed_lines", "mistakes", "executed"):
+                getattr(out, table).update(getattr(p, table))
+            out.log = "\n".join(x for x in (out.log, p.log) if x)
+            out.seconds = max(out.seconds or 0.0, p.seconds or 0.0)
+            out.host = out.host or p.host
+            out.worker_pid = out.worker_pid or p.worker_pid
+        out.notebooks = sorted(out.executed)
+        return out
 
     def to_json(self) -> dict:
         """The record as JSON data, with the keys (and order) of ``make grade``'s files; the log left out."""

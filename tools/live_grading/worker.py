@@ -12,11 +12,12 @@ grading function is :class:`CourseGrader`; tests pass their own (``--grader modu
 (``<state>/courses/<assignment>/``: the course's configuration, links to its ``source/`` and
 ``release/``, a gradebook holding the assignment and the students graded live), copies each
 submission from the exchange into its ``submitted/<student>/<assignment>/`` as ``nbgrader
-collect`` would, and grades it with ``tools.grading.grade``'s task (``grade_submission``: sandboxed
+collect`` would, and grades it with ``tools.grading.grade``'s task (``grade_notebook``: sandboxed
 kernels, ``--no-sandbox`` for trusted work only; test cells in the test runner), **one Dask
 task per notebook** on the service's Dask client (a ``LocalCluster`` started and warmed up
-with the service, or the instructor's scheduler); ``tools.grading.grade``'s writer then merges the
-executed notebooks into that course (nbgrader's own ``SaveAutoGrades``). The instructor's
+with the service, or the instructor's scheduler), each returning the notebook's
+``GradingRecord``; ``tools.grading.grade``'s writer (``finish``) then merges the executed
+notebooks into that course (nbgrader's own ``SaveAutoGrades``). The instructor's
 ``course/gradebook.db`` is never written: the official grades still come from collect and
 ``make grade``.
 
@@ -40,7 +41,6 @@ grader's notes), and logged for the instructor.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import importlib
 import json
@@ -198,41 +198,11 @@ PER_NOTEBOOK = ("failed_lines", "mistakes")
 
 _MISSING = re.compile(r"^(?P<nb>.+)\.ipynb: missing from the submission$")
 
-
-def combine(outs: list[tuple[dict, set[str]]], student: str, assignment: str) -> dict:
-    """One task output (``tools.grading.grade.grade_submission``'s) from the outputs of the tasks that
-    each graded some notebooks of a submission (``(output, its notebooks)``): per-notebook
-    tables joined, lists concatenated, without the "missing" line each task writes for the
-    notebooks another task graded."""
-    out: dict = {"student": student, "assignment": assignment, "notebooks": {}, "errors": [], "flags": {},
-                 "log": "", "seconds": 0.0}
-    for o, mine in outs:
-        for k, v in o.items():
-            if k in ("student", "assignment"):
-                continue
-            if k == "errors":
-                out["errors"] += [e for e in v if not ((m := _MISSING.match(e)) and m["nb"] not in mine)]
-            elif k == "seconds":
-                out["seconds"] = max(out["seconds"], v or 0.0)
-            elif k == "log":
-                out["log"] = "\n".join(x for x in (out["log"], v) if x)
-            elif isinstance(v, dict):
-                out.setdefault(k, {}).update(v)
-            elif isinstance(v, list):
-                out.setdefault(k, []).extend(v)
-            else:
-                out.setdefault(k, v)
-    return out
-
-
-class _Done:
-    """A finished task's output where ``tools.grading.grade._record`` expects a Dask future."""
-
-    def __init__(self, value: dict):
-        self.value = value
-
-    def result(self) -> dict:
-        return self.value
+def combine(parts: list[GradingRecord], student: str, assignment: str) -> GradingRecord:
+    """One task record (as ``tools.grading.grade.grade_submission`` returns) from the records of
+    the tasks that each graded one notebook of a submission (``tools.grading.grade.grade_notebook``):
+    per-notebook tables joined, errors and logs concatenated, the longest time."""
+    return GradingRecord.combine(parts, student, assignment)
 
 
 # ------------------------------------------------------------------ the real grader
@@ -244,17 +214,6 @@ def _quiet_worker() -> None:
     warnings.filterwarnings("ignore", category=SAWarning)
     for name in ("alembic", "traitlets", "nbgrader"):
         logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def _preload() -> None:
-    """In each Dask worker, at start (a thread, while the service prepares the assignments): what a
-    grading task imports, seconds on a busy machine."""
-    import nbclient  # noqa: F401
-    import nbgrader.apps  # noqa: F401
-
-    import tools.grading.grade  # noqa: F401
-    import tools.grading.remote_tests  # noqa: F401
-    import tools.grading.sandbox  # noqa: F401
 
 
 @dataclass
@@ -311,8 +270,8 @@ class CourseGrader:
                         name = "td-quiet"
 
                         def setup(self, worker):  # also a worker started later (one that died is replaced)
-                            _quiet_worker()
-                            threading.Thread(target=_preload, daemon=True, name="td-preload").start()
+                            _quiet_worker()  # no import thread here: the grader is imported by the
+                            # warm-up's tasks, one at a time (two threads importing it raced)
 
                     self._client.register_plugin(Quiet())
                 except Exception:  # noqa: BLE001 - only the log's volume depends on it
@@ -392,7 +351,7 @@ class CourseGrader:
                 shared = grade._shared_inputs(course, assignment, cfg, self.sandbox, self.limits)
             shared_f = self.client().scatter(shared, broadcast=True)
             ex = cfg.get("GradingExecute", {}).get("timeout") or cfg.get("Execute", {}).get("timeout")
-            p = Prepared(assignment, course, cfg, shared_f, sha, list(shared["notebooks"]), ex,
+            p = Prepared(assignment, course, cfg, shared_f, sha, list(shared.notebooks), ex,
                          self._writers.setdefault(assignment, threading.Lock()))  # one writer of the course
             self._prepared[assignment] = p
             log.info("ready to grade %s (%d notebooks) in %.1f s", assignment, len(p.notebooks), time.monotonic() - t0)
@@ -430,10 +389,9 @@ class CourseGrader:
                 if not nbs or not grade:
                     break
                 nb = nbs[i % len(nbs)]
-                files = {nb.name: base64.b64encode(nb.read_bytes()).decode(), "timestamp.txt":
-                         base64.b64encode(b"2000-01-01 00:00:00.000000 UTC").decode()}
-                job = {"student": "td-warm-up", "assignment": assignment, "files": files, "stamp": "", "refused": []}
-                futures.append(client.submit(grade.grade_submission, job, p.shared_f, pure=False, priority=-100,
+                files = {nb.name: nb.read_bytes(), "timestamp.txt": b"2000-01-01 00:00:00.000000 UTC"}
+                sub = grade.Submission("td-warm-up", assignment, files)
+                futures.append(client.submit(grade.grade_notebook, sub, p.shared_f, nb.stem, pure=False, priority=-100,
                                              key=f"warm-{assignment}-{i}-{time.time_ns()}",
                                              **({"workers": [w], "allow_other_workers": True} if w else {})))
         self._warming = futures
@@ -508,35 +466,33 @@ class CourseGrader:
         reuse = plan_reuse(previous, hashes, p.source, lambda nb: self._executed_sha(p.course, row, nb))
         todo = [nb for nb in p.notebooks if nb not in reuse and nb in top]
         missing = [nb for nb in p.notebooks if nb not in top]
-        others = {rel: base64.b64encode(data).decode() for rel, data in tree.items()
-                  if not (rel.endswith(".ipynb") and "/" not in rel)}
+        others = {rel: data for rel, data in tree.items() if not (rel.endswith(".ipynb") and "/" not in rel)}
         stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
         client = self.client()
         futures = []
         for nb in todo:
-            job = {"student": row.student, "assignment": row.assignment, "stamp": stamp, "refused": [],
-                   "files": {**others, f"{nb}.ipynb": base64.b64encode(top[nb]).decode()}}
-            futures.append((client.submit(grade.grade_submission, job, p.shared_f, pure=False,
-                                          key=f"live-{row.assignment}-{row.student}-{nb}-{time.time_ns()}"), {nb}))
+            sub = grade.Submission(row.student, row.assignment, {**others, f"{nb}.ipynb": top[nb]}, stamp)
+            futures.append(client.submit(grade.grade_notebook, sub, p.shared_f, nb, pure=False,
+                                         key=f"live-{row.assignment}-{row.student}-{nb}-{time.time_ns()}"))
         try:
-            outs = [(f.result(), mine) for f, mine in futures]
+            parts = [f.result() for f in futures]
         except Exception:
             self.forget(row.assignment)  # its inputs may be gone with the workers
             raise
         finally:
-            for f, _ in futures:
+            for f in futures:
                 f.release()
-        task = combine(outs, row.student, row.assignment)
-        task["errors"] = [f"{nb}.ipynb: missing from the submission" for nb in missing] + task["errors"]
+        task = combine(parts, row.student, row.assignment)
+        task.errors = [f"{nb}.ipynb: missing from the submission" for nb in missing] + task.errors
         for nb in reuse:
             executed = p.course / "autograded" / row.student / row.assignment / f"{nb}.ipynb"
-            task["notebooks"][f"{nb}.ipynb"] = executed.read_text()
+            task.executed[f"{nb}.ipynb"] = executed.read_text()
             for k in PER_NOTEBOOK:
                 if reuse[nb].get(k):
-                    task.setdefault(k, {})[nb] = reuse[nb][k]
-        job = {"student": row.student, "assignment": row.assignment, "stamp": stamp}
+                    getattr(task, k)[nb] = reuse[nb][k]
+        task.notebooks = sorted(task.executed)
         with p.lock:  # one writer of the service's course at a time (nbgrader's gradebook, autograded/)
-            rec = grade._record(_Done(task), job, p.course, row.assignment, p.cfg)
+            rec = grade.finish(task, stamp, p.course, p.cfg)
             if not rec.graded:
                 log.warning("%s %s %s not graded: %s", *row.key, " | ".join(rec.errors))
                 return {"error": "; ".join(one_line(e) for e in rec.errors) or "not graded"}

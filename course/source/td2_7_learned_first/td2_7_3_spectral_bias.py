@@ -1,12 +1,11 @@
 # %% [markdown]
 # # 7.3 Spectral bias: kernel gradient flow, mode by mode
 #
-# Give a network a target that mixes several frequencies and it fits the slow oscillations
-# before the fast ones, even when the fast ones carry more amplitude: the *spectral bias* (or
-# *frequency principle*). For a model linear in its parameters (a kernel method, random
-# features, or a wide network whose tangent kernel stays frozen: the NTK regime) trained on
-# square loss, the order is exact: the error along each eigenfunction of the kernel decays at a
-# rate equal to its eigenvalue (papers: Basri et al. 2019, Rahaman et al. 2019; *Readings* below).
+# Give a network a target that mixes several frequencies and it fits the slow oscillations before the
+# fast ones, even when the fast ones carry more amplitude: the *spectral bias* (or *frequency principle*).
+# For a model linear in its parameters (a kernel method, random features, or a wide network whose tangent
+# kernel stays frozen: the NTK regime) trained on square loss, the order is exact: the error along each
+# eigenfunction of the kernel decays at a rate equal to its eigenvalue (Basri et al. 2019, Rahaman et al. 2019).
 #
 # **Core idea.** Fix features $\phi(x)$ and the kernel $K(x,x')=\phi(x)\cdot\phi(x')$. Gradient
 # flow on the square loss shrinks the residual like $e^{-\lambda_k t}$ along the $k$-th
@@ -16,17 +15,15 @@
 # two-layer ReLU network with biases they fall off like $\ell^{-2}$, so frequency $\ell$ needs a
 # time $\propto \ell^2$; without biases, the odd frequencies $\ell\ge3$ are never fitted.
 #
-# **Background.** The neural tangent kernel and the kernel gradient flow of a wide network are
-# introduced by Jacot, Gabriel & Hongler, *Neural tangent kernel: convergence and generalization
-# in neural networks* (NeurIPS 2018, arXiv:1806.07572), and Lee et al., *Wide neural networks of
-# any depth evolve as linear models under gradient descent* (NeurIPS 2019, arXiv:1902.06720).
-# This notebook derives what it needs; if you know kernel gradient flow as spectral filtering,
-# skim to *On the circle*.
+# **Background.** The neural tangent kernel and the kernel gradient flow of a wide network come from
+# Jacot, Gabriel & Hongler, *Neural tangent kernel: convergence and generalization in neural networks*
+# (NeurIPS 2018, arXiv:1806.07572), and Lee et al., *Wide neural networks of any depth evolve as linear
+# models under gradient descent* (NeurIPS 2019, arXiv:1902.06720). This notebook derives what it
+# needs; if you know kernel gradient flow as spectral filtering, skim to *On the circle*.
 #
-# **Notation.** A fixed-feature model $f(x)=\theta\cdot\phi(x)$, kernel
-# $K(x,x')=\phi(x)\cdot\phi(x')$, training pairs $(x_i,y_i)_{i\le n}$, loss
-# $L=\frac1{2n}\sum_i(f(x_i)-y_i)^2$, residuals $r_i=f(x_i)-y_i$. On the circle
-# $x=(\cos\vartheta,\sin\vartheta)$ with $\vartheta$ uniform on $[0,2\pi)$.
+# **Notation.** A fixed-feature model $f(x)=\theta\cdot\phi(x)$, kernel $K(x,x')=\phi(x)\cdot\phi(x')$,
+# training pairs $(x_i,y_i)_{i\le n}$, loss $L=\frac1{2n}\sum_i(f(x_i)-y_i)^2$, residuals $r_i=f(x_i)-y_i$.
+# On the circle $x=(\cos\vartheta,\sin\vartheta)$ with $\vartheta$ uniform on $[0,2\pi)$.
 
 # %% [markdown]
 # ## Readings
@@ -50,7 +47,6 @@ from scipy.integrate import quad
 from scipy.special import ive
 
 from td_lib import kernel_flow as kf
-from td_lib import kernels
 from td_lib import spectral_bias_demos as demos  # the demos' computations (and the run of 7.3.C's comparison)
 from td_lib.own_work import demo_result
 from td_lib.core.runtime import QUICK, pick, quick_note
@@ -59,36 +55,33 @@ rng = np.random.default_rng(73)
 print("quick mode" if QUICK else "full mode")
 
 # %% tags=["demo"]
-# plotting and the network of demo 7.3.D, for the demo cells only (skipped while grading)
+# plotting, the matrix exponential and demo 7.3.D's network, for the demo cells only (skipped while grading)
 import matplotlib.pyplot as plt
-
+from scipy.linalg import expm
 from td_lib import circle_net
 from td_lib import spectral_bias_figures as sbfig  # the demos' figures
 
 # %% [markdown]
 # ## Mode by mode
 #
-# Under gradient flow the prediction at any point moves as
-# $\dot f(x)=-\frac1n\sum_iK(x,x_i)\,r_i$. On the training set this is a linear ODE,
-# $r(t)=e^{-\mathbf Kt/n}r(0)$, with the Gram matrix $\mathbf K_{ij}=K(x_i,x_j)$: along an
-# eigenvector of $\mathbf K/n$ with eigenvalue $\hat\lambda_k$ the residual decays like
-# $e^{-\hat\lambda_k t}$, and a direction with $\hat\lambda_k=0$ is never touched (7.3.A). For many
-# samples these eigenvalues converge to those of the integral operator
-# $(T_Kg)(x)=\mathbb E_{x'}[K(x,x')g(x')]$: $\partial_tf=-T_K(f-f^*)$. The shallow linear model of
-# 7.1.A is the case $\phi(x)=x$: $T_K$ acts as the input covariance $\Sigma_{xx}$, and a
-# low-variance input direction is learned slowly.
+# Under gradient flow the prediction at any point moves as $\dot f(x)=-\frac1n\sum_iK(x,x_i)\,r_i$.
+# On the training set this is a linear ODE, $r(t)=e^{-\mathbf Kt/n}r(0)$, with the Gram matrix
+# $\mathbf K_{ij}=K(x_i,x_j)$: along an eigenvector of $\mathbf K/n$ with eigenvalue $\hat\lambda_k$ the
+# residual decays like $e^{-\hat\lambda_k t}$, and a direction with $\hat\lambda_k=0$ is never touched
+# (7.3.A). For many samples these eigenvalues converge to those of the integral operator
+# $(T_Kg)(x)=\mathbb E_{x'}[K(x,x')g(x')]$: $\partial_tf=-T_K(f-f^*)$. The shallow linear model of 7.1.A
+# is the case $\phi(x)=x$: $T_K$ acts as the input covariance $\Sigma_{xx}$, and a low-variance input
+# direction is learned slowly.
 #
 # ## On the circle
 #
 # If $K$ depends only on $\vartheta-\vartheta'$, $T_K$ is a convolution: its eigenfunctions are
-# $\cos\ell\vartheta$ and $\sin\ell\vartheta$, its eigenvalues the kernel's Fourier coefficients
-# (7.3.B). Rotation invariance fixes the eigenfunctions but not the *order* of the eigenvalues,
-# a property of the kernel. Two cases:
+# $\cos\ell\vartheta$ and $\sin\ell\vartheta$, its eigenvalues the kernel's Fourier coefficients (7.3.B).
+# Rotation invariance fixes the eigenfunctions but not the *order* of the eigenvalues, the kernel's own. Two cases:
 #
-# * **The von Mises kernel** $e^{\kappa(\cos(\vartheta-\vartheta')-1)}$, of width set by $\kappa>0$
-#   (a width here, not a cumulant): its eigenvalues fall off faster than exponentially in $\ell$.
-#   Smoothness alone does not order the frequencies, though: the smooth kernel $1+\cos8\varphi$
-#   fits only $\ell=0$ and $\ell=8$.
+# * **The von Mises kernel** $e^{\kappa(\cos(\vartheta-\vartheta')-1)}$, of width set by $\kappa>0$ (a
+#   width here, not a cumulant): its eigenvalues fall off faster than exponentially in $\ell$. Smoothness
+#   alone does not order the frequencies: the smooth kernel $1+\cos8\varphi$ fits only $\ell=0$ and $\ell=8$.
 # * **The NTK of a two-layer ReLU network whose first layer alone is trained** (Basri et al.), as
 #   a function of the angle $\varphi=\vartheta-\vartheta'$: $\sum_\ell a_\ell\cos\ell\varphi$. Without
 #   biases $a_0=\frac1{\pi^2}$, $a_1=\frac14$, $a_\ell=\frac{2(\ell^2+1)}{\pi^2(\ell^2-1)^2}$ for even
@@ -110,17 +103,14 @@ from td_lib import spectral_bias_figures as sbfig  # the demos' figures
 # in $x$, with the only odd frequency $\ell=1$. The cell below checks these three facts.
 
 # %% tags=["demo"]
-# cos(l theta) = T_l(cos theta) for l <= 11; the frequencies of (cos phi)^k for k <= 6; and a bias-free
-# ReLU network (50 units drawn from rng): its odd part f(x) - f(-x) is linear in x
 demos.circle_facts(rng, l_max=11, k_max=6, units=50)
 
 # %% [markdown]
 # ## Scope
 #
-# "Rate = eigenvalue" is exact for a *fixed* kernel. A network's empirical NTK,
-# $\nabla_\theta f(x)\cdot\nabla_\theta f(x')$ at the current weights, moves during training:
-# the prediction holds while it moves little (demo 7.3.D). For non-uniform data or other
-# domains the order is that of the eigenvalues of $T_K$ under the data distribution.
+# "Rate = eigenvalue" is exact for a *fixed* kernel. A network's empirical NTK, $\nabla_\theta f(x)\cdot\nabla_\theta f(x')$
+# at the current weights, moves during training: the prediction holds while it moves little (demo 7.3.D).
+# For non-uniform data or other domains, the eigenvalues of $T_K$ under the data distribution set the order.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex73A_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.3.A — Mode-by-mode solution
@@ -271,28 +261,18 @@ assert _s.shape == (3,) and np.allclose(_s, _want, rtol=1e-12, atol=0), (
     "for the middle entry, where the statement asks for 0.0)")
 ### END HIDDEN TESTS
 
-
 # %% [markdown]
 # A numerical check of 7.3.A with random features: the library's flow formula against the matrix
 # exponential on the training set, its GD variant against explicit GD in parameter space.
 
 # %% tags=["demo"]
-from scipy.linalg import expm
-
-Phi = rng.standard_normal((8, 3))            # n = 8 points, p = 3 features: K has rank 3
-Phi_q = rng.standard_normal((4, 3))           # 4 query points
-y_small = rng.standard_normal(8)
-K_small = Phi @ Phi.T
-f_flow = kf.kernel_flow_predict(K_small, K_small, y_small, 2.0)[:, 0]
-print("flow formula vs exp(-K t/n) on the training set:",
-      f"{np.abs(f_flow - (y_small - expm(-K_small * 2.0 / 8) @ y_small)).max():.1e}")
+Phi, Phi_q, y_small = rng.standard_normal((8, 3)), rng.standard_normal((4, 3)), rng.standard_normal(8)
+K_small = Phi @ Phi.T                        # n = 8 points, p = 3 features: K has rank 3; 4 query points
 eta_small = 0.9 / np.linalg.eigvalsh(K_small / 8)[-1]
-theta_gd = np.zeros(3)
-for _ in range(25):
-    theta_gd -= eta_small * Phi.T @ (Phi @ theta_gd - y_small) / 8
-f_gd = kf.kernel_gd_predict(K_small, Phi_q @ Phi.T, y_small, 25, eta=eta_small)[:, 0]
-print(f"GD filter vs explicit GD at 4 new points: {np.abs(f_gd - Phi_q @ theta_gd).max():.1e}")
-print(f"{(8 - 3)} of the 8 training-set directions are in the null space and are never fitted.")
+f_flow = kf.kernel_flow_predict(K_small, K_small, y_small, 2.0)[:, 0]               # training set, t = 2
+f_gd = kf.kernel_gd_predict(K_small, Phi_q @ Phi.T, y_small, 25, eta=eta_small)[:, 0]  # queries, 25 steps
+r_exp = -expm(-K_small * 2.0 / 8) @ y_small                 # r(t) = exp(-K t/n) r(0), with r(0) = -y
+demos.mode_by_mode_report(f_flow, r_exp, f_gd, Phi, Phi_q, y_small, steps=25, eta=eta_small)
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "ex73B_statement", "locked": true, "schema_version": 3, "solution": false, "task": false}
 # ## Exercise 7.3.B — Eigenvalues on the circle
@@ -440,7 +420,6 @@ assert _got.shape == (2,) and np.allclose(_got, _want, rtol=1e-12, atol=0), (
     f"vm_eigenvalue_large_l([40, 50], 4) = {_got}, expected the elementwise values {_want}")
 ### END HIDDEN TESTS
 
-
 # %% nbgrader={"grade": true, "grade_id": "test_ex73B_t_ratio_vm", "locked": true, "points": 0.5, "schema_version": 3, "solution": false, "task": false}
 from scipy.special import ive
 from td_lib.own_work import own_work, passed
@@ -476,32 +455,27 @@ for _args, _want in (((8, 1), 64.0), ((6, 2, 1.5), 3**1.5), ((3, 9, 2.0), 1 / 9)
     assert abs(_t / _want - 1) < 1e-9, f"t_ratio_power_law{_args} = {_t}, expected {_want}"
 ### END HIDDEN TESTS
 
-
 # %% [markdown]
 # ## Kernel gradient flow on the circle
 #
 # We run the flow of 7.3.A.2 (`td_lib.kernel_flow`: eigenpairs of $\mathbf K/n$, the filter
-# $(1-e^{-\hat\lambda t})/\hat\lambda$ on the positive spectrum) with the von Mises kernel ($\kappa=4$)
-# on $n=256$ equispaced training angles and the target $\sin\vartheta+\sin4\vartheta+\sin8\vartheta$,
-# evaluate $f_t$ on a fine grid, and compare each frequency's residual amplitude with the
-# population prediction $e^{-\hat k_\ell t}$.
+# $(1-e^{-\hat\lambda t})/\hat\lambda$ on the positive spectrum) with the von Mises kernel ($\kappa=4$) on
+# $n=256$ equispaced training angles and the target $\sin\vartheta+\sin4\vartheta+\sin8\vartheta$, and
+# compare each frequency's residual amplitude ($f_t$ on a fine grid) with its prediction $e^{-\hat k_\ell t}$.
 
 # %% tags=["demo"]
 n_flow, kappa, freqs = 256, 4.0, np.array([1, 4, 8])
-theta_eq = 2 * np.pi * np.arange(n_flow) / n_flow        # equispaced training inputs
-grid = 2 * np.pi * np.arange(1024) / 1024
+theta_eq, grid = 2 * np.pi * np.arange(n_flow) / n_flow, 2 * np.pi * np.arange(1024) / 1024  # training, fine grid
 # BAKED von_mises_rates_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
 pred_rate = demo_result(lambda: np.array([float(vm_eigenvalue(l, kappa)) for l in freqs]),  # population
                         _ref_rates, "vm_eigenvalue", rtol=1e-6)                            # eigenvalues k_hat_l
 ts = np.geomspace(0.3, 3e5, 80)
 flow = dict(kappa=kappa, freqs=freqs, grid=grid)  # von Mises kernel, target sum_l sin(l theta)
-# the residual amplitude per frequency over ts, and f_t on the grid at t = 3, 100, 3000
-amps_eq, snaps = demos.flow_snapshots(theta_eq, ts, [3.0, 100.0, 3000.0], **flow)
+amps_eq, snaps = demos.flow_snapshots(theta_eq, ts, [3.0, 100.0, 3000.0], **flow)  # amplitudes over ts; f_t at 3 t's
 sbfig.kernel_flow_figure(ts, amps_eq, pred_rate, freqs, grid, snaps, demos.sine_target(grid, freqs),
                          title="kernel gradient flow, equispaced inputs")
 plt.show()
-print("population eigenvalues k_l:", dict(zip(freqs.tolist(), np.round(pred_rate, 6).tolist())))
-print("max |measured amplitude - exp(-k_l t)|:", f"{np.abs(amps_eq - np.exp(-np.outer(pred_rate, ts))).max():.1e}")
+demos.flow_report(pred_rate, freqs, ts, amps_eq)  # the eigenvalues, and the largest gap to exp(-k_l t)
 
 # %% [markdown]
 # The population eigenvalues are $\hat k_1=0.178751$, $\hat k_4=0.02594$ and
@@ -509,15 +483,14 @@ print("max |measured amplitude - exp(-k_l t)|:", f"{np.abs(amps_eq - np.exp(-np.
 # matrix is circulant: its eigenvectors are exactly Fourier modes, its eigenvalues $\hat k_\ell$
 # plus negligible aliases $\hat k_{\ell+jn}$, and the measured curves sit on the predictions.
 #
-# **Random inputs.** With training angles drawn uniformly at random, each frequency still starts
-# along its exponential, but the Gram eigenvectors are no longer pure Fourier modes: part of the
-# unfitted high-frequency residual leaks into the low-frequency coefficients. In the seeded run
-# below, at $t=1000$ (the predictions for $\ell=1,4$ long at zero) the $\ell=1$ and $\ell=4$
-# residuals still sit at 5.3 % and 8.5 % with $n=256$, and at 1.9 % and
-# 4.4 % with $n=1024$. This level shrinks with $n$ and is a plateau, not a floor: it lasts until
-# frequency 8 is fitted, then falls to zero with it (the positive-definite Gram matrix is
-# eventually interpolated). (Errata: the original course notes called it a floor "left" by the
-# leak; the long-time curves show it disappears.)
+# **Random inputs.** With uniformly random training angles each frequency still starts along its
+# exponential, but the Gram eigenvectors are no longer pure Fourier modes: part of the unfitted
+# high-frequency residual leaks into the low-frequency coefficients. In the seeded run below, at
+# $t=1000$ (the predictions for $\ell=1,4$ long at zero) the $\ell=1$ and $\ell=4$ residuals still sit
+# at 5.3 % and 8.5 % with $n=256$, and at 1.9 % and 4.4 % with $n=1024$. This level shrinks with $n$
+# and is a plateau, not a floor: it lasts until frequency 8 is fitted, then falls to zero with it
+# (the positive-definite Gram matrix is eventually interpolated). (Errata: the original course notes
+# called it a floor "left" by the leak; the long-time curves show it disappears.)
 
 # %% tags=["demo"]
 n_rand = pick((256, 1024), (256,))   # quick mode skips the larger run
@@ -636,7 +609,6 @@ assert np.abs(_got - _ref).max() < 1e-6, (
     f"{np.round(_ref, 8).tolist()}")
 ### END HIDDEN TESTS
 
-
 # %% nbgrader={"grade": false, "grade_id": "ex73C_basri", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def basri(l):
     """Closed-form cosine coefficient a_l of the bias-free NTK K_inf (§7.3, Basri et al.),
@@ -687,12 +659,10 @@ assert np.all(np.abs(_got - _ref) <= 1e-12 * np.abs(_ref) + 1e-18), (
     "1e-12: the closed form is exact at every l (a numerical integral is not)")
 ### END HIDDEN TESTS
 
-
 # %% nbgrader={"grade": false, "grade_id": "ex73C_compare", "locked": false, "schema_version": 3, "solution": true, "task": false}
-# Your code (parts 1 and 2): compare cos_coef with basri for l <= 20; repeat for K_bias and fit a
-# power law for l >= 4 (ungraded; your results are discussed in the answer cell further down).
-# Write it in the body of compare_73C: the call at the bottom runs it, and the demos further
-# down run whether or not it is done.
+# Your code (parts 1 and 2, ungraded; discuss your results in the answer cell further down): compare
+# cos_coef with basri for l <= 20; repeat for K_bias and fit a power law for l >= 4. Write it in the
+# body of compare_73C: the call at the bottom runs it; the demos below run whether or not it is done.
 def compare_73C():
     ### BEGIN SOLUTION
     ls = np.arange(21)
@@ -710,8 +680,7 @@ def compare_73C():
 demos.run_ungraded(compare_73C, "7.3.C comparison", "the demos below do not need it")  # Run All goes on
 
 # %% tags=["demo"]
-# The two spectra of parts 1 and 2, computed with your cos_coef and basri (the course's reference
-# results until they run), beside the l^-2 asymptote of the bias kernel.
+# the spectra of parts 1 and 2 by your cos_coef and basri (the course's until they run), beside l^-2
 ls_C = np.arange(1, 21)
 even_C = ls_C[(ls_C % 2 == 0) | (ls_C == 1)]
 # BAKED spectra_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
@@ -831,7 +800,6 @@ for (_seed, _N, _d, _n1, _n2), _want in zip(_fw_cases, _fw_want):
         "have any scale, and N may be 1")
 ### END HIDDEN TESTS
 
-
 # %% nbgrader={"grade": true, "grade_id": "test_ex73C_finite_width_mc", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 import numpy as np
 from td_lib import kernels
@@ -926,21 +894,18 @@ for _d in (2, 3):
             "to 1e-12): one unit adds the input product when it is active at both inputs, nothing otherwise")
 ### END HIDDEN TESTS
 
-
 # %% [markdown]
-# **The Monte Carlo check (7.3.C.3).** The cell below draws $N=20000$ Gaussian first-layer
-# weights, builds the kernel row against angle 0 on 256 equispaced angles with your
-# `finite_width_ntk` (the course's reference results until yours runs) and reads off its cosine
-# coefficients for $\ell\le6$, with standard errors from the spread of 100 independent batches of
-# 200 units. It then shows the kernel at three widths, and the mean squared gap to $K^\infty$
-# against $N$ beside its prediction, the per-unit variance over $N$ (each entry is a mean of $N$
-# independent unit terms).
+# **The Monte Carlo check (7.3.C.3).** The cell below draws $N=20000$ Gaussian first-layer weights,
+# builds the kernel row against angle 0 on 256 equispaced angles with your `finite_width_ntk` (the
+# course's reference results until yours runs) and reads off its cosine coefficients for $\ell\le6$,
+# with standard errors from the spread of 100 independent batches of 200 units. It then shows the
+# kernel at three widths, and the mean squared gap to $K^\infty$ against $N$ beside its prediction,
+# the per-unit variance over $N$ (each entry is a mean of $N$ independent unit terms).
 
 # %% tags=["demo"]
 W_mc = np.random.default_rng(7320).normal(size=(20000, 2))
 widths = np.unique(np.geomspace(10, 5000, pick(10, 5)).astype(int))
 phi_C = np.linspace(-np.pi, np.pi, 121)
-
 # BAKED finite_width_demo_reference (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
 fw = demo_result(lambda: demos.finite_width_demo(finite_width_ntk, basri, W_mc, phi_C, widths, repeats=pick(20, 8)), {**_ref_fw, "gaps": pick(_ref_fw_gaps["full"], _ref_fw_gaps["quick"])},
                  "finite_width_ntk and basri")
@@ -995,9 +960,8 @@ steps_D = pick(2000, 200)
 # BAKED bias_coefficients_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
 a_bias = dict(zip(freqs.tolist(), demo_result(lambda: np.array([float(cos_coef(K_bias, l)) for l in freqs]),
                                               _ref_a_bias, "cos_coef", rtol=1e-6)))
-# the network's eNTK is your finite_width_ntk (bias version) on these inputs
 # BAKED basri_run_demo (expected values computed on the instructor's side: checks/grading/baked_values/td2_7_3_spectral_bias.json)
-# the run at log-spaced steps (a CircleNetRun: run.t the steps, run.amps (steps, scales, freqs))
+# the run (eNTK: your finite_width_ntk, bias version) at log-spaced steps run.t, run.amps (steps, scales, freqs)
 run = circle_net.CircleNetRun(**demo_result(lambda: vars(circle_net.run_summary(circle_net.train_circle_net(
                       freqs, scales=(1.0, 10.0), n_train=128, pairs=1000, steps=steps_D, rng=7, progress=True,
                       ntk=finite_width_ntk))),
@@ -1005,9 +969,7 @@ run = circle_net.CircleNetRun(**demo_result(lambda: vars(circle_net.run_summary(
 rate_unit = run.rate_unit[0]                               # the same for both scales
 t_pred = circle_net.predicted_steps(rate_unit, np.array([a_bias[l] for l in freqs]))
 quick_note(f"{steps_D} GD steps instead of 2000, so a frequency not fitted within them shows None")
-# per scale: eNTK change, steps to residual 1/e (run.t_fit), eta*K on sin(8 theta); the prediction
-demos.basri_run_report(run, freqs, a_bias, t_pred, steps_D)
-
+demos.basri_run_report(run, freqs, a_bias, t_pred, steps_D)  # per scale: eNTK change, steps to 1/e, eta*K on sin(8 theta)
 sbfig.basri_run_figure(run, freqs, rate_unit=rate_unit, a_bias=a_bias, t_pred=t_pred,
                        title="solid: scale 1, dashed: scale 10, dotted: theory")
 plt.show()
@@ -1019,10 +981,9 @@ plt.show()
 #
 # * **Lazy run** (output scale 10, step divided by 100): frequencies 1, 4, 8 are fitted at the
 #   predicted times (2, 81 and 374 steps), and the eNTK barely moves (relative change 0.0076).
-# * **Scale 1**: frequency 4 lags (125 steps) and frequency 8 is still at 0.54 of its initial
-#   amplitude after 2000 steps, yet the eNTK changes by only 0.049 overall. The Rayleigh quotient
-#   $\eta\,v^\top(\mathbf K/n)v/v^\top v$ on $v=\sin8\vartheta$ explains it: it drops 4.8-fold during
-#   training at scale 1 (and by 19 % at scale 10).
+# * **Scale 1**: frequency 4 lags (125 steps) and frequency 8 is still at 0.54 of its initial amplitude after
+#   2000 steps, yet the eNTK changes by only 0.049 overall. The Rayleigh quotient $\eta\,v^\top(\mathbf K/n)v/v^\top v$
+#   on $v=\sin8\vartheta$ explains it: it drops 4.8-fold during training at scale 1 (and by 19 % at scale 10).
 #
 # Feature learning has shrunk the kernel precisely on the slowest mode: the frozen-kernel
 # prediction is most fragile for the modes it calls slow. (Seeded full run above; the original
