@@ -75,11 +75,11 @@ checks: setup ## recompute every number the course quotes
 autograde-demo: setup ## fake students -> autograde -> feedback -> export; print and assert the grades
 	$(PY) -m tools.build.pipeline autograde-demo
 
-grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (bubblewrap: make sandbox) (W= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1 COURSE=)
-	@test -n "$(A)" || { echo "usage: make grade A=<assignment> [W=N] [SCHEDULER=tcp://host:8786] [FORCE=1]" \
+grade: setup ## autograde every submission of A=<assignment> on Dask, sandboxed (bubblewrap: make sandbox) (W= NB= SCHEDULER= FORCE=1 STUDENTS=a,b MEM_GB= NO_SANDBOX=1 COURSE=)
+	@test -n "$(A)" || { echo "usage: make grade A=<assignment> [W=N] [NB=K: notebooks at once per task] [SCHEDULER=tcp://host:8786] [FORCE=1]" \
 	  "[STUDENTS=a,b] [MEM_GB=6] [NO_SANDBOX=1: trusted submissions only, no root needed] [COURSE=dir]" >&2; exit 2; }
 	$(PY) -m tools.grading.grade $(A) $(if $(COURSE),--course $(COURSE)) $(if $(W),--workers $(W)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) $(if $(FORCE),--force) \
-	  $(if $(STUDENTS),--students $(STUDENTS)) $(if $(MEM_GB),--mem-gb $(MEM_GB)) $(if $(NO_SANDBOX),--no-sandbox)
+	  $(if $(STUDENTS),--students $(STUDENTS)) $(if $(MEM_GB),--mem-gb $(MEM_GB)) $(if $(NO_SANDBOX),--no-sandbox) $(if $(NB),--notebooks-at-once $(NB))
 
 collect-zip: setup ## import work handed in outside the exchange (LMS download): A=<assignment> ZIP=<zip or folder> [FORCE=1]
 	@test -n "$(A)" -a -n "$(ZIP)" || { echo "usage: make collect-zip A=<assignment> ZIP=<zip file or folder>" \

@@ -14,7 +14,9 @@ and of 2 workers, each from a fresh copy of the course. Printed: seconds per sub
 speed-up over serial, the per-notebook execution seconds the tasks report (kernel start
 included) and a projection for a class of ``--project`` students on W workers,
 ``T(W) = n * s1 / (W * e)`` with s1 the measured seconds per submission on one worker and e
-the measured parallel efficiency of 2 workers (capped at 1). Results also go to
+the measured parallel efficiency of 2 workers (capped at 1); a task grades as many notebooks of
+a submission at once as ``make grade`` would (``--notebooks-at-once``),
+printed with each run. Results also go to
 ``build/bench_grading.json``.
 """
 
@@ -53,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--copies", type=int, default=2)
     p.add_argument("--workers", default="1,2")
     p.add_argument("--no-serial", action="store_true")
+    p.add_argument("--notebooks-at-once", type=int, help="notebooks of a submission a task grades at once "
+                   "(default: make grade's, the CPU cores per worker)")
     p.add_argument("--project", type=int, default=300, help="class size of the projection")
     p.add_argument("--on", default="1,2,8,32,100", help="worker counts of the projection")
     a = p.parse_args(argv)
@@ -77,21 +81,24 @@ def main(argv: list[str] | None = None) -> int:
     for w in map(int, a.workers.split(",")):
         course = fresh(f"dask{w}")
         t0 = time.perf_counter()
-        recs = grade.grade(a.assignment, course, workers=w, progress=False, echo=lambda m: None)
+        recs = grade.grade(a.assignment, course, workers=w, progress=False, echo=lambda m: None,
+                           notebooks_at_once=a.notebooks_at_once)
         secs = time.perf_counter() - t0
+        at_once = a.notebooks_at_once or grade.default_at_once(w)
         per_nb: dict[str, list[float]] = {}
         for r in recs.values():
             for nb, s in r.timing.items():
                 per_nb.setdefault(nb, []).append(s)
-        runs[f"tools.grading.grade W={w}"] = {"seconds": secs, "workers": w,
+        runs[f"tools.grading.grade W={w}"] = {"seconds": secs, "workers": w, "notebooks_at_once": at_once,
                                       "task_seconds": sorted(r.seconds or 0 for r in recs.values()),
                                       "notebook_exec_seconds": {k: sum(v) / len(v) for k, v in per_nb.items()},
                                       "cells": {s: r.cells for s, r in recs.items()}}
     ref = runs.get("serial nbgrader", next(iter(runs.values())))["seconds"]
     print(f"{n} submissions of {a.assignment} ({', '.join(nbs) if nbs else 'all notebooks'})")
-    print(f"{'run':22s} {'total s':>8s} {'s/submission':>13s} {'speed-up':>9s}")
+    print(f"{'run':22s} {'total s':>8s} {'s/submission':>13s} {'speed-up':>9s} {'notebooks at once':>18s}")
     for name, r in runs.items():
-        print(f"{name:22s} {r['seconds']:8.1f} {r['seconds'] / n:13.1f} {ref / r['seconds']:9.2f}")
+        print(f"{name:22s} {r['seconds']:8.1f} {r['seconds'] / n:13.1f} {ref / r['seconds']:9.2f} "
+              f"{r.get('notebooks_at_once', 1):18d}")
     for name, r in runs.items():
         for nb, s in (r.get("notebook_exec_seconds") or {}).items():
             cells = [c for per in r["cells"].values() for c in (per or {}).get(nb, [])]

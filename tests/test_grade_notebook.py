@@ -13,6 +13,8 @@ proves the scores of whole classes against serial ``nbgrader autograde``).
 
 from __future__ import annotations
 
+import os
+
 import nbformat
 import pytest
 
@@ -92,13 +94,17 @@ def test_grade_notebook_records_one_notebook_of_a_fake_student(small_course):
 def test_each_notebook_of_a_delegating_submission_is_graded_on_its_own_edition(small_course):
     """Every notebook, not only the first, runs in a kernel holding its own grading edition: the
     delegating student's answers (calls to the library's own counterparts) fail in both notebooks,
-    whether one task grades the submission or one task per notebook (the live service)."""
+    whether one task grades the submission (its two notebooks at once, in two threads) or one task
+    per notebook (the live service)."""
     course, plan, inputs = small_course
     assert set(inputs.notebooks) == {SMALL, OTHER}
     assert plan.expected["delegates"] < plan.expected["solutions"], "the planned scores tell the delegates apart"
     sub = grade.read_submission(course, A1, "delegates")
     cfg = grade.load_config(course)
+    inputs.notebooks_at_once = 2  # the task's notebooks in two threads, as on a laptop with one worker
+    before = os.environ.get("NBGRADER_EXECUTION")
     whole = grade.grade_submission(sub, inputs)
+    assert os.environ.get("NBGRADER_EXECUTION") == before, "the task leaves the process's environment as it was"
     assert whole.errors == [] and whole.notebooks == sorted(f"{nb}.ipynb" for nb in inputs.notebooks), whole.errors
     rec = grade.finish(whole, sub.stamp, course, cfg)
     assert rec.graded and rec.score == pytest.approx(plan.expected["delegates"]), (rec.score, plan.expected)

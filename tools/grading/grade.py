@@ -1,7 +1,7 @@
 """Autograde every collected submission of an assignment in parallel on Dask, sandboxed.
 
     python -m tools.grading.grade ASSIGNMENT [--course DIR] [--workers N] [--scheduler tcp://HOST:8786]
-                          [--force] [--students a,b] [--no-sandbox] [--mem-gb G]
+                          [--force] [--students a,b] [--no-sandbox] [--mem-gb G] [--notebooks-at-once K]
 
 One Dask task per student (:func:`grade_submission`), grading each notebook of the submission with
 :func:`grade_notebook`, the one function every grader of the course runs per notebook (the live
@@ -15,9 +15,11 @@ configured with its grader steps (``grader_steps``: kernels in the sandbox of
 ``tools/grading/sandbox.py``, test cells in a test runner, the integrity probe) and the course's
 per-cell timeout. It returns the notebook's :class:`tools.grading.record.GradingRecord` (the
 executed notebook, the executor's report, nbgrader's log; no score yet). Every notebook gets a
-fresh sandboxed kernel of its own. What does not depend on a student (the loaded config, the
-editions of td_lib on disk) is prepared once per task (:func:`_prepare`) and removed with it:
-nothing is kept in a worker between tasks. The coordinator
+fresh sandboxed kernel of its own; a task grades ``--notebooks-at-once`` of them at a time (by
+default one more than the cores each worker has when it has several, :func:`default_at_once`: three
+on a two-core laptop with one worker; one with a worker per core). What does not depend on a
+student (the loaded config, the editions of td_lib on disk) is prepared once per task
+(:func:`_prepare`) and removed with it: nothing is kept in a worker between tasks. The coordinator
 (this process, the only writer) then runs a second nbgrader ``Autograde`` per student in the real
 course, reading those executed notebooks (:func:`merge`): no sanitizing preprocessor, no
 ``Execute``, the course's remaining autograde preprocessors (``SaveAutoGrades``,
@@ -205,7 +207,7 @@ class AssignmentInputs:
     :func:`_shared_inputs`, scattered to the workers): the course's config, the gradebook snapshot
     (no student), the source's extra files, the kernels' settings, the assignment's notebooks, the
     student editions of td_lib (sandboxed), the names a test may ask the kernel for, the known
-    mistakes."""
+    mistakes, how many notebooks of a submission a task grades at once."""
 
     config: str
     gradebook: bytes
@@ -216,6 +218,7 @@ class AssignmentInputs:
     student_lib: dict[str, dict[str, bytes]] = field(default_factory=dict)
     declarable: dict[str, list[str]] = field(default_factory=dict)
     mistakes: dict = field(default_factory=dict)
+    notebooks_at_once: int = 1
 
 
 def _top_notebook(rel: str) -> bool:
@@ -254,8 +257,9 @@ class _Setup:
     runner_edition: str
 
 
-def _prepare(inputs: AssignmentInputs) -> _Setup:
-    """A fresh :class:`_Setup` for ``inputs`` in a new scratch folder."""
+def _prepare(inputs: AssignmentInputs, notebooks: list[str] | None = None) -> _Setup:
+    """A fresh :class:`_Setup` for ``inputs`` in a new scratch folder, with the editions of
+    ``notebooks`` (default: every notebook of the assignment) and the test runner's."""
     from tools.grading.sandbox import scratch_dir
 
     folder = Path(scratch_dir("grade"))
@@ -265,7 +269,7 @@ def _prepare(inputs: AssignmentInputs) -> _Setup:
         course.mkdir(mode=0o700)
         (course / "nbgrader_config.py").write_text(inputs.config)
         cfg = load_config(course)
-        editions = _install_editions(folder, inputs)
+        editions = _install_editions(folder, inputs, inputs.notebooks if notebooks is None else notebooks)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -304,13 +308,15 @@ def _task_config(setup: _Setup, course: Path, work: Path, inputs: AssignmentInpu
     return cfg
 
 
-def _install_editions(folder: Path, inputs: AssignmentInputs) -> dict[str, str]:
-    """Sandboxed: write each notebook's student edition of td_lib (and the test runner's, under
-    :data:`RUNNER_EDITION`) under ``folder``, readable by the kernel's uid; notebook -> its folder."""
+def _install_editions(folder: Path, inputs: AssignmentInputs, notebooks: list[str]) -> dict[str, str]:
+    """Sandboxed: write the student edition of td_lib of each of ``notebooks`` (and the test
+    runner's, under :data:`RUNNER_EDITION`) under ``folder``, readable by the kernel's uid;
+    notebook -> its folder."""
     editions: dict[str, str] = {}
     if not inputs.sandbox:
         return editions
-    for i, (nb, lib_files) in enumerate(inputs.student_lib.items()):
+    wanted = [(nb, files) for nb, files in inputs.student_lib.items() if nb in notebooks or nb == RUNNER_EDITION]
+    for i, (nb, lib_files) in enumerate(wanted):
         lib = folder / "student_lib" / str(i) / "td_lib"
         _write_tree(lib, lib_files)
         for p in [lib.parent.parent, lib.parent, lib, *lib.rglob("*")]:
@@ -374,14 +380,112 @@ def _autograde(api, assignment: str, student: str) -> tuple[bool, str, str]:
     return bool(outcome.get("success")), outcome.get("error") or "", outcome.get("log") or ""
 
 
+def _autograde_staged(cfg: Config, assignment: str, student: str) -> tuple[bool, str, str]:
+    """nbgrader's ``Autograde`` of one staged submission, as ``NbGraderAPI.autograde`` runs it
+    (``capture_log``), safe in one of several threads of a process: its own logger (the log of
+    this notebook only, at the level of traitlets' logger) and no change of the process's working
+    folder (:class:`_Autograde`). Whether it succeeded, its error, its log. The caller holds the
+    process-wide settings (:func:`_grading_state`)."""
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import capture_log
+    from traitlets.log import get_logger
+
+    coursedir = CourseDirectory(config=cfg)
+    coursedir.assignment_id, coursedir.student_id = assignment, student
+    logger = logging.Logger("tools.grading.notebook")  # not registered: gone with the task
+    logger.setLevel(get_logger().getEffectiveLevel())
+    app = _autograde_class()(coursedir=coursedir, config=cfg, log=logger)
+    app.force, app.create_student = True, True
+    outcome = capture_log(app)
+    return bool(outcome.get("success")), outcome.get("error") or "", outcome.get("log") or ""
+
+
+def _autograde_class():
+    """:class:`nbgrader.converters.Autograde` without its two changes of process-wide state, which
+    the threads grading a submission's notebooks share (nbgrader 0.9's code otherwise):
+
+    - ``start`` as ``BaseConverter.start`` but without its ``os.chdir`` into the course (every path
+      of a staged course is absolute);
+    - ``convert_single_notebook`` as ``Autograde``'s but without ``utils.setenv(NBGRADER_EXECUTION=
+      'autograde')``, which deletes the variable afterwards whatever it was (it saves
+      ``os.environ.get(value)``, not ``get(key)``): another thread's kernel could start without it,
+      and the second deletion raises ``KeyError``. :func:`_grading_state` holds it set instead."""
+    from nbconvert.writers import FilesWriter
+    from nbgrader.converters import Autograde
+    from nbgrader.converters.base import BaseConverter
+
+    class _Autograde(Autograde):
+        def start(self) -> None:
+            self.init_notebooks()
+            self.writer = FilesWriter(parent=self, config=self.config)
+            self.exporter = self.exporter_class(parent=self, config=self.config)
+            for pp in self.preprocessors:
+                self.exporter.register_preprocessor(pp)
+            self.convert_notebooks()
+
+        def convert_single_notebook(self, notebook_filename: str) -> None:
+            self.log.info("Sanitizing %s", notebook_filename)
+            self._sanitizing = True
+            self._init_preprocessors()
+            BaseConverter.convert_single_notebook(self, notebook_filename)
+            notebook_filename = os.path.join(self.writer.build_directory, os.path.basename(notebook_filename))
+            self.log.info("Autograding %s", notebook_filename)
+            self._sanitizing = False
+            self._init_preprocessors()
+            try:
+                BaseConverter.convert_single_notebook(self, notebook_filename)
+            finally:
+                self._sanitizing = True
+
+    return _Autograde
+
+
+def import_grader() -> None:
+    """Import what grading a notebook needs (seconds on a busy machine), in one thread: two threads
+    importing nbgrader at once fail on its circular imports. :func:`grade` has the workers do it
+    in their event loop (``Client.run``) while it reads the assignment's inputs."""
+    import nbclient  # noqa: F401
+    import nbgrader.apps  # noqa: F401
+    import nbgrader.converters  # noqa: F401
+    import nbgrader.preprocessors  # noqa: F401
+
+    import tools.env  # noqa: F401  (project-local Jupyter/IPython dirs on the worker)
+    import tools.grading.execute  # noqa: F401
+    import tools.grading.kernel  # noqa: F401
+    import tools.grading.remote_tests  # noqa: F401
+
+
+async def _import_grader_in_loop() -> None:
+    """:func:`import_grader` as ``Client.run(..., wait=False)`` runs it: in the worker's event loop,
+    which it holds until done, so no task of that worker starts (nor imports) meanwhile."""
+    import_grader()
+
+
+@contextlib.contextmanager
+def _grading_state():
+    """The process-wide settings a grading task holds while its notebooks run (in one thread or
+    several): nbgrader's ``NBGRADER_EXECUTION=autograde`` (what ``nbgrader autograde`` sets around
+    each notebook: set here once for all the task's notebooks, :func:`_autograde_class`),
+    warnings silenced (SQLAlchemy's autoflush chatter inside nbgrader), the grader's modules
+    imported (two threads importing nbgrader at once fail on its circular imports)."""
+    import_grader()
+    before = os.environ.get("NBGRADER_EXECUTION")
+    os.environ["NBGRADER_EXECUTION"] = "autograde"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        if before is None:
+            os.environ.pop("NBGRADER_EXECUTION", None)
+        else:
+            os.environ["NBGRADER_EXECUTION"] = before
+
+
 def _run_staged(sub: Submission, staged: _Staged, rec: GradingRecord) -> None:
     """nbgrader's ``Autograde`` (sanitize, then the task's autograde preprocessors) on the staged
     notebook; its executed notebook, report and log into ``rec``."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    api = NbGraderAPI(coursedir=CourseDirectory(config=staged.cfg), config=staged.cfg)
-    ok, error, rec.log = _autograde(api, sub.assignment, sub.student)
+    ok, error, rec.log = _autograde_staged(staged.cfg, sub.assignment, sub.student)
     if not ok:
         rec.errors.append("nbgrader autograde failed: " + error[-600:])
     done = staged.course / "autograded" / sub.student / sub.assignment / f"{staged.notebook}.ipynb"
@@ -398,10 +502,14 @@ def grade_notebook(sub: Submission, inputs: AssignmentInputs, notebook: str,
     copy of its own, in a fresh kernel (sandboxed unless ``inputs.sandbox`` is off): the record of
     that notebook (executed notebook in :attr:`~tools.grading.record.GradingRecord.executed`, its
     report in the per-notebook tables, nbgrader's log, the errors: missing, unreadable, a failed
-    run), not merged (no score). A Dask task of the live service; :func:`grade_submission` calls it
+    run), not merged (no score). A Dask task of the live service; :func:`grade_submission` runs it
     for each notebook. ``setup``: the assignment's :func:`_prepare`, made (and removed) here if None."""
-    import tools.env  # noqa: F401  (project-local Jupyter/IPython dirs on the worker)
+    with _grading_state():
+        return _grade_one(sub, inputs, notebook, setup)
 
+
+def _grade_one(sub: Submission, inputs: AssignmentInputs, notebook: str, setup: _Setup | None) -> GradingRecord:
+    """:func:`grade_notebook` inside :func:`_grading_state` (one of several threads may run it)."""
     t0 = time.perf_counter()
     rec = GradingRecord(student=sub.student, assignment=sub.assignment, host=os.uname().nodename,
                         worker_pid=os.getpid())
@@ -415,7 +523,7 @@ def grade_notebook(sub: Submission, inputs: AssignmentInputs, notebook: str,
             rec.errors.append(bad)
         else:
             if own:
-                setup = _prepare(inputs)
+                setup = _prepare(inputs, [notebook])
             staged = _stage(sub, inputs, setup, notebook, data)
             _run_staged(sub, staged, rec)
     except Exception as e:
@@ -431,19 +539,32 @@ def grade_notebook(sub: Submission, inputs: AssignmentInputs, notebook: str,
 
 
 def grade_submission(sub: Submission, inputs: AssignmentInputs) -> GradingRecord:
-    """Dask task of ``make grade``: every notebook of one student's submission graded by
-    :func:`grade_notebook` (each in a private course copy and a fresh kernel of its own, one
-    :func:`_prepare` for all), as one record, not merged yet."""
+    """Dask task of ``make grade``: every notebook of one student's submission graded as
+    :func:`grade_notebook` grades it (each in a private course copy and a fresh kernel of its own,
+    one :func:`_prepare` for all), ``inputs.notebooks_at_once`` of them at a time (threads: each
+    notebook's kernel and test runner are processes of their own), the largest notebooks first;
+    one record, not merged yet."""
     t0 = time.perf_counter()
     errors = [f"not graded: {r}" for r in sub.refused]
     errors += [bad for rel, data in sub.files.items() if _top_notebook(rel) and rel[:-6] not in inputs.notebooks
                and (bad := _unreadable(rel, data)) is not None]
-    parts = []
+    parts: list[GradingRecord] = []
     setup = None
     try:
-        if any(sub.notebook(nb) is not None for nb in inputs.notebooks):
-            setup = _prepare(inputs)
-        parts = [grade_notebook(sub, inputs, nb, setup) for nb in inputs.notebooks]
+        with _grading_state():
+            if any(sub.notebook(nb) is not None for nb in inputs.notebooks):
+                setup = _prepare(inputs)
+            largest_first = sorted(inputs.notebooks, key=lambda nb: -len(sub.notebook(nb) or b""))
+            at_once = max(1, min(inputs.notebooks_at_once, len(largest_first)))
+            if at_once == 1:
+                done = {nb: _grade_one(sub, inputs, nb, setup) for nb in largest_first}
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(at_once, thread_name_prefix="td-notebook") as pool:
+                    done = dict(zip(largest_first, pool.map(lambda nb: _grade_one(sub, inputs, nb, setup),
+                                                            largest_first)))
+            parts = [done[nb] for nb in inputs.notebooks]
     except Exception as e:
         import traceback
         errors.append(f"grading task failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-800:]}")
@@ -672,8 +793,9 @@ def _record(future, sub: Submission, course: Path, cfg: Config) -> GradingRecord
 def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int | None = None,
           scheduler: str | None = None, force: bool = False, students: list[str] | None = None,
           sandbox: bool = True, limits: dict | None = None, progress: bool = True,
-          echo=print) -> dict[str, GradingRecord]:
-    """Grade every (or every missing) submission; return student -> record."""
+          echo=print, notebooks_at_once: int | None = None) -> dict[str, GradingRecord]:
+    """Grade every (or every missing) submission; return student -> record. ``notebooks_at_once``:
+    how many notebooks of a submission a task grades at once (default :func:`_at_once`)."""
     from distributed import as_completed
     from tqdm import tqdm
 
@@ -685,10 +807,13 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
     records: dict[str, GradingRecord] = {}
     if not todo:
         return records
-    inputs = _shared_inputs(course, assignment, cfg, sandbox, limits)
     with contextlib.ExitStack() as stack:
         if client is None:
             client = _dask_client(stack, scheduler, workers)
+        with contextlib.suppress(Exception):  # only how soon the first task starts depends on it
+            client.run(_import_grader_in_loop, wait=False)  # the workers import while the inputs are read
+        inputs = _shared_inputs(course, assignment, cfg, sandbox, limits)
+        inputs.notebooks_at_once = notebooks_at_once or _at_once(client)
         inputs_f = client.scatter(inputs, broadcast=True)
         futures = _submit(client, inputs_f, course, assignment, todo)
         bar = tqdm(total=len(todo), unit="sub", desc=f"grading {assignment}", disable=not progress,
@@ -702,6 +827,24 @@ def grade(assignment: str, course: Path = env.COURSE, client=None, workers: int 
             bar.update()
         bar.close()
     return records
+
+
+def default_at_once(workers: int) -> int:
+    """How many notebooks of a submission a task grades at once by default, ``workers`` sharing
+    this machine's cores: with ``c`` cores per worker, ``c + 1`` if ``c >= 2`` (part of a notebook's
+    time is spent waiting on its kernel's start and messages: one worker on two cores grades a
+    ``td2_7`` submission in 7.7 s with three notebooks at a time, 8.5 s with two,
+    benchmarks/bench_grading.py), else 1 (a worker per core, ``make grade``'s default)."""
+    per = (os.cpu_count() or 1) // max(1, workers)
+    return per + 1 if per >= 2 else 1
+
+
+def _at_once(client) -> int:
+    """:func:`default_at_once` for the workers of ``client``'s cluster (1 if it cannot tell)."""
+    try:
+        return default_at_once(len(client.scheduler_info().get("workers", {})))
+    except Exception:  # noqa: BLE001 - one at a time, as before
+        return 1
 
 
 def combined_log(records: dict[str, GradingRecord]) -> str:
@@ -736,6 +879,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "cluster)")
     p.add_argument("--workers", type=int, metavar="N",
                    help="local workers, without --scheduler (default: one per CPU core)")
+    p.add_argument("--notebooks-at-once", type=int, metavar="K",
+                   help="notebooks of one submission a task grades at once, each in its own kernel "
+                        "(default: c + 1 with c >= 2 CPU cores per worker, else 1)")
     p.add_argument("--force", action="store_true", help="regrade submissions already graded (default: skip them)")
     p.add_argument("--students", metavar="A,B",
                    help="comma-separated student ids to grade (default: every collected student)")
@@ -776,7 +922,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     recs = grade(a.assignment, a.course, workers=a.workers, scheduler=a.scheduler, force=a.force,
                  students=a.students.split(",") if a.students else None, sandbox=not a.no_sandbox,
-                 limits={"mem_limit": int(a.mem_gb * (1 << 30))})
+                 limits={"mem_limit": int(a.mem_gb * (1 << 30))}, notebooks_at_once=a.notebooks_at_once)
     bad = [s for s, r in recs.items() if r.errors or r.flags]
     print(f"graded {len(recs)} submission(s) of {a.assignment} in {time.perf_counter() - t0:.0f} s; "
           f"with errors or flags: {', '.join(bad) or 'none'}; library messages in {log_file}")
