@@ -198,13 +198,6 @@ PER_NOTEBOOK = ("failed_lines", "mistakes")
 
 _MISSING = re.compile(r"^(?P<nb>.+)\.ipynb: missing from the submission$")
 
-def combine(parts: list[GradingRecord], student: str, assignment: str) -> GradingRecord:
-    """One task record (as ``tools.grading.grade.grade_submission`` returns) from the records of
-    the tasks that each graded one notebook of a submission (``tools.grading.grade.grade_notebook``):
-    per-notebook tables joined, errors and logs concatenated, the longest time."""
-    return GradingRecord.combine(parts, student, assignment)
-
-
 # ------------------------------------------------------------------ the real grader
 def _quiet_worker() -> None:
     """In each Dask worker: no SQLAlchemy chatter from nbgrader's gradebook in the service's log."""
@@ -482,7 +475,7 @@ class CourseGrader:
         finally:
             for f in futures:
                 f.release()
-        task = combine(parts, row.student, row.assignment)
+        task = GradingRecord.combine(parts, row.student, row.assignment)  # one record, as make grade's task
         task.errors = [f"{nb}.ipynb: missing from the submission" for nb in missing] + task.errors
         for nb in reuse:
             executed = p.course / "autograded" / row.student / row.assignment / f"{nb}.ipynb"
