@@ -469,17 +469,9 @@ def _grading_state():
     warnings silenced (SQLAlchemy's autoflush chatter inside nbgrader), the grader's modules
     imported (two threads importing nbgrader at once fail on its circular imports)."""
     import_grader()
-    before = os.environ.get("NBGRADER_EXECUTION")
-    os.environ["NBGRADER_EXECUTION"] = "autograde"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        if before is None:
-            os.environ.pop("NBGRADER_EXECUTION", None)
-        else:
-            os.environ["NBGRADER_EXECUTION"] = before
+    with nbcore.environ(NBGRADER_EXECUTION="autograde"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def _run_staged(sub: Submission, staged: _Staged, rec: GradingRecord) -> None:

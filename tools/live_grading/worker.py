@@ -452,18 +452,17 @@ class CourseGrader:
             self.client().cancel(warming)
         p = self.prepare(row.assignment)
         refused = self.place(row, p.course)
-        tree, _ = grade._read_tree(p.course / "submitted" / row.student / row.assignment)
-        top = {rel[:-6]: data for rel, data in tree.items() if rel.endswith(".ipynb") and "/" not in rel}
+        whole = grade.read_submission(p.course, row.assignment, row.student)  # as make grade's task receives it
+        top = {rel[:-6]: data for rel, data in whole.files.items() if rel.endswith(".ipynb") and "/" not in rel}
         hashes = {nb: sha256(data) for nb, data in top.items()}
         previous = self.queue.last_graded(row.student, row.assignment, before=row.id) if self.queue else None
         reuse = plan_reuse(previous, hashes, p.source, lambda nb: self._executed_sha(p.course, row, nb))
         todo = [nb for nb in p.notebooks if nb not in reuse and nb in top]
         missing = [nb for nb in p.notebooks if nb not in top]
-        others = {rel: data for rel, data in tree.items() if not (rel.endswith(".ipynb") and "/" not in rel)}
-        stamp = tree.get("timestamp.txt", b"").decode("utf-8", "replace").strip()
+        others, stamp = whole.other_files(), whole.stamp
         client = self.client()
         futures = []
-        for nb in todo:
+        for nb in todo:  # each task receives its notebook and the submission's other files
             sub = grade.Submission(row.student, row.assignment, {**others, f"{nb}.ipynb": top[nb]}, stamp)
             futures.append(client.submit(grade.grade_notebook, sub, p.shared_f, nb, pure=False,
                                          key=f"live-{row.assignment}-{row.student}-{nb}-{time.time_ns()}"))
@@ -483,7 +482,6 @@ class CourseGrader:
             for k in PER_NOTEBOOK:
                 if reuse[nb].get(k):
                     getattr(task, k)[nb] = reuse[nb][k]
-        task.notebooks = sorted(task.executed)
         with p.lock:  # one writer of the service's course at a time (nbgrader's gradebook, autograded/)
             rec = grade.finish(task, stamp, p.course, p.cfg)
             if not rec.graded:
