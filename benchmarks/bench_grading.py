@@ -15,9 +15,8 @@ speed-up over serial, the per-notebook execution seconds the tasks report (kerne
 included) and a projection for a class of ``--project`` students on W workers,
 ``T(W) = n * s1 / (W * e)`` with s1 the measured seconds per submission on one worker and e
 the measured parallel efficiency of 2 workers (capped at 1); a task grades as many notebooks of
-a submission at once as ``make grade`` would (``--notebooks-at-once``),
-printed with each run. Results also go to
-``build/bench_grading.json``.
+a submission at once as ``make grade`` would (``--notebooks-at-once``), printed with each run.
+Results also go to ``build/bench_grading.json``.
 """
 
 from __future__ import annotations
@@ -56,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", default="1,2")
     p.add_argument("--no-serial", action="store_true")
     p.add_argument("--notebooks-at-once", type=int, help="notebooks of a submission a task grades at once "
-                   "(default: make grade's, the CPU cores per worker)")
+                   "(default: make grade's, tools.grading.grade.default_at_once)")
     p.add_argument("--project", type=int, default=300, help="class size of the projection")
     p.add_argument("--on", default="1,2,8,32,100", help="worker counts of the projection")
     a = p.parse_args(argv)
